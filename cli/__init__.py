@@ -1,0 +1,1 @@
+"""The induce command-line application (Typer)."""

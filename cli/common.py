@@ -1,0 +1,77 @@
+"""What every subcommand shares: error handling, output of reports."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Any, Callable, TypeVar
+
+import typer
+
+from induce.data.errors import InduceError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print ``error: message`` on stderr and stop with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(command: F) -> F:
+    """Turn :class:`InduceError` into a one-line message and exit code 2; Ctrl-C into 130.
+
+    Anything else is a bug and keeps its traceback.
+    """
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InduceError as err:
+            fail(str(err))
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # `induce ... | head`: the reader went away; that is not an error of ours.
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def warn(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def emit_report(report: dict, json_path: str | None, fmt: str, quiet: bool,
+                render_table: Callable[[], None], render_text: Callable[[], str] | None = None
+                ) -> None:
+    """Write the JSON file (atomically) first, then the chosen stdout format."""
+    from induce.data.files import atomic_write
+
+    if json_path:
+        atomic_write(json_path, to_json(report))
+    if quiet:
+        return
+    if fmt == "json":
+        sys.stdout.write(to_json(report))
+    elif fmt == "table":
+        render_table()
+    elif render_text is not None:
+        sys.stdout.write(render_text())
+    sys.stdout.flush()
+
+
+def one_of(pred: str | None, baseline: str | None) -> None:
+    """A prediction file or a baseline, exactly one."""
+    if pred is None and baseline is None:
+        raise typer.BadParameter("give a prediction file PRED or --baseline NAME")
+    if pred is not None and baseline is not None:
+        raise typer.BadParameter("give a prediction file PRED or --baseline NAME, not both")

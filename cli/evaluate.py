@@ -1,0 +1,161 @@
+"""``induce evaluate``: score parses against gold standards (no torch is imported here)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from induce.cli.common import emit_report, handle_errors, one_of, warn
+
+app = typer.Typer(
+    help="Score trees or dependencies against a gold standard, the way the reference "
+         "scorers do (EVALB; the StructFormer/UDGN and compound-PCFG conventions).",
+    no_args_is_help=True)
+
+GOLD = typer.Argument(..., help="Gold file (or a directory of them); - for stdin.")
+PRED = typer.Argument(None, help="Prediction file; omit it when using --baseline.")
+JSON = typer.Option(None, "--json", help="Also write every number and setting to this "
+                                          "JSON file (written atomically).")
+QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
+
+
+def _format_option(choices: str, default: str = "table"):
+    return typer.Option(default, "--format", "-f", help=f"What to print on stdout: {choices}.")
+
+
+def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
+    if fmt not in allowed:
+        raise typer.BadParameter(f"--format must be one of {', '.join(allowed)}")
+
+
+@app.command("brackets")
+@handle_errors
+def brackets(
+    gold: str = GOLD,
+    pred: Optional[str] = PRED,
+    param: str = typer.Option("collins", "--param", "-p",
+                              help="EVALB parameters: collins, unlabeled, nk or a .prm file."),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
+                                 "random[:SEED]."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, evalb (EVALB's own report), json"),
+    quiet: bool = QUIET,
+) -> None:
+    """EVALB bracket scores: the numbers the C EVALB prints, for any sentence length."""
+    one_of(pred, baseline)
+    _check_format(fmt, ("table", "evalb", "json"))
+    from induce.evaluate.brackets import evaluate_brackets
+
+    report = evaluate_brackets(gold, pred, param=param, baseline=baseline)
+    for error in report.result.errors[:5]:
+        warn(f"sentence {error.index} not scored: {error.message}")
+    if len(report.result.errors) > 5:
+        warn(f"... and {len(report.result.errors) - 5} more sentences not scored")
+    data = report.to_dict()
+
+    def text() -> str:
+        from induce.metrics.evalb_text import format_evalb
+        return format_evalb(report.result)
+
+    emit_report(data, json_path, fmt, quiet, lambda: _render("brackets", data), text)
+
+
+@app.command("unsupervised")
+@handle_errors
+def unsupervised(
+    gold: str = GOLD,
+    pred: Optional[str] = PRED,
+    convention: str = typer.Option("structformer", "--convention", "-c",
+                                   help="structformer (also UDGN, ON-LSTM, PRPN) or cpcfg."),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
+                                 "random[:SEED]."),
+    label: Optional[list[str]] = typer.Option(
+        None, "--label", "-l", help="Label for per-label recall (repeatable; 'all' for every "
+                                    "gold label). Default: SBAR NP VP PP ADJP ADVP."),
+    max_words: Optional[int] = typer.Option(
+        None, "--max-words", help="Skip sentences with more words (0 = no limit). Default: "
+                                  "the convention's (cpcfg: 150)."),
+    tagset: Optional[str] = typer.Option(
+        None, "--tagset", help="Which tags are words: ptb_word_tags (default), "
+                               "bllip_word_tags, or all."),
+    unlabelled: bool = typer.Option(
+        False, "--unlabelled", help="PRED is a bare bracketing such as ((the cat) sat)."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """Unlabelled span F1 (sentence and corpus level) and per-label recall of induced trees."""
+    one_of(pred, baseline)
+    _check_format(fmt, ("table", "json"))
+    from induce.evaluate.unsupervised import evaluate_unsupervised
+
+    report = evaluate_unsupervised(gold, pred, convention=convention, baseline=baseline,
+                                   labels=label, max_words=max_words, tagset=tagset,
+                                   unlabelled=unlabelled)
+    data = report.to_dict()
+    emit_report(data, json_path, fmt, quiet, lambda: _render("unsupervised", data))
+
+
+@app.command("deps")
+@handle_errors
+def deps(
+    gold: str = GOLD,
+    pred: Optional[str] = PRED,
+    convention: str = typer.Option("position", "--convention", "-c",
+                                   help="position (UDGN's DDA/UDA) or structformer (its "
+                                        "word-string matching)."),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", help="Score a baseline instead of PRED: next, prev, "
+                                 "random[:SEED]."),
+    gold_format: Optional[str] = typer.Option(None, "--gold-format",
+                                              help="conllu, conllx or malt (default: guess)."),
+    pred_format: Optional[str] = typer.Option(None, "--pred-format",
+                                              help="conllu, conllx or malt (default: guess)."),
+    tagset: Optional[str] = typer.Option(
+        None, "--tagset", help="Which gold tags are words: ptb_word_tags (default), "
+                               "bllip_word_tags, or all."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of dependency trees."""
+    one_of(pred, baseline)
+    _check_format(fmt, ("table", "json"))
+    from induce.evaluate.deps import evaluate_deps
+
+    report = evaluate_deps(gold, pred, convention=convention, baseline=baseline,
+                           gold_format=gold_format, pred_format=pred_format, tagset=tagset)
+    data = report.to_dict()
+    emit_report(data, json_path, fmt, quiet, lambda: _render("deps", data))
+
+
+@app.command("baselines")
+@handle_errors
+def baselines(
+    gold: Optional[str] = typer.Argument(
+        None, help="Gold trees; default: the small treebank shipped with induce."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random baseline."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """How far trivial trees get: right/left-branching, balanced and random baselines under
+    EVALB (unlabelled) and both unsupervised conventions."""
+    _check_format(fmt, ("table", "json"))
+    from induce.evaluate.baselines import builtin_treebank, score_baselines
+
+    if gold is None:
+        gold = builtin_treebank()
+        warn(f"no gold trees given: using the built-in sample treebank {gold}")
+    rows = score_baselines(gold, seed)
+    data = {"settings": {"metric": "baselines", "gold": gold, "seed": seed}, "rows": rows}
+    emit_report(data, json_path, fmt, quiet,
+                lambda: _render("baselines", rows, f"Baselines on {gold}"))
+
+
+def _render(kind: str, *args) -> None:
+    from induce.cli import render
+    getattr(render, kind)(*args)

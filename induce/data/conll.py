@@ -1,0 +1,241 @@
+"""Dependency files: CoNLL-U, CoNLL-X (10 columns) and Malt-TAB, read and written.
+
+* **CoNLL-U** goes through the ``conllu`` library: comments, multiword tokens (``1-2``) and
+  empty nodes (``1.1``) are kept in :attr:`DepFile.raw` for writing back; the
+  :class:`~induce.data.types.DepTree` holds the syntactic words only.
+* **CoNLL-X**: ``ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD PDEPREL``, as in the WSJ
+  dependency test files of StructFormer and UDGN.
+* **Malt-TAB** (``.dp``): ``word TAB tag TAB head [TAB deprel]``.
+
+Sentences are separated by blank lines.  The tag of a word is the fine POS column (XPOS /
+POSTAG), or the coarse one when the fine one is ``_``.  Every sentence must be one tree (a
+single root, no cycle); errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+from typing import Iterable
+
+from induce.data.errors import InputError
+from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.types import DepTree, dependency_problem
+
+FORMATS = ("conllu", "conllx", "malt")
+_SUFFIXES = {".conllu": "conllu", ".conll": "conllx", ".conllx": "conllx",
+             ".conll06": "conllx", ".stanford": "conllx", ".dp": "malt", ".malt": "malt",
+             ".tab": "malt"}
+DEP_SUFFIXES = tuple(_SUFFIXES)
+
+
+@dataclass
+class DepFile:
+    """Dependency trees read from a file; ``lines[k]`` is the first line of sentence ``k``."""
+
+    path: str
+    format: str
+    sentences: list[DepTree]
+    lines: list[int]
+    sources: list[str] | None = None  # file of each sentence, when read from a directory
+    raw: list | None = None           # conllu TokenLists, for writing CoNLL-U back
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def where(self, index: int) -> tuple[str, int]:
+        source = self.sources[index] if self.sources else self.path
+        return source, self.lines[index]
+
+
+def detect_format(path: str, text: str) -> str:
+    """By suffix, else by the first token line: 10 columns = CoNLL-U/X, 3 or 4 = Malt-TAB."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in _SUFFIXES:
+        return _SUFFIXES[suffix]
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            return "conllu"
+        columns = len(line.rstrip("\r\n").split("\t"))
+        if columns == 10:
+            return "conllu" if "-" in line.split("\t", 1)[0] else "conllx"
+        if columns in (3, 4):
+            return "malt"
+        raise InputError(f"cannot tell the dependency format: {columns} tab-separated "
+                         "columns (expected 10 for CoNLL-U/X, 3 or 4 for Malt-TAB); "
+                         "name the format explicitly", path, number)
+    raise InputError("empty dependency file", path)
+
+
+def _blocks(text: str) -> Iterable[tuple[int, list[str]]]:
+    """Sentences as (first line number, lines), split at blank lines."""
+    block: list[str] = []
+    start = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if line.strip():
+            if not block:
+                start = number
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
+
+
+def _make_tree(words, heads, tags, labels, path: str, line: int) -> DepTree:
+    problem = dependency_problem(heads)
+    if problem:
+        raise InputError(f"not a dependency tree: {problem}", path, line)
+    return DepTree(tuple(words), tuple(heads), tuple(tags), tuple(labels))
+
+
+def _int(value: str, what: str, path: str, line: int) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError(f"{what} must be an integer, got {value!r}", path, line) from None
+
+
+def parse_malt(text: str, path: str) -> DepFile:
+    sentences, lines = [], []
+    for start, block in _blocks(text):
+        words, tags, heads, labels = [], [], [], []
+        for offset, line in enumerate(block):
+            cols = line.split("\t")
+            if len(cols) not in (3, 4):
+                raise InputError(f"Malt-TAB needs 3 or 4 tab-separated columns, got {len(cols)}",
+                                 path, start + offset)
+            words.append(cols[0])
+            tags.append(cols[1])
+            heads.append(_int(cols[2], "head", path, start + offset))
+            labels.append(cols[3] if len(cols) == 4 else "_")
+        sentences.append(_make_tree(words, heads, tags, labels, path, start))
+        lines.append(start)
+    return DepFile(path, "malt", sentences, lines)
+
+
+def parse_conllx(text: str, path: str) -> DepFile:
+    sentences, lines = [], []
+    for start, block in _blocks(text):
+        words, tags, heads, labels = [], [], [], []
+        for offset, line in enumerate(block):
+            if line.startswith("#") and not words:
+                continue
+            cols = line.split("\t") if "\t" in line else line.split()
+            if len(cols) != 10:
+                raise InputError(f"CoNLL-X needs 10 columns, got {len(cols)}", path,
+                                 start + offset)
+            if _int(cols[0], "ID", path, start + offset) != len(words) + 1:
+                raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path,
+                                 start + offset)
+            words.append(cols[1])
+            tags.append(cols[4] if cols[4] != "_" else cols[3])
+            heads.append(_int(cols[6], "HEAD", path, start + offset))
+            labels.append(cols[7])
+        if words:
+            sentences.append(_make_tree(words, heads, tags, labels, path, start))
+            lines.append(start)
+    return DepFile(path, "conllx", sentences, lines)
+
+
+def _raw(line: list[str], i: int) -> str:
+    return line[i]
+
+
+# FEATS, DEPS and MISC are kept as text: parsing them triples the reading time and only
+# writing them back needs them.
+_FIELD_PARSERS = {"feats": _raw, "deps": _raw, "misc": _raw}
+
+
+def parse_conllu(text: str, path: str) -> DepFile:
+    from conllu.exceptions import ParseException
+    from conllu.parser import parse_token_and_metadata
+
+    sentences, lines, raw = [], [], []
+    for start, block in _blocks(text):
+        try:
+            tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
+        except ParseException as err:
+            raise InputError(f"CoNLL-U: {err}", path, start) from None
+        words, tags, heads, labels = [], [], [], []
+        for token in tokens:
+            if not isinstance(token["id"], int):
+                continue  # multiword token or empty node: kept in ``raw`` only
+            if token["id"] != len(words) + 1:
+                raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path,
+                                 start)
+            if token["head"] is None:
+                raise InputError(f"word {token['id']} ({token['form']!r}) has no HEAD", path,
+                                 start)
+            words.append(token["form"])
+            xpos, upos = token["xpos"], token["upos"]
+            tags.append(xpos if xpos not in (None, "_") else (upos or "_"))
+            heads.append(token["head"])
+            labels.append(token["deprel"] or "_")
+        if not words:
+            continue
+        sentences.append(_make_tree(words, heads, tags, labels, path, start))
+        lines.append(start)
+        raw.append(tokens)
+    return DepFile(path, "conllu", sentences, lines, raw=raw)
+
+
+_PARSERS = {"conllu": parse_conllu, "conllx": parse_conllx, "malt": parse_malt}
+
+
+def parse_deps(text: str, path: str = "<string>", fmt: str | None = None) -> DepFile:
+    """Parse dependency text in ``fmt`` (detected when ``None``)."""
+    fmt = fmt or detect_format(path, text)
+    if fmt not in _PARSERS:
+        raise InputError(f"unknown dependency format {fmt!r}; choose from {', '.join(FORMATS)}")
+    enabled = gc.isenabled()
+    gc.disable()  # many small objects and no cycles: the collector only costs time here
+    try:
+        return _PARSERS[fmt](text, path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_deps(path: str | os.PathLike[str], fmt: str | None = None) -> DepFile:
+    """Read a dependency file (``-`` = standard input) or a directory of them (sorted)."""
+    files = expand_inputs(path, DEP_SUFFIXES)
+    if len(files) == 1 and files[0] == str(path):
+        return parse_deps(read_text(files[0]), files[0], fmt)
+    parts = [parse_deps(read_text(name), name, fmt) for name in files]
+    out = DepFile(str(path), parts[0].format, [], [], [], [] if parts[0].raw is not None else None)
+    for name, part in zip(files, parts):
+        out.sentences.extend(part.sentences)
+        out.lines.extend(part.lines)
+        out.sources.extend([name] * len(part))  # type: ignore[union-attr]
+        if out.raw is not None and part.raw is not None:
+            out.raw.extend(part.raw)
+    return out
+
+
+def format_deps(sentences: Iterable[DepTree], fmt: str) -> str:
+    """Dependency trees as text in ``fmt``; unknown columns are written as ``_``."""
+    out: list[str] = []
+    for tree in sentences:
+        n = len(tree)
+        tags = tree.tags or ("_",) * n
+        labels = tree.labels or ("_",) * n
+        for i in range(n):
+            if fmt == "malt":
+                out.append(f"{tree.words[i]}\t{tags[i]}\t{tree.heads[i]}\t{labels[i]}\n")
+            elif fmt in ("conllu", "conllx"):
+                out.append(f"{i + 1}\t{tree.words[i]}\t_\t_\t{tags[i]}\t_\t{tree.heads[i]}\t"
+                           f"{labels[i]}\t_\t_\n")
+            else:
+                raise InputError(f"unknown dependency format {fmt!r}")
+        out.append("\n")
+    return "".join(out)
+
+
+def write_deps(path: str | os.PathLike[str], sentences: Iterable[DepTree], fmt: str) -> None:
+    atomic_write(path, format_deps(sentences, fmt))

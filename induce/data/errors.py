@@ -1,0 +1,36 @@
+"""User-facing errors.
+
+Every problem a user can fix (bad input, bad settings) is an :class:`InduceError` with a
+one-line message; ``induce.cli`` prints it as ``error: ...`` and exits with code 2.  Anything
+else that escapes is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class InduceError(Exception):
+    """A problem the user can fix; ``str(err)`` is the complete one-line message."""
+
+
+class InputError(InduceError):
+    """Malformed or inconsistent input, located by file and (1-based) line where known."""
+
+    def __init__(self, message: str, path: str | PathLike[str] | None = None,
+                 line: int | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+        super().__init__(where + _one_line(message))
+
+
+class ConfigError(InduceError):
+    """Invalid settings: unknown keys, wrong types, unknown preset names."""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) if "\n" in text else text

@@ -1,0 +1,204 @@
+"""Penn Treebank bracketed trees: reading and writing.
+
+Two file shapes are read, told apart automatically:
+
+* **multi-line** files (LDC ``.mrg``): a tree may span many lines; blank lines only separate.
+* **one tree per line** (no tree spans two lines): as in EVALB, a blank line between trees is an
+  *empty sentence* (a parser's failed parse), kept as ``None`` so sentence numbers stay aligned.
+  When blank lines separate *every* pair of trees, they are taken as separators instead.
+  Blank lines after the last tree are counted in ``TreeFile.trailing_blank_lines`` (they may be
+  empty sentences at the end of a prediction; the evaluator decides).
+
+Labels and words are runs of characters other than whitespace and parentheses (EVALB's and
+nltk's tokenisation).  A word must be the only child of its bracket, ``(TAG word)``; an
+unlabelled outer bracket ``( (S ...) )`` or a ``(TOP ...)`` root is kept as it is (callers decide
+whether it is a wrapper).  With ``labelled=False`` the text is an unlabelled bracketing such as
+``((the cat) sat)``: every token after ``(`` is a word and words get the empty tag ``""``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from dataclasses import dataclass
+from typing import Iterable
+
+from induce.data.errors import InputError
+from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.types import Tree
+
+TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
+
+@dataclass
+class TreeFile:
+    """Trees read from one file: ``trees[k]`` starts on line ``lines[k]`` (1-based);
+    ``None`` is an empty sentence (a blank line in a one-tree-per-line file)."""
+
+    path: str
+    trees: list[Tree | None]
+    lines: list[int]
+    sources: list[str] | None = None  # file of each tree, when read from a directory
+    trailing_blank_lines: int = 0     # blank lines after the last tree (one-tree-per-line)
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def where(self, index: int) -> tuple[str, int]:
+        """``(file, line)`` of tree ``index`` (0-based)."""
+        source = self.sources[index] if self.sources else self.path
+        return source, self.lines[index]
+
+
+def parse_trees(text: str, path: str = "<string>", labelled: bool = True,
+                blank_lines_are_sentences: bool = True) -> TreeFile:
+    """Parse every tree in ``text`` (see the module docstring for the accepted shapes).
+
+    ``blank_lines_are_sentences=False`` treats blank lines as separators whatever the shape
+    (used for directories of LDC files).
+    """
+    # Trees hold no reference cycles; the cyclic collector only slows down building many
+    # small objects (by 2x on WSJ-sized files), so it is paused while parsing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_trees(text, path, labelled, blank_lines_are_sentences)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_trees(text: str, path: str, labelled: bool,
+                 blank_lines_are_sentences: bool) -> TreeFile:
+    trees: list[Tree] = []
+    starts: list[int] = []      # line where each tree opens ...
+    ends: list[int] = []        # ... and where it closes
+    blank: list[bool] = []      # per line: no token on it
+    stack: list[Tree] = []
+    node = None
+    expect_label = False        # the token after "(" is the label (labelled mode)
+    misplaced_word = False      # a word beside other children somewhere in this tree
+    line_no = 0
+    for line_no, line in enumerate(text.split("\n"), 1):
+        tokens = line.replace("(", " ( ").replace(")", " ) ").split()
+        blank.append(not tokens)
+        if not stack and tokens and tokens[0].startswith("*x*"):
+            blank[-1] = False   # a Treebank-2 header line
+            continue
+        for tok in tokens:
+            if expect_label:
+                expect_label = False
+                if tok != "(" and tok != ")":
+                    node.label = tok  # type: ignore[union-attr]
+                    continue
+            if tok == "(":
+                if not stack:
+                    starts.append(line_no)
+                node = Tree("", [])
+                stack.append(node)
+                expect_label = labelled
+            elif tok == ")":
+                if not stack:
+                    raise InputError("unbalanced ')': no bracket is open", path, line_no)
+                done = stack.pop()
+                if stack:
+                    siblings = stack[-1].children
+                    if siblings and siblings[0].__class__ is str:
+                        misplaced_word = True
+                    siblings.append(done)
+                else:
+                    if misplaced_word:
+                        _check_words(done, labelled, path, starts[-1])
+                        misplaced_word = False
+                    trees.append(done)
+                    ends.append(line_no)
+            elif stack:
+                siblings = stack[-1].children
+                if siblings:
+                    misplaced_word = True
+                siblings.append(tok)
+            else:
+                raise InputError(f"text outside brackets: {_show(tok)}", path, line_no)
+    if stack:
+        raise InputError(
+            f"unbalanced '(': {len(stack)} bracket(s) still open at end of file",
+            path, starts[-1] if starts else line_no)
+    if not blank_lines_are_sentences or any(s != e for s, e in zip(starts, ends)):
+        return TreeFile(path, list(trees), starts)
+    for k in range(1, len(trees)):
+        if starts[k] == ends[k - 1]:
+            raise InputError("several trees on one line in a one-tree-per-line file",
+                             path, starts[k])
+    blank_before = []
+    previous_end = 0
+    for start, end in zip(starts, ends):
+        blank_before.append(sum(blank[previous_end:start - 1]))
+        previous_end = end
+    out = _with_empty_sentences(path, trees, starts, blank_before)
+    # The piece after the final newline is not a line.
+    last = len(blank) - 1 if text.endswith("\n") else len(blank)
+    out.trailing_blank_lines = sum(blank[previous_end:last])
+    return out
+
+
+def _with_empty_sentences(path: str, trees: list[Tree], starts: list[int],
+                          blank_before: list[int]) -> TreeFile:
+    # Blank lines that separate every pair of trees are separators, not empty sentences.
+    if len(trees) >= 2 and blank_before[0] == 0 and all(b == 1 for b in blank_before[1:]):
+        return TreeFile(path, trees, starts)
+    out: list[Tree | None] = []
+    lines: list[int] = []
+    for tree, start, blank in zip(trees, starts, blank_before):
+        for k in range(blank):
+            out.append(None)
+            lines.append(start - blank + k)
+        out.append(tree)
+        lines.append(start)
+    return TreeFile(path, out, lines)
+
+
+def _check_words(tree: Tree, labelled: bool, path: str, line: int) -> None:
+    """A word must be the only child of its bracket.  In an unlabelled bracketing a word beside
+    other children becomes a preterminal with the empty tag."""
+    for node in tree.subtrees():
+        children = node.children
+        if len(children) < 2 or not any(isinstance(c, str) for c in children):
+            continue
+        if labelled:
+            word = next(c for c in children if isinstance(c, str))
+            raise InputError(
+                f"bracket ({node.label} ...) holds the word {_show(word)} beside other "
+                "children; words must sit alone under a tag, as in (NN dog)", path, line)
+        node.children = [Tree("", [c]) if isinstance(c, str) else c for c in children]
+
+
+def _show(text: str | list[str], limit: int = 40) -> str:
+    text = " ".join(text) if isinstance(text, list) else text
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def read_trees(path: str | os.PathLike[str], labelled: bool = True) -> TreeFile:
+    """Read a tree file, ``-`` for standard input, or a directory of tree files (sorted).
+
+    In a directory (the LDC layout) blank lines always separate trees.
+    """
+    files = expand_inputs(path, TREE_SUFFIXES)
+    if len(files) == 1 and files[0] == str(path):
+        return parse_trees(read_text(files[0]), files[0], labelled)
+    trees: list[Tree | None] = []
+    lines: list[int] = []
+    sources: list[str] = []
+    for name in files:
+        part = parse_trees(read_text(name), name, labelled, blank_lines_are_sentences=False)
+        trees.extend(part.trees)
+        lines.extend(part.lines)
+        sources.extend([name] * len(part))
+    return TreeFile(str(path), trees, lines, sources)
+
+
+def format_trees(trees: Iterable[Tree | None]) -> str:
+    """One tree per line; ``None`` becomes an empty line (an empty sentence)."""
+    return "".join(("" if t is None else t.to_string()) + "\n" for t in trees)
+
+
+def write_trees(path: str | os.PathLike[str], trees: Iterable[Tree | None]) -> None:
+    atomic_write(path, format_trees(trees))

@@ -1,0 +1,182 @@
+"""The plain structures every layer shares: constituency :class:`Tree` and :class:`DepTree`.
+
+No torch and no nltk here; :meth:`Tree.to_nltk` / :meth:`Tree.from_nltk` convert at the edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence, Union
+
+Child = Union["Tree", str]
+
+
+class Tree:
+    """A labelled ordered tree whose leaves are words.
+
+    A *preterminal* is a node with exactly one child and that child is a word: ``(NN dog)``.
+    Every other node (a *constituent*) has only :class:`Tree` children; readers enforce this,
+    so words always sit under a tag.  Unlabelled brackets have the label ``""``.
+    """
+
+    __slots__ = ("label", "children")
+
+    def __init__(self, label: str, children: list[Child]) -> None:
+        self.label = label
+        self.children = children
+
+    @property
+    def is_preterminal(self) -> bool:
+        children = self.children
+        return len(children) == 1 and isinstance(children[0], str)
+
+    def preterminals(self) -> list["Tree"]:
+        """Preterminal nodes from left to right."""
+        out: list[Tree] = []
+        stack: list[Tree] = [self]
+        while stack:
+            node = stack.pop()
+            if node.is_preterminal:
+                out.append(node)
+            else:
+                stack.extend(reversed(node.children))  # type: ignore[arg-type]
+        return out
+
+    def words(self) -> list[str]:
+        return [p.children[0] for p in self.preterminals()]  # type: ignore[misc]
+
+    def tags(self) -> list[str]:
+        return [p.label for p in self.preterminals()]
+
+    def pos(self) -> list[tuple[str, str]]:
+        """``(word, tag)`` pairs, like ``nltk.Tree.pos``."""
+        return [(p.children[0], p.label) for p in self.preterminals()]  # type: ignore[misc]
+
+    def subtrees(self) -> Iterator["Tree"]:
+        """All nodes, preterminals included, in pre-order."""
+        stack: list[Tree] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            if not node.is_preterminal:
+                stack.extend(reversed(node.children))  # type: ignore[arg-type]
+
+    def copy(self) -> "Tree":
+        if self.is_preterminal:
+            return Tree(self.label, list(self.children))
+        return Tree(self.label, [c.copy() for c in self.children])  # type: ignore[union-attr]
+
+    def to_string(self) -> str:
+        """One-line PTB bracket string: ``(S (NP (DT the) (NN dog)) (VP (VBD barked)))``."""
+        parts: list[str] = []
+        _write(self, parts)
+        return "".join(parts)
+
+    __str__ = to_string
+
+    def __repr__(self) -> str:
+        return f"Tree({self.to_string()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        return self.label == other.label and self.children == other.children
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def to_nltk(self):  # -> nltk.Tree (imported lazily: nltk costs ~0.4 s to import)
+        from nltk import Tree as NltkTree
+
+        def convert(node: Child):
+            if isinstance(node, str):
+                return node
+            return NltkTree(node.label, [convert(c) for c in node.children])
+
+        return convert(self)
+
+    @classmethod
+    def from_nltk(cls, tree) -> "Tree":
+        """Convert an ``nltk.Tree``; a word beside other children is put under the tag ``""``."""
+        children = list(tree)
+        if len(children) == 1 and isinstance(children[0], str):
+            return cls(tree.label(), [children[0]])
+        return cls(tree.label(), [
+            cls("", [c]) if isinstance(c, str) else cls.from_nltk(c) for c in children
+        ])
+
+
+def _write(node: Tree, parts: list[str]) -> None:
+    if node.is_preterminal:
+        parts.append(f"({node.label} {node.children[0]})")
+        return
+    parts.append("(" + node.label)
+    for child in node.children:
+        parts.append(" ")
+        _write(child, parts)  # type: ignore[arg-type]
+    parts.append(")")
+
+
+@dataclass(frozen=True)
+class DepTree:
+    """A dependency tree over ``words``: ``heads[i]`` is 0 for the root, else a 1-based index.
+
+    Construction checks what every reader and decoder must guarantee: equal lengths, heads in
+    range, exactly one root and no cycle.  Optional columns are ``None`` when unknown.
+    """
+
+    words: tuple[str, ...]
+    heads: tuple[int, ...]
+    tags: tuple[str, ...] | None = None
+    labels: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        problem = dependency_problem(self.heads)
+        if problem:
+            raise ValueError(problem)
+        n = len(self.words)
+        if len(self.heads) != n:
+            raise ValueError(f"{n} words but {len(self.heads)} heads")
+        for name in ("tags", "labels"):
+            column = getattr(self, name)
+            if column is not None and len(column) != n:
+                raise ValueError(f"{n} words but {len(column)} {name}")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def root(self) -> int:
+        """1-based position of the root word."""
+        return self.heads.index(0) + 1
+
+
+def dependency_problem(heads: Sequence[int]) -> str | None:
+    """Why ``heads`` (0 = root, 1-based) is not a single-rooted tree, or ``None`` if it is."""
+    n = len(heads)
+    if n == 0:
+        return "empty sentence"
+    for i, h in enumerate(heads, 1):
+        if not 0 <= h <= n:
+            return f"word {i} has head {h}, outside 0..{n}"
+        if h == i:
+            return f"word {i} is its own head"
+    roots = [i for i, h in enumerate(heads, 1) if h == 0]
+    if len(roots) != 1:
+        if not roots:
+            return "no word has head 0 (no root)"
+        return f"{len(roots)} roots (words {', '.join(map(str, roots[:5]))})"
+    # Every word must reach the root; colour states: 0 unseen, 1 on the current path, 2 done.
+    state = [0] * (n + 1)
+    state[0] = 2
+    for start in range(1, n + 1):
+        path = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = heads[node - 1]
+        if state[node] == 1:
+            return f"cycle through word {node}"
+        for visited in path:
+            state[visited] = 2
+    return None

@@ -1,0 +1,74 @@
+"""What every evaluation needs: pairing gold and prediction sentences and their tokens."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from induce.data.errors import InputError
+from induce.structure.trees import normalize_word
+
+EMPTY_TAGS = frozenset(("-NONE-",))
+
+
+def check_counts(gold_count: int, pred_count: int, gold_path: str, pred_path: str,
+                 pred_trailing_blank_lines: int = 0) -> int:
+    """How many empty sentences to append to the prediction so the counts agree.
+
+    Blank lines at the end of a one-tree-per-line prediction are empty sentences (a parser's
+    failed last parses), as EVALB reads them; any other difference is an error.
+    """
+    if pred_count == gold_count:
+        return 0
+    if pred_count < gold_count <= pred_count + pred_trailing_blank_lines:
+        return gold_count - pred_count
+    raise InputError(f"{gold_count} sentences in the gold file {gold_path} but {pred_count} "
+                     "in the prediction", pred_path)
+
+
+def _show_tokens(tokens: Sequence[str], limit: int = 25) -> str:
+    shown = " ".join(tokens[:limit])
+    return f"[{shown} ...(+{len(tokens) - limit})]" if len(tokens) > limit else f"[{shown}]"
+
+
+def _key(word: str) -> str:
+    # Idempotent: a model's "N" (a normalised number) must match the treebank's "12".
+    return normalize_word(word).lower()
+
+
+def align_tokens(gold_tokens: Sequence[str], keep: Sequence[bool], pred_tokens: Sequence[str],
+                 where: str) -> bool:
+    """Decide what the prediction's tokens are, comparing normalised words (lower-case, digit
+    runs as ``N``, so a model's normalised output matches the treebank's words).
+
+    Returns ``True`` when the prediction has all gold tokens (punctuation included) and must be
+    reduced to the kept words, ``False`` when it already has exactly the kept words.  Anything
+    else raises :class:`InputError` (``where`` locates the sentence) showing both token lists.
+    """
+    pred = [_key(w) for w in pred_tokens]
+    if len(pred) == len(gold_tokens):
+        gold = [_key(w) for w in gold_tokens]
+        if pred == gold:
+            return True
+        reference = gold_tokens
+    else:
+        kept = [w for w, k in zip(gold_tokens, keep) if k]
+        gold = [_key(w) for w in kept]
+        if pred == gold:
+            return False
+        reference = kept
+    position = next((i for i, (a, b) in enumerate(zip(gold, pred)) if a != b),
+                    min(len(gold), len(pred)))
+    raise InputError(
+        f"{where}: tokens differ from the gold (first at token {position + 1}); "
+        f"gold {_show_tokens(list(reference))} vs prediction {_show_tokens(list(pred_tokens))}")
+
+
+def word_filter(tagset: str):
+    """A predicate on tags: in the named tag set, or anything but empty elements for
+    ``all``."""
+    from induce.metrics.conventions import load_tagset
+
+    tags = load_tagset(tagset)
+    if tags is None:
+        return lambda tag: tag not in EMPTY_TAGS
+    return tags.__contains__

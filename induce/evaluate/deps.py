@@ -1,0 +1,119 @@
+"""``induce evaluate deps``: attachment scores of induced dependency trees.
+
+Both conventions first reduce each sentence to its words (tokens whose *gold* tag is a word
+tag); a head outside the words is replaced by its nearest kept ancestor, or the root.  The
+prediction may cover all gold tokens or only the words; any of CoNLL-U, CoNLL-X and Malt-TAB.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from induce.data.conll import DepFile, read_deps
+from induce.evaluate.common import align_tokens, check_counts, word_filter
+from induce.metrics.attachment import position_scores, string_pair_scores
+from induce.metrics.conventions import DepConvention, load_dep_convention
+from induce.structure.baselines import DEP_BASELINES, dependency_baseline, parse_baseline
+from induce.structure.deps import restrict_heads
+
+
+@dataclass
+class DepReport:
+    settings: dict
+    counts: Counter = field(default_factory=Counter)
+    relation_correct: Counter = field(default_factory=Counter)
+    relation_total: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        c = self.counts
+        tokens = c["tokens"]
+
+        def pct(a: int, b: int) -> float | None:
+            return 100 * a / b if b else None
+
+        return {
+            "settings": self.settings,
+            "uas": pct(c["correct"], c["scored"]),
+            "uuas": pct(c["undirected_correct"], c["scored"]),
+            "root_accuracy": pct(c["root_correct"], c["roots"]),
+            "tokens": tokens,
+            "sentences": c["sentences"],
+            "skipped_sentences": c["skipped"],
+            "correct": c["correct"], "undirected_correct": c["undirected_correct"],
+            "per_relation_recall": {
+                label: pct(self.relation_correct[label], total)
+                for label, total in sorted(self.relation_total.items())},
+        }
+
+
+def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
+                  convention: str | DepConvention = "position", baseline: str | None = None,
+                  gold_format: str | None = None, pred_format: str | None = None,
+                  tagset: str | None = None) -> DepReport:
+    """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of ``pred_path`` (or a
+    ``baseline``: ``next``, ``prev``, ``random[:SEED]``) against ``gold_path``."""
+    conv = convention if isinstance(convention, DepConvention) else \
+        load_dep_convention(convention, tagset=tagset)
+    is_word = word_filter(conv.tagset)
+    gold = read_deps(gold_path, gold_format)
+    pred: DepFile | None = None
+    if baseline is None:
+        assert pred_path is not None, "give a prediction file or a baseline"
+        pred = read_deps(pred_path, pred_format)
+        check_counts(len(gold), len(pred), gold.path, pred.path)
+        name, seed = "", 0
+    else:
+        name, seed = parse_baseline(baseline, DEP_BASELINES)
+    rng = random.Random(seed)
+    report = DepReport({"metric": "deps", "gold": gold.path,
+                        "prediction": pred.path if pred else f"baseline:{baseline}",
+                        "baseline": baseline, "convention": conv.to_dict()})
+    counts = report.counts
+    for k, g in enumerate(gold.sentences):
+        keep = [is_word(tag) for tag in (g.tags or ())]
+        words = [w for w, kept in zip(g.words, keep) if kept]
+        if not words:
+            counts["skipped"] += 1
+            continue
+        gold_heads = restrict_heads(g.heads, keep)
+        if pred is None:
+            pred_heads = dependency_baseline(name, len(words), rng)
+        else:
+            pred_heads = _prediction(pred, k, g.words, keep, gold.where(k))
+        labels = [lab for lab, kept in zip(g.labels or ("_",) * len(g), keep) if kept]
+        _score(report, conv, words, gold_heads, pred_heads, labels)
+    return report
+
+
+def _prediction(pred: DepFile, k: int, gold_words: Sequence[str], keep: list[bool],
+                gold_where: tuple[str, int]) -> list[int]:
+    p = pred.sentences[k]
+    pfile, pline = pred.where(k)
+    where = (f"sentence {k + 1} (gold {gold_where[0]}:{gold_where[1]}, prediction "
+             f"{pfile}:{pline})")
+    if align_tokens(gold_words, keep, p.words, where):
+        return restrict_heads(p.heads, keep)
+    return list(p.heads)
+
+
+def _score(report: DepReport, conv: DepConvention, words: list[str], gold: list[int],
+           pred: list[int], labels: list[str]) -> None:
+    counts = report.counts
+    counts["sentences"] += 1
+    counts["tokens"] += len(words)
+    if conv.arcs == "positions":
+        correct, undirected = position_scores(gold, pred)
+    else:
+        correct, undirected = string_pair_scores(words, gold, pred)
+    counts["scored"] += len(words)
+    counts["correct"] += correct
+    counts["undirected_correct"] += undirected
+    for g, p, label in zip(gold, pred, labels):
+        report.relation_total[label] += 1
+        report.relation_correct[label] += g == p
+        if g == 0:
+            counts["roots"] += 1
+            counts["root_correct"] += p == 0

@@ -1,0 +1,122 @@
+"""``induce evaluate unsupervised``: unlabelled span F1 and per-label recall of induced trees.
+
+Gold trees carry the treebank's tokens (punctuation, traces, function tags, wrappers).  A
+prediction may cover the same tokens or only the words an unsupervised model reads (one
+``words_nopunct``-style sentence per line); either way it is reduced to the words before
+scoring.  Treebank wrappers (``TOP``, ``ROOT``, ``S1`` or an unlabelled outer bracket with a
+single child) are dropped from both sides, as the reference readers drop them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from induce.data.errors import InputError
+from induce.data.ptb import TreeFile, read_trees
+from induce.data.types import Tree
+from induce.evaluate.common import EMPTY_TAGS, align_tokens, check_counts, word_filter
+from induce.metrics.conventions import SpanConvention, load_span_convention
+from induce.metrics.unsupervised import SpanScorer
+from induce.structure.baselines import TREE_BASELINES, parse_baseline, tree_baseline
+from induce.structure.trees import leaves_and_spans, restrict_spans, spans, unwrap
+
+
+@dataclass
+class UnsupervisedReport:
+    settings: dict
+    scorer: SpanScorer
+    skipped: dict
+    labels: list[str] | None
+
+    def to_dict(self) -> dict:
+        label_recall = self.scorer.label_recall(self.labels)
+        return {
+            "settings": self.settings,
+            **self.scorer.summary(),
+            "skipped_sentences": self.skipped,
+            "per_label_recall": {k: v["recall"] for k, v in label_recall.items()},
+            "per_label_counts": {k: {"correct": v["correct"], "total": v["total"]}
+                                 for k, v in label_recall.items()},
+        }
+
+
+def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
+                          convention: str | SpanConvention = "structformer",
+                          baseline: str | None = None, labels: list[str] | None = None,
+                          max_words: int | None = None, tagset: str | None = None,
+                          unlabelled: bool = False) -> UnsupervisedReport:
+    """Score induced trees against gold trees under a span convention.
+
+    ``labels``: labels for per-label recall (``None`` = the convention's, ``["all"]`` = every
+    gold label).  ``max_words``: override the convention's length cut-off (0 = none).
+    ``unlabelled``: the prediction is a bare bracketing such as ``((the cat) sat)``.
+    """
+    conv = convention if isinstance(convention, SpanConvention) else \
+        load_span_convention(convention, tagset=tagset)
+    if max_words is not None:
+        from dataclasses import replace
+        conv = replace(conv, max_words=max_words or None)
+    is_word = word_filter(conv.tagset)
+    gold = read_trees(gold_path)
+    pred: TreeFile | None = None
+    if baseline is None:
+        assert pred_path is not None, "give a prediction file or a baseline"
+        pred = read_trees(pred_path, labelled=not unlabelled)
+        check_counts(len(gold), len(pred), gold.path, pred.path)
+        name, seed = "", 0
+    else:
+        name, seed = parse_baseline(baseline, TREE_BASELINES)
+    rng = random.Random(seed)
+    scorer = SpanScorer(conv.whole_sentence_span)
+    skipped = {"no_words": 0, "too_short": 0, "too_long": 0}
+    for k, gold_tree in enumerate(gold.trees):
+        gfile, gline = gold.where(k)
+        if gold_tree is None:
+            skipped["no_words"] += 1
+            continue
+        leaves, gold_spans = leaves_and_spans(unwrap(gold_tree))
+        keep = [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
+        n = sum(keep)
+        if n == 0:
+            skipped["no_words"] += 1
+            continue
+        if n < conv.min_words:
+            skipped["too_short"] += 1
+            continue
+        if conv.max_words is not None and n > conv.max_words:
+            skipped["too_long"] += 1
+            continue
+        if pred is None:
+            pred_spans = spans(tree_baseline(name, [Tree("X", ["w"])] * n, rng))
+        else:
+            tokens = [(p.children[0], kept) for p, kept in zip(leaves, keep)
+                      if p.label not in EMPTY_TAGS]
+            pred_spans = _prediction_spans(pred, k, tokens,
+                                           f"sentence {k + 1} (gold {gfile}:{gline})")
+        scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
+    settings = {"metric": "unsupervised", "gold": gold.path,
+                "prediction": pred.path if pred else f"baseline:{baseline}",
+                "baseline": baseline, "convention": conv.to_dict()}
+    wanted = None if labels and "all" in labels else (labels or list(conv.report_labels))
+    return UnsupervisedReport(settings, scorer, skipped, wanted)
+
+
+def _prediction_spans(pred: TreeFile, k: int, gold_tokens: list[tuple[str, bool]],
+                      where: str) -> list[tuple[int, int, str]]:
+    """The prediction's spans over the gold words (``gold_tokens``: (word, is_word) for each
+    gold token, empty elements excluded)."""
+    tree = pred.trees[k]
+    pfile, pline = pred.where(k)
+    where = f"{where}, prediction {pfile}:{pline}"
+    if tree is None:
+        raise InputError(f"{where}: the prediction is empty")
+    leaves, pred_spans = leaves_and_spans(unwrap(tree))
+    tokens = [p.children[0] for p in leaves if p.label not in EMPTY_TAGS]
+    keep_gold = [kept for _, kept in gold_tokens]
+    if align_tokens([w for w, _ in gold_tokens], keep_gold, tokens, where):
+        flags = iter(keep_gold)  # the prediction has every gold token: keep the words
+        keep = [p.label not in EMPTY_TAGS and next(flags) for p in leaves]
+    else:
+        keep = [p.label not in EMPTY_TAGS for p in leaves]
+    return restrict_spans(pred_spans, keep)

@@ -1,0 +1,95 @@
+"""Scoring conventions as data: ``resources/conventions/*.yaml`` and ``resources/tagsets.yaml``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from induce.data.config import from_mapping, load_resource_yaml
+from induce.data.errors import ConfigError
+
+SPAN_CONVENTIONS = ("structformer", "cpcfg")
+DEP_CONVENTIONS = ("position", "structformer")
+WHOLE_SENTENCE = ("exclude", "root-only")
+ARCS = ("positions", "word-strings")
+
+
+ALL_TAGS = "all"
+
+
+def load_tagset(name: str) -> frozenset[str] | None:
+    """The tags that mark words; ``None`` for ``all`` (every token but empty elements)."""
+    if name == ALL_TAGS:
+        return None
+    tagsets = load_resource_yaml("tagsets.yaml")
+    if name not in tagsets:
+        raise ConfigError(f"unknown tag set {name!r}; choose from "
+                          f"{', '.join(sorted(tagsets))} or {ALL_TAGS}")
+    return frozenset(tagsets[name])
+
+
+def _tags_for_report(name: str) -> list[str] | str:
+    tags = load_tagset(name)
+    return ALL_TAGS if tags is None else sorted(tags)
+
+
+@dataclass(frozen=True)
+class SpanConvention:
+    """How unsupervised constituency parses are scored (see the shipped YAML files)."""
+
+    name: str
+    description: str
+    tagset: str
+    whole_sentence_span: str
+    min_words: int
+    max_words: int | None
+    report_labels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.whole_sentence_span not in WHOLE_SENTENCE:
+            raise ConfigError(f"whole_sentence_span must be one of {WHOLE_SENTENCE}, "
+                              f"got {self.whole_sentence_span!r}")
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["report_labels"] = list(self.report_labels)
+        out["word_tags"] = _tags_for_report(self.tagset)
+        return out
+
+
+@dataclass(frozen=True)
+class DepConvention:
+    """How dependency parses are scored (see the shipped YAML files)."""
+
+    name: str
+    description: str
+    tagset: str
+    arcs: str
+
+    def __post_init__(self) -> None:
+        if self.arcs not in ARCS:
+            raise ConfigError(f"arcs must be one of {ARCS}, got {self.arcs!r}")
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["word_tags"] = _tags_for_report(self.tagset)
+        return out
+
+
+def load_span_convention(name: str, **overrides) -> SpanConvention:
+    if name not in SPAN_CONVENTIONS:
+        raise ConfigError(f"unknown convention {name!r}; choose from "
+                          f"{', '.join(SPAN_CONVENTIONS)}")
+    conv = from_mapping(SpanConvention, load_resource_yaml("conventions", f"{name}.yaml"),
+                        f"conventions/{name}.yaml")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return replace(conv, **given) if given else conv
+
+
+def load_dep_convention(name: str, **overrides) -> DepConvention:
+    if name not in DEP_CONVENTIONS:
+        raise ConfigError(f"unknown convention {name!r}; choose from "
+                          f"{', '.join(DEP_CONVENTIONS)}")
+    conv = from_mapping(DepConvention, load_resource_yaml("conventions", f"deps-{name}.yaml"),
+                        f"conventions/deps-{name}.yaml")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return replace(conv, **given) if given else conv

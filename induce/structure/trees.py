@@ -1,0 +1,159 @@
+"""Operations on constituency trees: cleaning, filtering, spans.
+
+All functions return new trees and leave their input untouched.  Spans are half-open
+``(start, end)`` intervals over the positions of the preterminals (words) of the tree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from induce.data.types import Tree
+
+WRAPPER_LABELS = frozenset(("", "TOP", "ROOT", "S1", "VROOT"))
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def cut_label(label: str) -> str:
+    """Treebank cleaning: ``NP-SBJ-1`` -> ``NP``, ``PP-LOC=2`` -> ``PP``.
+
+    Labels that start with ``-`` (``-NONE-``, ``-LRB-``) are kept whole.
+    """
+    if not label or label[0] == "-":
+        return label
+    return re.split(r"[-=]", label, maxsplit=1)[0]
+
+
+def rebuild(tree: Tree, on_preterminal: Callable[[Tree], Tree | None],
+            on_node: Callable[[Tree, list[Tree]], Tree | None]) -> Tree | None:
+    """Rebuild ``tree`` bottom-up without recursion (trees can be hundreds of levels deep).
+
+    ``on_preterminal(p)`` gives the new preterminal or ``None`` to drop it; ``on_node(node,
+    kids)`` gets the rebuilt children that were not dropped and gives the new node or ``None``.
+    """
+    results: list[Tree | None] = []
+    stack: list[tuple[Tree, bool]] = [(tree, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node.is_preterminal:
+            results.append(on_preterminal(node))
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(node.children))  # type: ignore[misc]
+        else:
+            k = len(node.children)
+            kids = [c for c in results[len(results) - k:] if c is not None] if k else []
+            del results[len(results) - k:]
+            results.append(on_node(node, kids))
+    return results[0]
+
+
+def strip_function_tags(tree: Tree) -> Tree:
+    """Cut every label, tags included, with :func:`cut_label`."""
+    return rebuild(tree, lambda p: Tree(cut_label(p.label), list(p.children)),
+                   lambda node, kids: Tree(cut_label(node.label), kids))  # type: ignore[return-value]
+
+
+def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None:
+    """Keep the preterminals for which ``keep`` is true; drop constituents left empty.
+
+    Returns ``None`` when nothing is left.
+    """
+    return rebuild(tree, lambda p: Tree(p.label, list(p.children)) if keep(p) else None,
+                   lambda node, kids: Tree(node.label, kids) if kids else None)
+
+
+def strip_empty(tree: Tree, empty_tags: Iterable[str] = ("-NONE-",)) -> Tree | None:
+    """Remove empty elements (``-NONE-`` traces) and the constituents they leave empty."""
+    tags = frozenset(empty_tags)
+    return filter_preterminals(tree, lambda p: p.label not in tags)
+
+
+def keep_tags(tree: Tree, tags: Iterable[str]) -> Tree | None:
+    """Keep only the words whose tag is in ``tags`` (e.g. the 36 word tags of PTB)."""
+    wanted = frozenset(tags)
+    return filter_preterminals(tree, lambda p: p.label in wanted)
+
+
+def collapse_unary(tree: Tree, join: str | None = None) -> Tree:
+    """Collapse chains of constituents with a single constituent child.
+
+    The top node of a chain survives; with ``join`` its label becomes the chain's labels
+    joined by it (``S+VP``), as ``nltk.Tree.collapse_unary`` does.  Preterminals stay.
+    """
+    def on_node(node: Tree, kids: list[Tree]) -> Tree:
+        if len(kids) == 1 and not kids[0].is_preterminal:
+            label = node.label if join is None else f"{node.label}{join}{kids[0].label}"
+            return Tree(label, kids[0].children)
+        return Tree(node.label, kids)
+    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
+
+
+def lowercase(tree: Tree) -> Tree:
+    """Lower-case every word."""
+    return rebuild(tree, lambda p: Tree(p.label, [p.children[0].lower()]),  # type: ignore[union-attr]
+                   lambda node, kids: Tree(node.label, kids))  # type: ignore[return-value]
+
+
+def normalize_word(word: str, lower: bool = True, digits: bool = True) -> str:
+    """The StructFormer/UDGN reader's word normalisation: lower-case, each digit run -> ``N``."""
+    if lower:
+        word = word.lower()
+    return _DIGITS.sub("N", word) if digits else word
+
+
+def unwrap(tree: Tree, wrappers: Iterable[str] = WRAPPER_LABELS) -> Tree:
+    """Drop treebank wrappers: a root labelled ``TOP``/``ROOT``/``S1``/``""`` with one child
+    is replaced by that child (repeatedly: ``( (TOP (S ...)))``)."""
+    labels = frozenset(wrappers)
+    while (tree.label in labels and len(tree.children) == 1
+           and not tree.is_preterminal):
+        tree = tree.children[0]  # type: ignore[assignment]
+    return tree
+
+
+def leaves_and_spans(tree: Tree) -> tuple[list[Tree], list[tuple[int, int, str]]]:
+    """The preterminals of ``tree`` and the ``(start, end, label)`` of every constituent over
+    them, in pre-order (the root first).  One iterative pass: deep trees are fine."""
+    leaves: list[Tree] = []
+    out: list[tuple[int, int, str]] = []
+    stack: list = [tree]
+    pop, push, add_leaf, add_span = stack.pop, stack.append, leaves.append, out.append
+    while stack:
+        node = pop()
+        if node.__class__ is int:           # end of constituent number ``node``
+            start, _, label = out[node]
+            out[node] = (start, len(leaves), label)
+            continue
+        children = node.children
+        if len(children) == 1 and children[0].__class__ is str:
+            add_leaf(node)
+            continue
+        push(len(out))
+        add_span((len(leaves), -1, node.label))
+        stack.extend(children[::-1])
+    return leaves, out
+
+
+def spans(tree: Tree) -> list[tuple[int, int, str]]:
+    """``(start, end, label)`` of every constituent (preterminals excluded), in pre-order;
+    the first entry is the root."""
+    return leaves_and_spans(tree)[1]
+
+
+def restrict_spans(spans: list[tuple[int, int, str]], keep: list[bool]
+                   ) -> list[tuple[int, int, str]]:
+    """The spans a tree has once only the leaves with ``keep`` true remain (positions
+    renumbered, constituents left empty dropped, order kept) - without rebuilding it."""
+    before = [0]
+    count = 0
+    for kept in keep:
+        count += kept
+        before.append(count)
+    return [(before[s], before[e], label) for s, e, label in spans if before[e] > before[s]]
+
+
+def length(tree: Tree) -> int:
+    """Number of words (preterminals)."""
+    return len(tree.preterminals())

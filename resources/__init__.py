@@ -1,0 +1,1 @@
+"""Settings shipped with induce: EVALB presets, conventions, tag sets, sample data."""

@@ -1,0 +1,135 @@
+"""The ``induce`` command: options map to the library, errors are one line with exit code 2,
+no partial output files, and ``induce evaluate`` never imports torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+import induce
+from induce.cli.app import app
+from tests.conftest import ROOT
+
+GOLD = ("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) "
+        "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n")
+PRED = ("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) "
+        "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n")
+DEPS = ("The\tDT\t2\ncat\tNN\t3\nsat\tVBD\t0\n.\t.\t3\n\n")
+
+runner = CliRunner()
+
+
+def run(*args: str, **kwargs):
+    return runner.invoke(app, list(args), **kwargs)
+
+
+def test_help_and_version():
+    result = run("--help")
+    assert result.exit_code == 0 and "evaluate" in result.output
+    result = run("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"induce {induce.__version__}"
+    for command in ("brackets", "unsupervised", "deps", "baselines"):
+        assert run("evaluate", command, "--help").exit_code == 0
+
+
+def test_brackets_table_json_and_evalb_formats(write, tmp_path):
+    gold, pred = write("gold.mrg", GOLD), write("pred.mrg", PRED)
+    table = run("evaluate", "brackets", gold, pred)
+    assert table.exit_code == 0, table.output
+    assert "Recall" in table.output and "len<=40" in table.output
+    out = tmp_path / "scores.json"
+    quiet = run("evaluate", "brackets", gold, pred, "--json", str(out), "--quiet")
+    assert quiet.exit_code == 0 and quiet.output == ""
+    data = json.loads(out.read_text())
+    assert set(data) == {"settings", "all", "len<=40", "errors"}
+    assert data["settings"]["evalb"]["name"] == "collins"
+    assert data["all"]["gold_brackets"] == 8 and data["all"]["matched"] == 7
+    assert json.loads(run("evaluate", "brackets", gold, pred, "-f", "json").output) == data
+    evalb = run("evaluate", "brackets", gold, pred, "--format", "evalb", "-p", "unlabeled")
+    assert "=== Summary ===" in evalb.output and "Bracketing FMeasure" in evalb.output
+
+
+def test_unsupervised_and_deps(write):
+    gold = write("gold.mrg", GOLD)
+    result = run("evaluate", "unsupervised", gold, "--baseline", "right", "-f", "json",
+                 "-l", "NP", "-l", "VP")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["settings"]["convention"]["name"] == "structformer"
+    assert list(data["per_label_recall"]) == ["NP", "VP"]
+    cp = json.loads(run("evaluate", "unsupervised", gold, "--baseline", "left", "-c", "cpcfg",
+                        "-f", "json").output)
+    assert cp["settings"]["convention"]["max_words"] == 150
+    deps = write("gold.dp", DEPS)
+    result = run("evaluate", "deps", deps, "--baseline", "next", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["uas"] == 100.0   # next-word heads are the gold here
+    table = run("evaluate", "deps", deps, deps, "-c", "structformer")
+    assert table.exit_code == 0 and "UAS" in table.output
+
+
+def test_baselines_command_uses_the_builtin_treebank():
+    result = run("evaluate", "baselines", "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [row["baseline"] for row in data["rows"]][:3] == ["right", "left", "balanced"]
+    assert "built-in sample treebank" in result.stderr
+
+
+@pytest.mark.parametrize("files, args, fragment", [
+    ({"gold.mrg": GOLD, "pred.mrg": PRED.splitlines()[0] + "\n"}, ["brackets"],
+     "2 sentences in the gold file"),
+    ({"gold.mrg": GOLD, "pred.mrg": "(S (NN a)\n"}, ["brackets"], "pred.mrg:1: unbalanced"),
+    ({"gold.mrg": GOLD, "pred.mrg": b"(S (NN \xff))\n"}, ["brackets"], "not valid UTF-8"),
+    ({"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X it rained)\n"},
+     ["unsupervised"], "pred.mrg:2: bracket (X ...) holds the word"),
+    ({"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X (X it) (X rained))\n"},
+     ["unsupervised"], "tokens differ from the gold"),
+    ({"gold.dp": DEPS, "pred.dp": "The\tDT\t2\ncat\tNN\t1\nsat\tVBD\t0\n.\t.\t3\n\n"},
+     ["deps"], "pred.dp:1: not a dependency tree: cycle"),
+    ({"gold.mrg": GOLD, "pred.mrg": PRED}, ["brackets", "-p", "nonesuch"],
+     "unknown EVALB parameters"),
+    ({"gold.mrg": GOLD, "pred.mrg": PRED}, ["unsupervised", "-c", "nonesuch"],
+     "unknown convention"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_json(write, tmp_path, files, args, fragment):
+    paths = [write(name, text) for name, text in files.items()]
+    out = tmp_path / "out.json"
+    result = run("evaluate", args[0], *paths, *args[1:], "--json", str(out))
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], lines
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_usage_errors_exit_2(write):
+    gold = write("gold.mrg", GOLD)
+    both = run("evaluate", "brackets", gold, gold, "--baseline", "right")
+    assert both.exit_code == 2 and "not both" in both.output
+    assert run("evaluate", "brackets", gold).exit_code == 2
+    assert run("evaluate", "brackets", gold, gold, "-f", "yaml").exit_code == 2
+    assert run("evaluate", "brackets", write("g2.mrg", GOLD), "/no/such/pred").exit_code == 2
+
+
+def test_stdin_gold(write):
+    pred = write("pred.mrg", PRED)
+    result = run("evaluate", "brackets", "-", pred, "-f", "json", input=GOLD)
+    assert result.exit_code == 0 and json.loads(result.stdout)["all"]["sentences"] == 2
+
+
+def test_evaluate_does_not_import_torch(write):
+    gold, pred = write("gold.mrg", GOLD), write("pred.mrg", PRED)
+    code = ("import sys\nfrom induce.cli.app import main\n"
+            f"sys.argv = ['induce', 'evaluate', 'brackets', {gold!r}, {pred!r}, '-q']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n"
+            "assert 'nltk' not in sys.modules, 'nltk was imported'\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,33 @@
+"""Shared test helpers: where ``../shared`` is, and small file fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("INDUCE_SHARED", ROOT.parent / "shared"))
+REFERENCE = SHARED / "reference"
+DATA = SHARED / "data"
+
+
+def needs_shared(*parts: str):
+    """Skip (cleanly) when the shared development data is not beside the checkout."""
+    path = SHARED.joinpath(*parts)
+    return pytest.mark.skipif(not path.exists(), reason=f"{path} not available")
+
+
+@pytest.fixture
+def write(tmp_path):
+    """``write(name, text)`` -> path of a new file under the test's temporary folder."""
+    def _write(name: str, text: str | bytes) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return str(path)
+    return _write

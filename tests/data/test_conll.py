@@ -1,0 +1,106 @@
+"""Dependency files: CoNLL-U (via conllu), CoNLL-X, Malt-TAB; tree checks; writing back."""
+
+from __future__ import annotations
+
+import pytest
+
+from induce.data.conll import detect_format, format_deps, parse_deps, read_deps
+from induce.data.errors import InputError
+from induce.data.types import DepTree, dependency_problem
+
+CONLLU = """# sent_id = 1
+# text = Don't go home.
+1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_
+1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_
+2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_
+3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\t_
+4\thome\thome\tADV\t_\t_\t3\tadvmod\t_\tSpaceAfter=No
+4.1\tgone\t_\t_\t_\t_\t_\t_\t3:obj\t_
+5\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+"""
+
+CONLLX = """1\tThe\t_\tDT\tDT\t_\t2\tdet\t_\t_
+2\tdog\t_\tNN\tNN\t_\t3\tnsubj\t_\t_
+3\tbarked\t_\tVBD\tVBD\t_\t0\troot\t_\t_
+
+1\tYes\t_\tUH\tUH\t_\t0\troot\t_\t_
+"""
+
+MALT = "The\tDT\t2\ndog\tNN\t3\nbarked\tVBD\t0\n.\t.\t3\n\n"
+
+
+def test_conllu_keeps_words_only_and_raw_tokens():
+    df = parse_deps(CONLLU, "a.conllu")
+    tree = df.sentences[0]
+    assert tree.words == ("Do", "n't", "go", "home", ".")
+    assert tree.heads == (3, 3, 0, 3, 3)
+    # XPOS preferred, UPOS where XPOS is "_"
+    assert tree.tags == ("VBP", "RB", "VB", "ADV", ".")
+    assert tree.labels[0] == "aux"
+    raw = df.raw[0]
+    assert raw.metadata["text"] == "Don't go home."
+    assert [t["id"] for t in raw][0] == (1, "-", 2)
+    assert df.lines == [1]
+
+
+def test_conllx_and_malt():
+    x = parse_deps(CONLLX, "a.conll")
+    assert [t.words for t in x.sentences] == [("The", "dog", "barked"), ("Yes",)]
+    assert x.lines == [1, 5]
+    m = parse_deps(MALT, "a.dp")
+    assert m.sentences[0].heads == (2, 3, 0, 3) and m.sentences[0].tags[3] == "."
+
+
+@pytest.mark.parametrize("name, text, fmt", [
+    ("x.conllu", "", "conllu"), ("x.stanford", "", "conllx"), ("x.dp", "", "malt"),
+    ("x", CONLLX, "conllx"), ("x", CONLLU, "conllu"), ("x", MALT, "malt"),
+])
+def test_detect_format(name, text, fmt):
+    assert detect_format(name, text) == fmt
+
+
+@pytest.mark.parametrize("text, fmt, line, fragment", [
+    ("a\tDT\t2\nb\tNN\t1\nc\tNN\t0\n", "malt", 1, "cycle"),
+    ("a\tDT\t0\nb\tNN\t0\n", "malt", 1, "2 roots"),
+    ("a\tDT\t0\n\nb\tNN\t5\n", "malt", 3, "outside 0..1"),
+    ("a\tDT\tx\n", "malt", 1, "head must be an integer"),
+    ("a\tDT\n", "malt", 1, "3 or 4"),
+    (CONLLX.replace("2\tdog\t_\tNN\tNN\t_\t3", "2\tdog\t_\tNN\tNN\t_\t2"), "conllx", 1,
+     "its own head"),
+    ("1\ta\t_\tDT\n", "conllx", 1, "10 columns"),
+    ("1\ta\t_\tDT\tDT\t_\t0\troot\t_\t_\n3\tb\t_\tNN\tNN\t_\t1\tdep\t_\t_\n", "conllx", 2,
+     "IDs must run"),
+    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tZ"), "conllu", 1,
+     "CoNLL-U"),
+])
+def test_bad_dependency_input(text, fmt, line, fragment):
+    with pytest.raises(InputError) as err:
+        parse_deps(text, "bad.dep", fmt)
+    assert str(err.value).startswith(f"bad.dep:{line}: ")
+    assert fragment in str(err.value)
+
+
+def test_write_and_read_back(write):
+    trees = parse_deps(CONLLX, "a.conll").sentences
+    for fmt in ("conllu", "conllx", "malt"):
+        again = parse_deps(format_deps(trees, fmt), "b", fmt).sentences
+        assert [(t.words, t.heads, t.tags) for t in again] == \
+               [(t.words, t.heads, t.tags) for t in trees]
+
+
+def test_directory(tmp_path):
+    (tmp_path / "b.dp").write_text("x\tNN\t0\n")
+    (tmp_path / "a.dp").write_text(MALT)
+    df = read_deps(tmp_path)
+    assert [t.words[0] for t in df.sentences] == ["The", "x"]
+    assert df.where(1) == (str(tmp_path / "b.dp"), 1)
+
+
+def test_deptree_checks():
+    assert dependency_problem([2, 0, 2]) is None
+    assert "cycle" in dependency_problem([2, 3, 1, 0])
+    assert "no root" in dependency_problem([2, 1])
+    with pytest.raises(ValueError):
+        DepTree(("a", "b"), (0, 0))
+    assert DepTree(("a", "b"), (2, 0)).root == 2

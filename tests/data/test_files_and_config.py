@@ -1,0 +1,78 @@
+"""Atomic writes, text reading, strict settings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from induce.data.config import from_mapping
+from induce.data.errors import ConfigError, InputError
+from induce.data.files import atomic_write, decode_utf8
+from induce.data.text import parse_text
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    atomic_write(target, "new content\n")
+    assert target.read_text() == "new content\n"
+    assert os.listdir(tmp_path) == ["out.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_atomic_write_interrupted_leaves_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+
+    def boom(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_atomic_write_missing_folder(tmp_path):
+    with pytest.raises(InputError, match="output folder does not exist"):
+        atomic_write(tmp_path / "nope" / "x.json", "{}")
+
+
+def test_utf8_errors_point_at_the_line():
+    with pytest.raises(InputError, match=r"^f\.txt:3: not valid UTF-8 \(byte 0xff at column 2\)"):
+        decode_utf8(b"ok\nfine\nx\xffy\n", "f.txt")
+    assert decode_utf8("\ufeffbom".encode(), "f") == "bom"
+
+
+def test_plain_text():
+    tf = parse_text("the cat  sat\n\n  a dog \n")
+    assert tf.sentences == [["the", "cat", "sat"], [], ["a", "dog"]]
+    assert parse_text("a\n\nb\n", skip_blank=True).lines == [1, 3]
+
+
+@dataclass(frozen=True)
+class _Settings:
+    name: str
+    size: int = 3
+    rate: float = 0.5
+    tags: tuple[str, ...] = ()
+    limit: int | None = None
+
+
+def test_strict_settings():
+    s = from_mapping(_Settings, {"name": "x", "rate": 1, "tags": ["a", "b"], "limit": None},
+                     "cfg.yaml")
+    assert s == _Settings("x", 3, 1.0, ("a", "b"), None)
+    with pytest.raises(ConfigError, match=r"cfg\.yaml: unknown setting\(s\) 'sise'"):
+        from_mapping(_Settings, {"name": "x", "sise": 4}, "cfg.yaml")
+    with pytest.raises(ConfigError, match="missing setting 'name'"):
+        from_mapping(_Settings, {}, "cfg.yaml")
+    with pytest.raises(ConfigError, match="size: expected an integer"):
+        from_mapping(_Settings, {"name": "x", "size": "4"}, "cfg.yaml")
+    with pytest.raises(ConfigError, match="size: expected an integer"):
+        from_mapping(_Settings, {"name": "x", "size": True}, "cfg.yaml")

@@ -1,0 +1,119 @@
+"""File-level evaluation: pairing sentences and tokens, baselines, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from induce.data.errors import ConfigError, InputError
+from induce.evaluate.baselines import builtin_treebank, score_baselines
+from induce.evaluate.brackets import evaluate_brackets
+from induce.evaluate.deps import evaluate_deps
+from induce.evaluate.unsupervised import evaluate_unsupervised
+
+GOLD = ("(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
+        "(NN mat)))) (. .)))\n"
+        "( (S (NP-SBJ (-NONE- *)) (VP (VB Go) (NP (NN home))) (. !)))\n"
+        "(TOP (FRAG (`` ``) (NP (NNS Prices) (CD 12)) ('' '')))\n")
+
+
+def test_prediction_over_all_tokens_or_over_words_scores_the_same(write):
+    gold = write("gold.mrg", GOLD)
+    full = write("full.mrg", "(X (X (DT The) (NN cat)) (X (VBD sat) (X (IN on) (X (DT the) "
+                             "(X (NN mat) (. .))))))\n(X (VB Go) (X (NN home) (. !)))\n"
+                             "(X (`` ``) (X (NNS Prices) (X (CD 12) ('' ''))))\n")
+    words = write("words.txt", "(X (X (X the) (X cat)) (X (X sat) (X (X on) (X (X the) "
+                               "(X mat)))))\n(X (X go) (X home))\n(X (X prices) (X N))\n")
+    a = evaluate_unsupervised(gold, full).to_dict()
+    b = evaluate_unsupervised(gold, words).to_dict()
+    assert a["sentence_f1"] == b["sentence_f1"] and a["overlap"] == b["overlap"] == 4
+    bare = write("bare.txt", "((the cat) (sat (on (the mat))))\n(go home)\n(prices 12)\n")
+    c = evaluate_unsupervised(gold, bare, unlabelled=True).to_dict()
+    assert c["overlap"] == a["overlap"] and c["corpus_f1"] == a["corpus_f1"]
+
+
+def test_token_mismatch_is_one_clear_line(write):
+    gold = write("gold.mrg", GOLD)
+    pred = write("pred.txt", "(X (X the) (X dog))\n(X (X go) (X home))\n(X (X p) (X 12))\n")
+    with pytest.raises(InputError) as err:
+        evaluate_unsupervised(gold, pred)
+    message = str(err.value)
+    assert "sentence 1 (gold" in message and "pred.txt:1" in message
+    assert "first at token 2" in message and "[The cat sat on the mat]" in message
+    assert "\n" not in message
+
+
+def test_sentence_count_mismatch(write):
+    gold = write("gold.mrg", GOLD)
+    pred = write("pred.mrg", GOLD.split("\n", 1)[1])
+    for run in (lambda: evaluate_unsupervised(gold, pred),
+                lambda: evaluate_brackets(gold, pred)):
+        with pytest.raises(InputError, match="3 sentences in the gold file .* but 2 in the "
+                                             "prediction"):
+            run()
+
+
+def test_failed_last_parses_are_skipped_like_evalb(write):
+    gold = write("gold.mrg", GOLD)
+    lines = GOLD.splitlines()
+    pred = write("pred.mrg", lines[0] + "\n\n\n")
+    data = evaluate_brackets(gold, pred).to_dict()
+    assert (data["all"]["sentences"], data["all"]["skip_sentences"]) == (3, 2)
+
+
+def test_brackets_baseline_keeps_the_gold_wrapper(write):
+    gold = write("gold.mrg", GOLD)
+    data = evaluate_brackets(gold, baseline="right", param="unlabeled").to_dict()
+    assert data["all"]["sentences"] == 3 and data["settings"]["baseline"] == "right"
+    # 6 X over 7 tokens; 2 X and the "( ...)" wrapper of sentence 2; 3 X over 4 tokens
+    assert data["all"]["test_brackets"] == 6 + 3 + 3
+
+
+def test_cutoffs_and_skips(write):
+    gold = write("gold.mrg", GOLD + "(TOP (S (NN a)))\n(TOP (. .))\n")
+    sf = evaluate_unsupervised(gold, baseline="right").to_dict()
+    assert sf["sentences"] == 4 and sf["skipped_sentences"]["no_words"] == 1
+    cp = evaluate_unsupervised(gold, baseline="right", convention="cpcfg").to_dict()
+    assert cp["sentences"] == 3 and cp["skipped_sentences"]["too_short"] == 1
+    short = evaluate_unsupervised(gold, baseline="right", convention="cpcfg",
+                                  max_words=2).to_dict()
+    assert short["skipped_sentences"]["too_long"] == 1
+    assert evaluate_unsupervised(gold, baseline="right", tagset="all").to_dict()[
+        "sentences"] == 5
+
+
+def test_per_label_recall_labels(write):
+    gold = write("gold.mrg", GOLD)
+    data = evaluate_unsupervised(gold, baseline="right", labels=["NP", "QP"]).to_dict()
+    assert list(data["per_label_recall"]) == ["NP", "QP"]
+    assert data["per_label_recall"]["QP"] is None
+    assert "FRAG" in evaluate_unsupervised(gold, baseline="right",
+                                           labels=["all"]).to_dict()["per_label_recall"]
+
+
+DEPS_GOLD = ("1\tThe\t_\tDT\tDT\t_\t2\tdet\t_\t_\n2\tcat\t_\tNN\tNN\t_\t3\tnsubj\t_\t_\n"
+             "3\tsat\t_\tVBD\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\t.\t.\t_\t3\tpunct\t_\t_\n\n")
+
+
+def test_deps_with_mixed_formats(write):
+    gold = write("gold.conll", DEPS_GOLD)
+    pred_all = write("pred.conllu", "1\tThe\t_\t_\t_\t_\t2\t_\t_\t_\n2\tcat\t_\t_\t_\t_\t3\t_\t_"
+                                    "\t_\n3\tsat\t_\t_\t_\t_\t0\t_\t_\t_\n4\t.\t_\t_\t_\t_\t2\t_"
+                                    "\t_\t_\n\n")
+    pred_words = write("pred.dp", "the\tX\t3\ncat\tX\t3\nsat\tX\t0\n\n")
+    a = evaluate_deps(gold, pred_all).to_dict()
+    assert (a["uas"], a["tokens"], a["root_accuracy"]) == (100.0, 3, 100.0)
+    b = evaluate_deps(gold, pred_words).to_dict()
+    assert b["correct"] == 2 and b["per_relation_recall"]["det"] == 0.0
+    assert b["uuas"] == pytest.approx(100 * 2 / 3)
+
+
+def test_bad_baseline_names():
+    with pytest.raises(ConfigError, match="unknown baseline"):
+        evaluate_unsupervised(builtin_treebank(), baseline="next")
+
+
+def test_builtin_sample_baselines():
+    rows = score_baselines(builtin_treebank(), seed=1)
+    assert [r["baseline"] for r in rows] == ["right", "left", "balanced", "random:1"]
+    right, left = rows[0], rows[1]
+    assert right["structformer_sentence_f1"] > left["structformer_sentence_f1"]

@@ -18,6 +18,11 @@ PRED = typer.Argument(None, help="Prediction file; omit it when using --baseline
 JSON = typer.Option(None, "--json", help="Also write every number and setting to this "
                                           "JSON file (written atomically).")
 QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
+TAGSET = typer.Option(None, "--tagset", help="Which gold tags mark words: ptb_word_tags "
+                                             "(default), bllip_word_tags, or all.")
+TREE_BASELINE = typer.Option(
+    None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
+                             "random[:SEED].")
 
 
 def _format_option(choices: str, default: str = "table"):
@@ -36,9 +41,7 @@ def brackets(
     pred: Optional[str] = PRED,
     param: str = typer.Option("collins", "--param", "-p",
                               help="EVALB parameters: collins, unlabeled, nk or a .prm file."),
-    baseline: Optional[str] = typer.Option(
-        None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
-                                 "random[:SEED]."),
+    baseline: Optional[str] = TREE_BASELINE,
     json_path: Optional[str] = JSON,
     fmt: str = _format_option("table, evalb (EVALB's own report), json"),
     quiet: bool = QUIET,
@@ -69,18 +72,14 @@ def unsupervised(
     pred: Optional[str] = PRED,
     convention: str = typer.Option("structformer", "--convention", "-c",
                                    help="structformer (also UDGN, ON-LSTM, PRPN) or cpcfg."),
-    baseline: Optional[str] = typer.Option(
-        None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
-                                 "random[:SEED]."),
+    baseline: Optional[str] = TREE_BASELINE,
     label: Optional[list[str]] = typer.Option(
         None, "--label", "-l", help="Label for per-label recall (repeatable; 'all' for every "
                                     "gold label). Default: SBAR NP VP PP ADJP ADVP."),
     max_words: Optional[int] = typer.Option(
         None, "--max-words", help="Skip sentences with more words (0 = no limit). Default: "
                                   "the convention's (cpcfg: 150)."),
-    tagset: Optional[str] = typer.Option(
-        None, "--tagset", help="Which tags are words: ptb_word_tags (default), "
-                               "bllip_word_tags, or all."),
+    tagset: Optional[str] = TAGSET,
     unlabelled: bool = typer.Option(
         False, "--unlabelled", help="PRED is a bare bracketing such as ((the cat) sat)."),
     json_path: Optional[str] = JSON,
@@ -114,9 +113,7 @@ def deps(
                                               help="conllu, conllx or malt (default: guess)."),
     pred_format: Optional[str] = typer.Option(None, "--pred-format",
                                               help="conllu, conllx or malt (default: guess)."),
-    tagset: Optional[str] = typer.Option(
-        None, "--tagset", help="Which gold tags are words: ptb_word_tags (default), "
-                               "bllip_word_tags, or all."),
+    tagset: Optional[str] = TAGSET,
     json_path: Optional[str] = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,

@@ -14,6 +14,7 @@ single root, no cycle); errors name the file and line.
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
 from dataclasses import dataclass
@@ -234,6 +235,26 @@ def format_deps(sentences: Iterable[DepTree], fmt: str) -> str:
             else:
                 raise InputError(f"unknown dependency format {fmt!r}")
         out.append("\n")
+    return "".join(out)
+
+
+def format_conllu_like(source: DepFile, sentences: Iterable[DepTree]) -> str:
+    """CoNLL-U that keeps everything of ``source`` (comments, multiword tokens, empty nodes,
+    every column) but HEAD and DEPREL, taken from ``sentences`` (one per source sentence)."""
+    if source.raw is None:
+        raise InputError("only a CoNLL-U source can be written back with its columns",
+                         source.path)
+    out = []
+    for original, tree in zip(source.raw, sentences, strict=True):
+        tokens = copy.deepcopy(original)  # the source stays as it was read
+        words = [t for t in tokens if isinstance(t["id"], int)]
+        if len(words) != len(tree):
+            raise ValueError(f"{len(words)} words in the source, {len(tree)} in the tree")
+        labels = tree.labels or ("_",) * len(tree)
+        for token, head, label in zip(words, tree.heads, labels):
+            token["head"] = head
+            token["deprel"] = label
+        out.append(tokens.serialize())
     return "".join(out)
 
 

@@ -75,21 +75,19 @@ class DepConvention:
         return out
 
 
-def load_span_convention(name: str, **overrides) -> SpanConvention:
-    if name not in SPAN_CONVENTIONS:
-        raise ConfigError(f"unknown convention {name!r}; choose from "
-                          f"{', '.join(SPAN_CONVENTIONS)}")
-    conv = from_mapping(SpanConvention, load_resource_yaml("conventions", f"{name}.yaml"),
-                        f"conventions/{name}.yaml")
+def _load(cls, names: tuple[str, ...], file: str, name: str, overrides: dict):
+    if name not in names:
+        raise ConfigError(f"unknown convention {name!r}; choose from {', '.join(names)}")
+    conv = from_mapping(cls, load_resource_yaml("conventions", file), f"conventions/{file}")
     given = {k: v for k, v in overrides.items() if v is not None}
     return replace(conv, **given) if given else conv
+
+
+def load_span_convention(name: str, **overrides) -> SpanConvention:
+    """A shipped span convention; keyword arguments that are not ``None`` override fields."""
+    return _load(SpanConvention, SPAN_CONVENTIONS, f"{name}.yaml", name, overrides)
 
 
 def load_dep_convention(name: str, **overrides) -> DepConvention:
-    if name not in DEP_CONVENTIONS:
-        raise ConfigError(f"unknown convention {name!r}; choose from "
-                          f"{', '.join(DEP_CONVENTIONS)}")
-    conv = from_mapping(DepConvention, load_resource_yaml("conventions", f"deps-{name}.yaml"),
-                        f"conventions/deps-{name}.yaml")
-    given = {k: v for k, v in overrides.items() if v is not None}
-    return replace(conv, **given) if given else conv
+    """A shipped dependency convention; keyword arguments that are not ``None`` override."""
+    return _load(DepConvention, DEP_CONVENTIONS, f"deps-{name}.yaml", name, overrides)

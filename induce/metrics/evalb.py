@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from induce.data.errors import InduceError
 from induce.data.types import Tree
 from induce.metrics.evalb_params import EvalbParams
+from induce.metrics.evalb_quotes import fix_quotes, read_with_quotes
 from induce.structure.trees import leaves_and_spans, restrict_spans
 
 OK, ERROR, SKIP = 0, 1, 2
-_QUOTE_WORDS = frozenset(("'", '"', "/"))
 
 
 class EvalbStopped(InduceError):
@@ -178,24 +178,6 @@ class _Side:
         self.length = length
 
 
-class _QuoteSide:
-    """The reader's full record, kept only for the QUOTE_LABEL repair: bracket starts and
-    ends as mutable lists and, for each quote-like word, where it was."""
-
-    def __init__(self) -> None:
-        self.words: list[str] = []
-        self.tags: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.labels: list[str] = []
-        # (word index, tag, word, brackets opened before it, ids of the open brackets)
-        self.quotes: list[list] = []
-
-    def side(self, tree: Tree | None, length: int) -> _Side:
-        return _Side(tree, self.words, self.tags,
-                     list(zip(self.starts, self.ends, self.labels)), length)
-
-
 class Evalb:
     """Scores sentence pairs one at a time; :meth:`result` gives the totals so far."""
 
@@ -249,48 +231,15 @@ class Evalb:
                      [tag for tag, kept in zip(tags, keep) if kept],
                      restrict_spans(brackets, keep), length)  # type: ignore[misc]
 
-    def _read_with_quotes(self, tree: Tree | None) -> _QuoteSide:
-        """The C reader step by step, recording quote-like words for :meth:`_fix_quotes`."""
-        side = _QuoteSide()
-        if tree is None:
-            return side
-        words, tags, starts, ends, labels = (side.words, side.tags, side.starts, side.ends,
-                                             side.labels)
-        delete, quote = self._delete, self._quote
-        open_ids: list[int] = []
-        stack: list = [tree]
-        while stack:
-            node = stack.pop()
-            if type(node) is int:           # the end of bracket ``node``
-                ends[node] = len(words)
-                open_ids.pop()
-                continue
-            children = node.children
-            if len(children) == 1 and type(children[0]) is str:
-                tag = node.label
-                if tag in quote and children[0] in _QUOTE_WORDS:
-                    side.quotes.append([len(words), tag, children[0], len(labels),
-                                        tuple(open_ids)])
-                if tag not in delete:
-                    words.append(children[0])
-                    tags.append(tag)
-                continue
-            bracket = len(labels)
-            labels.append(node.label)
-            starts.append(len(words))
-            ends.append(-1)
-            open_ids.append(bracket)
-            stack.append(bracket)
-            stack.extend(reversed(children))
-        return side
-
     def _compare(self, index: int, g: _Side, t: _Side) -> SentenceScore:
         if not t.words:
             return SentenceScore(index, g.length, SKIP)
         if len(g.words) != len(t.words) and self._quote:
-            gq, tq = self._read_with_quotes(g.tree), self._read_with_quotes(t.tree)
-            self._fix_quotes(gq, tq)
-            g, t = gq.side(g.tree, g.length), tq.side(t.tree, t.length)
+            gq = read_with_quotes(g.tree, self._delete, self._quote)
+            tq = read_with_quotes(t.tree, self._delete, self._quote)
+            fix_quotes(gq, tq, self._delete)
+            g = _Side(g.tree, gq.words, gq.tags, gq.brackets(), g.length)
+            t = _Side(t.tree, tq.words, tq.tags, tq.brackets(), t.length)
         if len(g.words) != len(t.words):
             return SentenceScore(index, g.length, ERROR,
                                  message=f"length differs ({len(g.words)} gold words, "
@@ -358,38 +307,6 @@ class Evalb:
             if b - a > 1 and (min(min_start[a + 1:b]) < a or max(max_end[a + 1:b]) > b):
                 crossing += 1
         return crossing
-
-    def _fix_quotes(self, g: _QuoteSide, t: _QuoteSide) -> None:
-        """EVALB's QUOTE_LABEL repair: a quote-like word deleted on one side only (say a
-        possessive ``'`` tagged ``''`` by a parser) is put back on that side, at its place.
-        The loops and index bookkeeping follow the C program exactly."""
-        delete = self._delete
-        for i, tq in enumerate(t.quotes):
-            where = tq[0]
-            for j, gq in enumerate(g.quotes):
-                if gq[0] != where or gq[1] == tq[1]:
-                    continue
-                if gq[1] in delete and tq[1] not in delete:
-                    _reinsert(g, gq)
-                    for later in g.quotes[j:]:
-                        later[0] += 1
-                elif tq[1] in delete and gq[1] not in delete:
-                    _reinsert(t, tq)
-                    for later in t.quotes[i:]:
-                        later[0] += 1
-
-
-def _reinsert(side: _QuoteSide, quote: list) -> None:
-    """Put a deleted quote word back, moving later brackets right as the C program does."""
-    where, tag, word, opened_before, open_ids = quote
-    side.words.insert(where, word)
-    side.tags.insert(where, tag)
-    for k in range(opened_before, len(side.starts)):
-        side.starts[k] += 1
-        side.ends[k] += 1
-    for k in open_ids:
-        side.ends[k] += 1
-
 
 _CUT: dict[str, str] = {}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from induce.data.conll import detect_format, format_deps, parse_deps, read_deps
+from induce.data.conll import (detect_format, format_conllu_like, format_deps, parse_deps,
+                               read_deps)
 from induce.data.errors import InputError
 from induce.data.types import DepTree, dependency_problem
 
@@ -87,6 +88,17 @@ def test_write_and_read_back(write):
         again = parse_deps(format_deps(trees, fmt), "b", fmt).sentences
         assert [(t.words, t.heads, t.tags) for t in again] == \
                [(t.words, t.heads, t.tags) for t in trees]
+
+
+def test_conllu_written_back_with_its_columns():
+    df = parse_deps(CONLLU, "a.conllu")
+    tree = df.sentences[0]
+    new = DepTree(tree.words, (2, 0, 2, 2, 2), tree.tags, ("a", "root", "b", "c", "d"))
+    text = format_conllu_like(df, [new])
+    assert text.startswith("# sent_id = 1\n# text = Don't go home.\n1-2\tDon't")
+    assert "4.1\tgone" in text and "SpaceAfter=No" in text
+    again = parse_deps(text, "b.conllu").sentences[0]
+    assert again.heads == (2, 0, 2, 2, 2) and again.labels[1] == "root"
 
 
 def test_directory(tmp_path):

@@ -38,9 +38,4 @@ def _main(
 
 def main() -> None:
     """Console-script entry point."""
-    import gc
-
-    # A command is a short-lived batch job that builds many small acyclic objects (trees);
-    # the cyclic collector would only slow it down.
-    gc.disable()
     app()

@@ -121,27 +121,43 @@ def parse_malt(text: str, path: str) -> DepFile:
 
 
 def parse_conllx(text: str, path: str) -> DepFile:
+    """10 columns.  Besides the standard layout (HEAD in column 7), the WSJ test files of
+    StructFormer and UDGN put HEAD in column 6 (``ID FORM LEMMA TAG FEATS HEAD DEPREL _ _ _``);
+    the layout is recognised from the file's first token line, as their readers do."""
     sentences, lines = [], []
+    head_col = tag_col = -1
     for start, block in _blocks(text):
         words, tags, heads, labels = [], [], [], []
         for offset, line in enumerate(block):
+            number = start + offset
             if line.startswith("#") and not words:
                 continue
             cols = line.split("\t") if "\t" in line else line.split()
             if len(cols) != 10:
-                raise InputError(f"CoNLL-X needs 10 columns, got {len(cols)}", path,
-                                 start + offset)
-            if _int(cols[0], "ID", path, start + offset) != len(words) + 1:
+                raise InputError(f"CoNLL-X needs 10 columns, got {len(cols)}", path, number)
+            if head_col < 0:
+                head_col, tag_col = _conllx_layout(cols, path, number)
+            if _int(cols[0], "ID", path, number) != len(words) + 1:
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path,
-                                 start + offset)
+                                 number)
             words.append(cols[1])
-            tags.append(cols[4] if cols[4] != "_" else cols[3])
-            heads.append(_int(cols[6], "HEAD", path, start + offset))
-            labels.append(cols[7])
+            tag = cols[tag_col]
+            tags.append(tag if tag != "_" else cols[3])
+            heads.append(_int(cols[head_col], "HEAD", path, number))
+            labels.append(cols[head_col + 1])
         if words:
             sentences.append(_make_tree(words, heads, tags, labels, path, start))
             lines.append(start)
     return DepFile(path, "conllx", sentences, lines)
+
+
+def _conllx_layout(cols: list[str], path: str, line: int) -> tuple[int, int]:
+    """(HEAD column, tag column), 0-based: standard CoNLL-X, or HEAD one column early."""
+    if cols[6].lstrip("-").isdigit():
+        return 6, 4
+    if cols[5].lstrip("-").isdigit():
+        return 5, 3
+    raise InputError(f"HEAD must be an integer, got {cols[6]!r}", path, line)
 
 
 def _raw(line: list[str], i: int) -> str:

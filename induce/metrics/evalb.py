@@ -243,13 +243,13 @@ class Evalb:
         if len(g.words) != len(t.words):
             return SentenceScore(index, g.length, ERROR,
                                  message=f"length differs ({len(g.words)} gold words, "
-                                         f"{len(t.words)} test words)")
+                                         f"{len(t.words)} test words): {_both(g, t)}")
         eq_words = self._eq_words
         for position, (a, b) in enumerate(zip(g.words, t.words), 1):
             if a != b and (a, b) not in eq_words:
                 return SentenceScore(index, g.length, ERROR,
                                      message=f"word {position} differs ({a!r} in gold, "
-                                             f"{b!r} in test)")
+                                             f"{b!r} in test): {_both(g, t)}")
         gold = self._scored(g)
         test = self._scored(t)
         matched = self._match(gold, test)
@@ -307,6 +307,14 @@ class Evalb:
             if b - a > 1 and (min(min_start[a + 1:b]) < a or max(max_end[a + 1:b]) > b):
                 crossing += 1
         return crossing
+
+def _both(g: _Side, t: _Side, limit: int = 25) -> str:
+    """Both word lists (after deletion), shortened, for a one-line message."""
+    def show(words: list[str]) -> str:
+        more = f" ...(+{len(words) - limit})" if len(words) > limit else ""
+        return "[" + " ".join(words[:limit]) + more + "]"
+    return f"gold {show(g.words)} vs test {show(t.words)}"
+
 
 _CUT: dict[str, str] = {}
 

@@ -45,6 +45,14 @@ def test_conllu_keeps_words_only_and_raw_tokens():
     assert df.lines == [1]
 
 
+def test_conllx_with_head_in_column_6_like_the_structformer_wsj_files():
+    text = ("1\tNo\tno\tRB\t_\t3\tintj\t_\t_\t_\n2\tit\tit\tPRP\t_\t3\tnsubj\t_\t_\t_\n"
+            "3\twas\tbe\tVBD\tsyn=PRD\t0\troot\t_\t_\t_\n\n")
+    tree = parse_deps(text, "test.stanford").sentences[0]
+    assert tree.heads == (3, 3, 0) and tree.tags == ("RB", "PRP", "VBD")
+    assert tree.labels == ("intj", "nsubj", "root")
+
+
 def test_conllx_and_malt():
     x = parse_deps(CONLLX, "a.conll")
     assert [t.words for t in x.sentences] == [("The", "dog", "barked"), ("Yes",)]

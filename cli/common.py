@@ -56,7 +56,9 @@ def emit_report(report: dict, json_path: str | None, fmt: str, quiet: bool,
     """Write the JSON file (atomically) first, then the chosen stdout format."""
     from induce.data.files import atomic_write
 
-    if json_path:
+    if json_path == "-":
+        sys.stdout.write(to_json(report))
+    elif json_path:
         atomic_write(json_path, to_json(report))
     if quiet:
         return

@@ -6,8 +6,9 @@ from rich.console import Console
 from rich.table import Table
 
 
-def _pct(value: float | None) -> str:
-    return "-nan" if value is None else f"{value:.2f}"
+def _pct(value: float | None, missing: str = "-nan") -> str:
+    """2 decimals; ``-nan`` (EVALB's word for 0/0) or ``missing`` where there is no value."""
+    return missing if value is None else f"{value:.2f}"
 
 
 def _files(settings: dict) -> str:
@@ -15,7 +16,8 @@ def _files(settings: dict) -> str:
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    # Paths and labels come from users: never read them as Rich markup ("exp[lr=1e-3]").
+    return Console(highlight=False, markup=False)
 
 
 def brackets(report: dict) -> None:
@@ -64,7 +66,7 @@ def unsupervised(report: dict) -> None:
         labels.add_column("gold spans", justify="right")
         for label, value in report["per_label_recall"].items():
             counts = report["per_label_counts"][label]
-            labels.add_row(label, _pct(value), f"{counts['correct']}/{counts['total']}")
+            labels.add_row(label, _pct(value, "n/a"), f"{counts['correct']}/{counts['total']}")
         console.print(labels)
 
 
@@ -75,9 +77,9 @@ def deps(report: dict, max_relations: int = 12) -> None:
                   title_justify="left", caption=_files(settings), caption_justify="left")
     table.add_column("")
     table.add_column("score", justify="right")
-    table.add_row("UAS (DDA)", _pct(report["uas"]))
-    table.add_row("UUAS (UDA)", _pct(report["uuas"]))
-    table.add_row("Root accuracy", _pct(report["root_accuracy"]))
+    table.add_row("UAS (DDA)", _pct(report["uas"], "n/a"))
+    table.add_row("UUAS (UDA)", _pct(report["uuas"], "n/a"))
+    table.add_row("Root accuracy", _pct(report["root_accuracy"], "n/a"))
     table.add_row("Words", str(report["tokens"]))
     table.add_row("Sentences", str(report["sentences"]))
     console = _console()
@@ -89,7 +91,7 @@ def deps(report: dict, max_relations: int = 12) -> None:
         rel.add_column("relation")
         rel.add_column("recall", justify="right")
         for label, value in list(relations.items())[:max_relations]:
-            rel.add_row(label, _pct(value))
+            rel.add_row(label, _pct(value, "n/a"))
         console.print(rel)
 
 

@@ -175,20 +175,22 @@ def parse_conllu(text: str, path: str) -> DepFile:
 
     sentences, lines, raw = [], [], []
     for start, block in _blocks(text):
+        # Line of each token (comment lines carry none), for errors that name a token.
+        token_lines = [start + k for k, line in enumerate(block) if not line.startswith("#")]
         try:
             tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
         except ParseException as err:
-            raise InputError(f"CoNLL-U: {err}", path, start) from None
+            raise InputError(f"CoNLL-U: {err}", path, _bad_line(block, start)) from None
         words, tags, heads, labels = [], [], [], []
-        for token in tokens:
+        for token, line in zip(tokens, token_lines):
             if not isinstance(token["id"], int):
                 continue  # multiword token or empty node: kept in ``raw`` only
             if token["id"] != len(words) + 1:
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path,
-                                 start)
+                                 line)
             if token["head"] is None:
                 raise InputError(f"word {token['id']} ({token['form']!r}) has no HEAD", path,
-                                 start)
+                                 line)
             words.append(token["form"])
             xpos, upos = token["xpos"], token["upos"]
             tags.append(xpos if xpos not in (None, "_") else (upos or "_"))
@@ -200,6 +202,22 @@ def parse_conllu(text: str, path: str) -> DepFile:
         lines.append(start)
         raw.append(tokens)
     return DepFile(path, "conllu", sentences, lines, raw=raw)
+
+
+def _bad_line(block: list[str], start: int) -> int:
+    """The first line of ``block`` that conllu cannot parse on its own (else its start)."""
+    from conllu.exceptions import ParseException
+    from conllu.parser import DEFAULT_FIELD_PARSERS, DEFAULT_FIELDS, parse_line
+
+    parsers = {**DEFAULT_FIELD_PARSERS, **_FIELD_PARSERS}
+    for k, line in enumerate(block):
+        if line.startswith("#"):
+            continue
+        try:
+            parse_line(line, DEFAULT_FIELDS, parsers)
+        except ParseException:
+            return start + k
+    return start
 
 
 _PARSERS = {"conllu": parse_conllu, "conllx": parse_conllx, "malt": parse_malt}

@@ -68,19 +68,17 @@ def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list
 
 
 def atomic_write(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename.
-
-    ``-`` writes to standard output instead.
-    """
+    """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename."""
     name = str(path)
-    if name == STDIN:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
     folder = os.path.dirname(os.path.abspath(name))
     if not os.path.isdir(folder):
-        raise InputError("output folder does not exist", folder)
-    fd, tmp = tempfile.mkstemp(prefix=".induce-", suffix=".tmp", dir=folder)
+        raise InputError("cannot write: the folder does not exist", name)
+    if os.path.isdir(name):
+        raise InputError("cannot write: is a directory", name)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".induce-", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror}", name) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -91,10 +89,12 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, name)
-    except BaseException:
+    except BaseException as err:
         # Interrupted or failed: leave the target as it was and remove the partial file.
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(err, OSError):
+            raise InputError(f"cannot write: {err.strerror}", name) from None
         raise

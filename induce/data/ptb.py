@@ -3,11 +3,11 @@
 Two file shapes are read, told apart automatically:
 
 * **multi-line** files (LDC ``.mrg``): a tree may span many lines; blank lines only separate.
-* **one tree per line** (no tree spans two lines): as in EVALB, a blank line between trees is an
-  *empty sentence* (a parser's failed parse), kept as ``None`` so sentence numbers stay aligned.
-  When blank lines separate *every* pair of trees, they are taken as separators instead.
-  Blank lines after the last tree are counted in ``TreeFile.trailing_blank_lines`` (they may be
-  empty sentences at the end of a prediction; the evaluator decides).
+* **one tree per line** (no tree spans two lines): as in EVALB, every blank line before or
+  between trees is an *empty sentence* (a parser's failed parse), kept as ``None`` so sentence
+  numbers stay aligned.  Blank lines after the last tree are counted in
+  ``TreeFile.trailing_blank_lines`` (they may be failed parses at the end of a prediction; the
+  evaluator decides).
 
 Labels and words are runs of characters other than whitespace and parentheses (EVALB's and
 nltk's tokenisation).  A word must be the only child of its bracket, ``(TAG word)``; an
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -28,6 +29,9 @@ from induce.data.files import atomic_write, expand_inputs, read_text
 from induce.data.types import Tree
 
 TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
+_NO_LABEL = "\x00"
+_EMPTY_TAG = re.compile(r"\(\s+([^\s()]+\s*\))")
+_EMPTY_TAG_MARK = "( " + _NO_LABEL + r" \1"
 
 @dataclass
 class TreeFile:
@@ -42,6 +46,15 @@ class TreeFile:
 
     def __len__(self) -> int:
         return len(self.trees)
+
+    def pad_to(self, count: int) -> None:
+        """Append empty sentences up to ``count`` (the trailing blank lines of a prediction)."""
+        extra = count - len(self.trees)
+        last = self.lines[-1] if self.lines else 0
+        self.trees.extend([None] * extra)
+        self.lines.extend(range(last + 1, last + 1 + extra))
+        if self.sources:
+            self.sources.extend(self.sources[-1:] * extra)
 
     def where(self, index: int) -> tuple[str, int]:
         """``(file, line)`` of tree ``index`` (0-based)."""
@@ -79,6 +92,10 @@ def _parse_trees(text: str, path: str, labelled: bool,
     misplaced_word = False      # a word beside other children somewhere in this tree
     line_no = 0
     for line_no, line in enumerate(text.split("\n"), 1):
+        if labelled and "( " in line:
+            # "( word)": EVALB reads a word with the empty tag, not a label ("(word)" is an
+            # empty bracket labelled "word").  Mark the missing label.
+            line = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, line)
         tokens = line.replace("(", " ( ").replace(")", " ) ").split()
         blank.append(not tokens)
         if not stack and tokens and tokens[0].startswith("*x*"):
@@ -88,7 +105,8 @@ def _parse_trees(text: str, path: str, labelled: bool,
             if expect_label:
                 expect_label = False
                 if tok != "(" and tok != ")":
-                    node.label = tok  # type: ignore[union-attr]
+                    if tok != _NO_LABEL:
+                        node.label = tok  # type: ignore[union-attr]
                     continue
             if tok == "(":
                 if not stack:
@@ -142,9 +160,6 @@ def _parse_trees(text: str, path: str, labelled: bool,
 
 def _with_empty_sentences(path: str, trees: list[Tree], starts: list[int],
                           blank_before: list[int]) -> TreeFile:
-    # Blank lines that separate every pair of trees are separators, not empty sentences.
-    if len(trees) >= 2 and blank_before[0] == 0 and all(b == 1 for b in blank_before[1:]):
-        return TreeFile(path, trees, starts)
     out: list[Tree | None] = []
     lines: list[int] = []
     for tree, start, blank in zip(trees, starts, blank_before):

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import EMPTY_TAGS, check_counts
+from induce.evaluate.common import (EMPTY_TAGS, check_counts, parse_baseline,
+                                     require_sentences)
 from induce.metrics.evalb import EvalbResult, Evalb
 from induce.metrics.evalb_params import EvalbParams, load_params
-from induce.structure.baselines import TREE_BASELINES, parse_baseline, tree_baseline
+from induce.structure.baselines import TREE_BASELINES, tree_baseline
 from induce.structure.trees import unwrap
 
 
@@ -54,15 +55,16 @@ def evaluate_brackets(gold_path: str, pred_path: str | None = None, *,
     """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
     gold = read_trees(gold_path)
+    require_sentences(len(gold), gold.path)
     if baseline is not None:
         pred_trees = baseline_trees(gold, baseline)
         pred_name = f"baseline:{baseline}"
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = read_trees(pred_path)
-        pad = check_counts(len(gold), len(pred), gold.path, pred.path,
-                           pred.trailing_blank_lines)
-        pred_trees = pred.trees + [None] * pad
+        pred.pad_to(len(gold) if check_counts(len(gold), len(pred), gold.path, pred.path,
+                                              pred.trailing_blank_lines) else len(pred))
+        pred_trees = pred.trees
         pred_name = pred.path
     scorer = Evalb(params)
     for g, t in zip(gold.trees, pred_trees):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.structure.trees import normalize_word
 
 EMPTY_TAGS = frozenset(("-NONE-",))
@@ -23,6 +23,11 @@ def check_counts(gold_count: int, pred_count: int, gold_path: str, pred_path: st
         return gold_count - pred_count
     raise InputError(f"{gold_count} sentences in the gold file {gold_path} but {pred_count} "
                      "in the prediction", pred_path)
+
+
+def require_sentences(count: int, path: str) -> None:
+    if count == 0:
+        raise InputError("no sentences in the file", path)
 
 
 def _show_tokens(tokens: Sequence[str], limit: int = 25) -> str:
@@ -72,3 +77,17 @@ def word_filter(tagset: str):
     if tags is None:
         return lambda tag: tag not in EMPTY_TAGS
     return tags.__contains__
+
+
+def parse_baseline(spec: str, allowed: Sequence[str]) -> tuple[str, int]:
+    """``"random:7"`` -> ``("random", 7)``; other names take seed 0 (unused)."""
+    name, _, seed = spec.partition(":")
+    if name not in allowed:
+        raise ConfigError(f"unknown baseline {spec!r}; choose from {', '.join(allowed)} "
+                          "(random takes an optional :SEED)")
+    if seed and name != "random":
+        raise ConfigError(f"baseline {name!r} takes no seed")
+    try:
+        return name, int(seed) if seed else 0
+    except ValueError:
+        raise ConfigError(f"baseline seed must be an integer, got {seed!r}") from None

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from induce.data.conll import DepFile, read_deps
-from induce.evaluate.common import align_tokens, check_counts, word_filter
+from induce.data.errors import InputError
+from induce.evaluate.common import (align_tokens, check_counts, parse_baseline,
+                                     require_sentences, word_filter)
 from induce.metrics.attachment import position_scores, string_pair_scores
 from induce.metrics.conventions import DepConvention, load_dep_convention
-from induce.structure.baselines import DEP_BASELINES, dependency_baseline, parse_baseline
+from induce.structure.baselines import DEP_BASELINES, dependency_baseline
 from induce.structure.deps import restrict_heads
 
 
@@ -59,6 +61,7 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
         load_dep_convention(convention, tagset=tagset)
     is_word = word_filter(conv.tagset)
     gold = read_deps(gold_path, gold_format)
+    require_sentences(len(gold), gold.path)
     pred: DepFile | None = None
     if baseline is None:
         assert pred_path is not None, "give a prediction file or a baseline"
@@ -69,7 +72,7 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
         name, seed = parse_baseline(baseline, DEP_BASELINES)
     rng = random.Random(seed)
     report = DepReport({"metric": "deps", "gold": gold.path,
-                        "prediction": pred.path if pred else f"baseline:{baseline}",
+                        "prediction": pred.path if pred is not None else f"baseline:{baseline}",
                         "baseline": baseline, "convention": conv.to_dict()})
     counts = report.counts
     for k, g in enumerate(gold.sentences):
@@ -85,6 +88,12 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
             pred_heads = _prediction(pred, k, g.words, keep, gold.where(k))
         labels = [lab for lab, kept in zip(g.labels or ("_",) * len(g), keep) if kept]
         _score(report, conv, words, gold_heads, pred_heads, labels)
+    if not counts["sentences"]:
+        seen = sorted({tag for tree in gold.sentences for tag in (tree.tags or ())})
+        raise InputError(
+            f"nothing to score: no word of the file has a tag of the tag set {conv.tagset} "
+            f"(tags seen: {' '.join(seen[:12])}); give --tagset all to score every token",
+            gold.path)
     return report
 
 

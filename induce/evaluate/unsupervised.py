@@ -10,15 +10,16 @@ single child) are dropped from both sides, as the reference readers drop them.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import EMPTY_TAGS, align_tokens, check_counts, word_filter
+from induce.evaluate.common import (EMPTY_TAGS, align_tokens, check_counts, parse_baseline,
+                                     require_sentences, word_filter)
 from induce.metrics.conventions import SpanConvention, load_span_convention
 from induce.metrics.unsupervised import SpanScorer
-from induce.structure.baselines import TREE_BASELINES, parse_baseline, tree_baseline
+from induce.structure.baselines import TREE_BASELINES, tree_baseline
 from induce.structure.trees import leaves_and_spans, restrict_spans, spans, unwrap
 
 
@@ -55,15 +56,18 @@ def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
     conv = convention if isinstance(convention, SpanConvention) else \
         load_span_convention(convention, tagset=tagset)
     if max_words is not None:
-        from dataclasses import replace
+        if max_words < 0:
+            raise ConfigError(f"max_words must be 0 (no limit) or more, got {max_words}")
         conv = replace(conv, max_words=max_words or None)
     is_word = word_filter(conv.tagset)
     gold = read_trees(gold_path)
+    require_sentences(len(gold), gold.path)
     pred: TreeFile | None = None
     if baseline is None:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = read_trees(pred_path, labelled=not unlabelled)
-        check_counts(len(gold), len(pred), gold.path, pred.path)
+        if check_counts(len(gold), len(pred), gold.path, pred.path, pred.trailing_blank_lines):
+            pred.pad_to(len(gold))
         name, seed = "", 0
     else:
         name, seed = parse_baseline(baseline, TREE_BASELINES)
@@ -95,8 +99,13 @@ def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
             pred_spans = _prediction_spans(pred, k, tokens,
                                            f"sentence {k + 1} (gold {gfile}:{gline})")
         scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
+    if not scorer.sentences:
+        raise InputError(
+            f"nothing to score: all {len(gold)} sentences were skipped ({skipped['no_words']} "
+            f"without words of the tag set {conv.tagset}, {skipped['too_short']} too short, "
+            f"{skipped['too_long']} too long)", gold.path)
     settings = {"metric": "unsupervised", "gold": gold.path,
-                "prediction": pred.path if pred else f"baseline:{baseline}",
+                "prediction": pred.path if pred is not None else f"baseline:{baseline}",
                 "baseline": baseline, "convention": conv.to_dict()}
     wanted = None if labels and "all" in labels else (labels or list(conv.report_labels))
     return UnsupervisedReport(settings, scorer, skipped, wanted)

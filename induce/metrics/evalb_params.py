@@ -57,6 +57,10 @@ def parse_params(text: str, path: str = "<string>", name: str | None = None) -> 
         line = raw.rstrip()
         if line.startswith("#") or len(line) < 3:
             continue
+        if line[0].isspace():
+            # The C program reads no keyword here and ignores the line with a warning.
+            raise InputError("a keyword must start the line (EVALB ignores indented lines)",
+                             path, number)
         parts = line.split(None, 1)
         keyword, value = parts[0], (parts[1].strip() if len(parts) > 1 else "")
         if not value:

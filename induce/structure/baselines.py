@@ -13,26 +13,11 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from induce.data.errors import ConfigError
 from induce.data.types import Tree
 from induce.structure.distances import split_tree
 
 TREE_BASELINES = ("right", "left", "balanced", "random")
 DEP_BASELINES = ("next", "prev", "random")
-
-
-def parse_baseline(spec: str, allowed: Sequence[str]) -> tuple[str, int]:
-    """``"random:7"`` -> ``("random", 7)``; other names take seed 0 (unused)."""
-    name, _, seed = spec.partition(":")
-    if name not in allowed:
-        raise ConfigError(f"unknown baseline {spec!r}; choose from {', '.join(allowed)} "
-                          "(random takes an optional :SEED)")
-    if seed and name != "random":
-        raise ConfigError(f"baseline {name!r} takes no seed")
-    try:
-        return name, int(seed) if seed else 0
-    except ValueError:
-        raise ConfigError(f"baseline seed must be an integer, got {seed!r}") from None
 
 
 def tree_baseline(name: str, leaves: Sequence[Tree], rng: random.Random,
@@ -48,7 +33,7 @@ def tree_baseline(name: str, leaves: Sequence[Tree], rng: random.Random,
         return split_tree(leaves, _balanced_distances(n), label)
     if name == "random":
         return split_tree(leaves, [rng.random() for _ in range(n - 1)], label)
-    raise ConfigError(f"unknown tree baseline {name!r}")
+    raise ValueError(f"unknown tree baseline {name!r}")
 
 
 def _balanced_distances(n: int) -> list[float]:
@@ -82,4 +67,4 @@ def dependency_baseline(name: str, n: int, rng: random.Random) -> list[int]:
         for k in range(1, n):
             heads[order[k] - 1] = order[rng.randrange(k)]
         return heads
-    raise ConfigError(f"unknown dependency baseline {name!r}")
+    raise ValueError(f"unknown dependency baseline {name!r}")

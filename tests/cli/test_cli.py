@@ -123,13 +123,37 @@ def test_stdin_gold(write):
     assert result.exit_code == 0 and json.loads(result.stdout)["all"]["sentences"] == 2
 
 
-def test_evaluate_does_not_import_torch(write):
-    gold, pred = write("gold.mrg", GOLD), write("pred.mrg", PRED)
+@pytest.mark.parametrize("command, gold, pred", [
+    ("brackets", GOLD, PRED), ("unsupervised", GOLD, PRED), ("deps", DEPS, DEPS)])
+def test_evaluate_does_not_import_torch(write, command, gold, pred):
+    suffix = ".dp" if command == "deps" else ".mrg"
+    gold, pred = write("gold" + suffix, gold), write("pred" + suffix, pred)
     code = ("import sys\nfrom induce.cli.app import main\n"
-            f"sys.argv = ['induce', 'evaluate', 'brackets', {gold!r}, {pred!r}, '-q']\n"
+            f"sys.argv = ['induce', 'evaluate', {command!r}, {gold!r}, {pred!r}]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n"
             "assert 'nltk' not in sys.modules, 'nltk was imported'\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
+
+
+def test_paths_are_not_read_as_markup(tmp_path):
+    folder = tmp_path / "exp[lr=1e-3]" / "x[/bold]"
+    folder.mkdir(parents=True)
+    (folder / "gold.mrg").write_text(GOLD)
+    result = run("evaluate", "brackets", str(folder / "gold.mrg"), str(folder / "gold.mrg"))
+    assert result.exit_code == 0, result.output
+    assert "exp[lr=1e-3]" in result.stdout.replace("\n", "")
+
+
+def test_unwritable_json_target(write, tmp_path):
+    gold = write("gold.mrg", GOLD)
+    result = run("evaluate", "brackets", gold, gold, "--json", str(tmp_path))
+    assert result.exit_code == 2 and "cannot write: is a directory" in result.stderr
+
+
+def test_json_to_stdout_with_a_dash(write):
+    gold = write("gold.mrg", GOLD)
+    result = run("evaluate", "brackets", gold, gold, "--json", "-", "-q")
+    assert result.exit_code == 0 and json.loads(result.stdout)["all"]["f1"] == 100.0

@@ -80,8 +80,12 @@ def test_detect_format(name, text, fmt):
     ("1\ta\t_\tDT\n", "conllx", 1, "10 columns"),
     ("1\ta\t_\tDT\tDT\t_\t0\troot\t_\t_\n3\tb\t_\tNN\tNN\t_\t1\tdep\t_\t_\n", "conllx", 2,
      "IDs must run"),
-    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tZ"), "conllu", 1,
+    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tZ"), "conllu", 6,
      "CoNLL-U"),
+    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "9\tgo\tgo\tVERB\tVB\t_\t0"), "conllu", 6,
+     "IDs must run"),
+    (CONLLU.replace("\t_\t3\tadvmod\t_\tSpaceAfter", "\t_\t_\tadvmod\t_\tSpaceAfter"), "conllu",
+     7, "has no HEAD"),
 ])
 def test_bad_dependency_input(text, fmt, line, fragment):
     with pytest.raises(InputError) as err:

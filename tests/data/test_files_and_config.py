@@ -39,8 +39,10 @@ def test_atomic_write_interrupted_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_atomic_write_missing_folder(tmp_path):
-    with pytest.raises(InputError, match="output folder does not exist"):
+    with pytest.raises(InputError, match="the folder does not exist"):
         atomic_write(tmp_path / "nope" / "x.json", "{}")
+    with pytest.raises(InputError, match="is a directory"):
+        atomic_write(tmp_path, "{}")
 
 
 def test_utf8_errors_point_at_the_line():

@@ -41,9 +41,20 @@ def test_blank_line_between_one_line_trees_is_an_empty_sentence():
     assert tf.lines == [1, 2, 3, 4]
 
 
-def test_blank_lines_separating_every_tree_are_separators():
-    tf = parse_trees("(S (A a))\n\n(S (B b))\n\n(S (C c))\n")
-    assert [t.words() for t in tf.trees] == [["a"], ["b"], ["c"]]
+def test_every_blank_line_of_a_line_file_is_a_sentence_as_in_evalb():
+    tf = parse_trees("(S (A a))\n\n(S (B b))\n\n(S (C c))\n\n")
+    assert [None if t is None else t.words() for t in tf.trees] == \
+        [["a"], None, ["b"], None, ["c"]]
+    assert tf.trailing_blank_lines == 1
+    tf.pad_to(6)
+    assert tf.trees[-1] is None and tf.lines == [1, 2, 3, 4, 5, 6]
+
+
+def test_word_with_empty_tag_as_in_evalb():
+    tree = parse_trees("(S (NP (DT the) ( cat)) (VP (VBD sat)) (X))").trees[0]
+    assert tree.pos() == [("the", "DT"), ("cat", ""), ("sat", "VBD")]
+    assert tree.children[2] == Tree("X", [])       # "(X)" is an empty bracket
+    assert parse_trees(tree.to_string()).trees[0] == tree
 
 
 def test_leading_blank_line_of_a_line_file_is_an_empty_sentence():

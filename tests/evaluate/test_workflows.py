@@ -52,12 +52,38 @@ def test_sentence_count_mismatch(write):
             run()
 
 
-def test_failed_last_parses_are_skipped_like_evalb(write):
+def test_failed_parses_are_skipped_like_evalb(write):
     gold = write("gold.mrg", GOLD)
     lines = GOLD.splitlines()
     pred = write("pred.mrg", lines[0] + "\n\n\n")
     data = evaluate_brackets(gold, pred).to_dict()
     assert (data["all"]["sentences"], data["all"]["skip_sentences"]) == (3, 2)
+    middle = write("middle.mrg", lines[0] + "\n\n" + lines[2] + "\n")
+    data = evaluate_brackets(gold, middle).to_dict()
+    assert (data["all"]["skip_sentences"], data["all"]["error_sentences"]) == (1, 0)
+
+
+def test_unsupervised_prediction_may_leave_wordless_sentences_empty(write):
+    gold = write("gold.mrg", GOLD + "( (FRAG (: --) (. .)) )\n")
+    words = "(X (X the) (X (X cat) (X (X sat) (X (X on) (X (X the) (X mat))))))"
+    pred = write("pred.txt", words + "\n(X (X go) (X home))\n(X (X prices) (X 12))\n\n")
+    data = evaluate_unsupervised(gold, pred).to_dict()
+    assert data["sentences"] == 3 and data["skipped_sentences"]["no_words"] == 1
+
+
+def test_nothing_to_score_is_an_error(write):
+    with pytest.raises(InputError, match="no sentences in the file"):
+        evaluate_brackets(write("empty.mrg", ""), baseline="right")
+    with pytest.raises(InputError, match="nothing to score: all 3 sentences were skipped"):
+        evaluate_unsupervised(write("g.mrg", GOLD), baseline="right", convention="cpcfg",
+                              max_words=1)
+    upos = write("upos.conllu", "1\tThe\t_\tDET\t_\t_\t2\tdet\t_\t_\n"
+                                "2\tcat\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
+    with pytest.raises(InputError, match="tags seen: DET NOUN.*--tagset all"):
+        evaluate_deps(upos, baseline="next")
+    assert evaluate_deps(upos, baseline="next", tagset="all").to_dict()["uas"] == 100.0
+    with pytest.raises(ConfigError, match="max_words"):
+        evaluate_unsupervised(write("g2.mrg", GOLD), baseline="right", max_words=-1)
 
 
 def test_brackets_baseline_keeps_the_gold_wrapper(write):

@@ -106,6 +106,8 @@ def test_parameter_files(write):
         parse_params("DEBUG 0\nLABELLED 1\n", "my.prm")
     with pytest.raises(InputError, match="EQ_LABEL needs two values"):
         parse_params("EQ_LABEL ADVP\n", "my.prm")
+    with pytest.raises(InputError, match="keyword must start the line"):
+        parse_params("DEBUG 0\n  LABELED 0\n", "my.prm")
     with pytest.raises(InputError, match="MAX_ERROR needs an integer"):
         parse_params("MAX_ERROR ten\n", "my.prm")
     assert load_params(write("x.prm", "LABELED 0\n")).labeled is False

@@ -15,8 +15,8 @@ from importlib import resources
 
 import pytest
 
-from induce.data.ptb import parse_trees
-from induce.metrics.evalb import EvalbStopped, score_corpus
+from induce.evaluate.brackets import evaluate_brackets
+from induce.metrics.evalb import EvalbStopped
 from induce.metrics.evalb_params import parse_params
 from induce.metrics.evalb_text import format_evalb
 
@@ -83,11 +83,8 @@ def test_same_report_as_c_evalb(tmp_path, preset):
         done = subprocess.run([EVALB, "-p", str(prm), str(gold), str(test)],
                               capture_output=True, text=True)
         expected = done.stdout if done.returncode == 0 else "STOPPED"
-        g = parse_trees(gold.read_text())
-        t = parse_trees(test.read_text())
-        trees = t.trees + [None] * (len(g) - len(t))   # trailing empty lines
-        try:
-            ours = format_evalb(score_corpus(g.trees, trees, params))
+        try:   # the whole path: reading both files (empty lines too), pairing, scoring
+            ours = format_evalb(evaluate_brackets(str(gold), str(test), param=params).result)
         except EvalbStopped:
             ours = "STOPPED"
         assert ours == expected, f"seed {seed}"

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from induce.data.ptb import parse_trees
 from induce.data.types import Tree
-from induce.structure.baselines import (dependency_baseline, parse_baseline, tree_baseline)
+from induce.evaluate.common import parse_baseline
+from induce.structure.baselines import dependency_baseline, tree_baseline
 from induce.structure.deps import restrict_heads
 from induce.structure.distances import split_tree
 from induce.structure.trees import (collapse_unary, cut_label, filter_preterminals,

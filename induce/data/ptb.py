@@ -33,6 +33,7 @@ _NO_LABEL = "\x00"
 _EMPTY_TAG = re.compile(r"\(\s+([^\s()]+\s*\))")
 _EMPTY_TAG_MARK = "( " + _NO_LABEL + r" \1"
 
+
 @dataclass
 class TreeFile:
     """Trees read from one file: ``trees[k]`` starts on line ``lines[k]`` (1-based);
@@ -146,29 +147,20 @@ def _parse_trees(text: str, path: str, labelled: bool,
         if starts[k] == ends[k - 1]:
             raise InputError("several trees on one line in a one-tree-per-line file",
                              path, starts[k])
-    blank_before = []
-    previous_end = 0
-    for start, end in zip(starts, ends):
-        blank_before.append(sum(blank[previous_end:start - 1]))
-        previous_end = end
-    out = _with_empty_sentences(path, trees, starts, blank_before)
-    # The piece after the final newline is not a line.
-    last = len(blank) - 1 if text.endswith("\n") else len(blank)
-    out.trailing_blank_lines = sum(blank[previous_end:last])
-    return out
-
-
-def _with_empty_sentences(path: str, trees: list[Tree], starts: list[int],
-                          blank_before: list[int]) -> TreeFile:
+    # One tree per line: every blank line before or between trees is an empty sentence.
     out: list[Tree | None] = []
     lines: list[int] = []
-    for tree, start, blank in zip(trees, starts, blank_before):
-        for k in range(blank):
-            out.append(None)
-            lines.append(start - blank + k)
+    previous_end = 0
+    for tree, start, end in zip(trees, starts, ends):
+        for number in range(previous_end + 1, start):
+            if blank[number - 1]:
+                out.append(None)
+                lines.append(number)
         out.append(tree)
         lines.append(start)
-    return TreeFile(path, out, lines)
+        previous_end = end
+    last = len(blank) - 1 if text.endswith("\n") else len(blank)  # after the final newline
+    return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:last]))
 
 
 def _check_words(tree: Tree, labelled: bool, path: str, line: int) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import (EMPTY_TAGS, check_counts, parse_baseline,
+from induce.evaluate.common import (EMPTY_TAGS, match_counts, parse_baseline,
                                      require_sentences)
 from induce.metrics.evalb import EvalbResult, Evalb
 from induce.metrics.evalb_params import EvalbParams, load_params
@@ -62,8 +62,7 @@ def evaluate_brackets(gold_path: str, pred_path: str | None = None, *,
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = read_trees(pred_path)
-        pred.pad_to(len(gold) if check_counts(len(gold), len(pred), gold.path, pred.path,
-                                              pred.trailing_blank_lines) else len(pred))
+        match_counts(len(gold), gold.path, pred)
         pred_trees = pred.trees
         pred_name = pred.path
     scorer = Evalb(params)

@@ -10,19 +10,23 @@ from induce.structure.trees import normalize_word
 EMPTY_TAGS = frozenset(("-NONE-",))
 
 
-def check_counts(gold_count: int, pred_count: int, gold_path: str, pred_path: str,
-                 pred_trailing_blank_lines: int = 0) -> int:
-    """How many empty sentences to append to the prediction so the counts agree.
+def match_counts(gold_count: int, gold_path: str, pred) -> None:
+    """Check that the prediction (a ``TreeFile`` or ``DepFile``) has a sentence per gold one.
 
     Blank lines at the end of a one-tree-per-line prediction are empty sentences (a parser's
-    failed last parses), as EVALB reads them; any other difference is an error.
+    failed last parses), as EVALB reads them: the prediction is padded with them.  Any other
+    difference is an error.
     """
-    if pred_count == gold_count:
-        return 0
-    if pred_count < gold_count <= pred_count + pred_trailing_blank_lines:
-        return gold_count - pred_count
-    raise InputError(f"{gold_count} sentences in the gold file {gold_path} but {pred_count} "
-                     "in the prediction", pred_path)
+    count = len(pred)
+    if count == gold_count:
+        return
+    if count < gold_count <= count + getattr(pred, "trailing_blank_lines", 0):
+        pred.pad_to(gold_count)
+        return
+    empty = sum(1 for item in getattr(pred, "trees", ()) if item is None)
+    note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
+    raise InputError(f"{gold_count} sentences in the gold file {gold_path} but {count} "
+                     f"in the prediction{note}", pred.path)
 
 
 def require_sentences(count: int, path: str) -> None:

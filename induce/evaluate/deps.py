@@ -14,7 +14,7 @@ from typing import Sequence
 
 from induce.data.conll import DepFile, read_deps
 from induce.data.errors import InputError
-from induce.evaluate.common import (align_tokens, check_counts, parse_baseline,
+from induce.evaluate.common import (align_tokens, match_counts, parse_baseline,
                                      require_sentences, word_filter)
 from induce.metrics.attachment import position_scores, string_pair_scores
 from induce.metrics.conventions import DepConvention, load_dep_convention
@@ -66,7 +66,7 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
     if baseline is None:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = read_deps(pred_path, pred_format)
-        check_counts(len(gold), len(pred), gold.path, pred.path)
+        match_counts(len(gold), gold.path, pred)
         name, seed = "", 0
     else:
         name, seed = parse_baseline(baseline, DEP_BASELINES)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from induce.data.errors import ConfigError, InputError
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import (EMPTY_TAGS, align_tokens, check_counts, parse_baseline,
+from induce.evaluate.common import (EMPTY_TAGS, align_tokens, match_counts, parse_baseline,
                                      require_sentences, word_filter)
 from induce.metrics.conventions import SpanConvention, load_span_convention
 from induce.metrics.unsupervised import SpanScorer
@@ -66,8 +66,7 @@ def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
     if baseline is None:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = read_trees(pred_path, labelled=not unlabelled)
-        if check_counts(len(gold), len(pred), gold.path, pred.path, pred.trailing_blank_lines):
-            pred.pad_to(len(gold))
+        match_counts(len(gold), gold.path, pred)
         name, seed = "", 0
     else:
         name, seed = parse_baseline(baseline, TREE_BASELINES)

@@ -25,6 +25,7 @@ Unlike the C program there is no limit on sentence length or bracket count.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from induce.data.errors import InduceError
@@ -191,7 +192,8 @@ class Evalb:
         self._eq_words = ({(a, b) for a, b in params.eq_words}
                           | {(b, a) for a, b in params.eq_words})
         # Cut bracket labels that EVALB drops: the delete labels and their EQ_LABEL partners.
-        self._deleted_brackets = self._delete | {a for a, b in eq if b in self._delete}
+        self._labels = _LabelTable(self._delete | {a for a, b in eq if b in self._delete})
+        self._canon = _classes(eq)
         self._result = EvalbResult(params)
 
     def result(self) -> EvalbResult:
@@ -261,29 +263,31 @@ class Evalb:
 
     def _scored(self, side: _Side) -> list[tuple[int, int, str]]:
         """Brackets that count, in order: not empty, cut label not deleted."""
-        out = []
-        deleted = self._deleted_brackets
-        cache = _CUT
-        for start, end, label in side.brackets:
-            if start == end:
-                continue
-            cut = cache.get(label) or _cut_label(label)
-            if cut not in deleted:
-                out.append((start, end, cut))
-        return out
+        table = self._labels
+        return [(start, end, cut) for start, end, label in side.brackets
+                if start != end and (cut := table[label]) is not None]
 
     def _match(self, gold: list, test: list) -> int:
+        """EVALB's greedy matching.  When labels are ignored, or EQ_LABEL makes classes (as in
+        every shipped preset), greedy matching takes exactly the multiset intersection."""
+        if not self.params.labeled:
+            return sum((Counter([b[:2] for b in gold]) & Counter([b[:2] for b in test]))
+                       .values())
+        canon = self._canon
+        if canon is not None:
+            return sum((Counter([(s, e, canon.get(x, x)) for s, e, x in gold])
+                        & Counter([(s, e, canon.get(x, x)) for s, e, x in test])).values())
         by_span: dict[tuple[int, int], list[list]] = {}
         for start, end, label in test:
             by_span.setdefault((start, end), []).append([label, False])
-        labeled, eq = self.params.labeled, self._eq
+        eq = self._eq
         matched = 0
         for start, end, label in gold:
             for candidate in by_span.get((start, end), ()):
                 if candidate[1]:
                     continue
                 other = candidate[0]
-                if not labeled or other == label or (label, other) in eq:
+                if other == label or (label, other) in eq:
                     candidate[1] = True
                     matched += 1
                     break
@@ -316,15 +320,41 @@ def _both(g: _Side, t: _Side, limit: int = 25) -> str:
     return f"gold {show(g.words)} vs test {show(t.words)}"
 
 
-_CUT: dict[str, str] = {}
+class _LabelTable(dict):
+    """Raw bracket label -> EVALB's cut label, or ``None`` when such brackets are not scored;
+    filled on first sight of each label."""
+
+    def __init__(self, deleted: frozenset[str] | set[str]) -> None:
+        super().__init__()
+        self.deleted = deleted
+
+    def __missing__(self, label: str) -> str | None:
+        # EVALB cuts at the first "-" or "=", wherever it is (even at position 0).
+        cut = label.replace("=", "-").split("-", 1)[0]
+        value = None if cut in self.deleted else cut
+        self[label] = value
+        return value
 
 
-def _cut_label(label: str) -> str:
-    """EVALB's label trimming: cut at the first ``-`` or ``=``, wherever it is."""
-    cut = _CUT.get(label)
-    if cut is None:
-        cut = _CUT[label] = label.replace("=", "-").split("-", 1)[0]
-    return cut
+def _classes(eq: set[tuple[str, str]]) -> dict[str, str] | None:
+    """A representative per EQ_LABEL class, or ``None`` when the pairs are not an equivalence
+    (A=B and B=C without A=C), where only EVALB's greedy matching gives its numbers."""
+    canon: dict[str, str] = {}
+    for a, b in sorted(eq):
+        ra, rb = canon.get(a, a), canon.get(b, b)
+        if ra != rb:
+            low, high = sorted((ra, rb))
+            for label, root in list(canon.items()):
+                if root == high:
+                    canon[label] = low
+            canon[a] = canon[b] = canon[high] = low
+    members: dict[str, list[str]] = {}
+    for label, root in canon.items():
+        members.setdefault(root, []).append(label)
+    for group in members.values():
+        if any(a != b and (a, b) not in eq for a in group for b in group):
+            return None
+    return canon
 
 
 def score_corpus(gold: list[Tree | None], test: list[Tree | None],

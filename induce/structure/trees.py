@@ -115,7 +115,43 @@ def unwrap(tree: Tree, wrappers: Iterable[str] = WRAPPER_LABELS) -> Tree:
 
 def leaves_and_spans(tree: Tree) -> tuple[list[Tree], list[tuple[int, int, str]]]:
     """The preterminals of ``tree`` and the ``(start, end, label)`` of every constituent over
-    them, in pre-order (the root first).  One iterative pass: deep trees are fine."""
+    them, in pre-order (the root first).
+
+    Recursion is a third faster than an explicit stack on treebank trees (this runs for every
+    tree scored); trees deeper than Python's recursion limit take the iterative path.
+    """
+    try:
+        return _leaves_and_spans_recursive(tree)
+    except RecursionError:
+        return _leaves_and_spans_iterative(tree)
+
+
+def _leaves_and_spans_recursive(tree: Tree) -> tuple[list[Tree], list[tuple[int, int, str]]]:
+    children = tree.children
+    if len(children) == 1 and children[0].__class__ is str:
+        return [tree], []
+    leaves: list[Tree] = []
+    out: list = [None]
+    _walk(tree, 0, leaves, out)
+    return leaves, out
+
+
+def _walk(node: Tree, index: int, leaves: list, out: list) -> None:
+    # A module-level function, not a closure: a self-referencing closure is a reference
+    # cycle, which would leak while the evaluate commands run with the collector paused.
+    start = len(leaves)
+    for child in node.children:
+        grand = child.children  # type: ignore[union-attr]
+        if len(grand) == 1 and grand[0].__class__ is str:
+            leaves.append(child)
+        else:
+            slot = len(out)
+            out.append(None)
+            _walk(child, slot, leaves, out)  # type: ignore[arg-type]
+    out[index] = (start, len(leaves), node.label)
+
+
+def _leaves_and_spans_iterative(tree: Tree) -> tuple[list[Tree], list[tuple[int, int, str]]]:
     leaves: list[Tree] = []
     out: list[tuple[int, int, str]] = []
     stack: list = [tree]

@@ -14,7 +14,7 @@ from induce.evaluate.common import parse_baseline
 from induce.structure.baselines import dependency_baseline, tree_baseline
 from induce.structure.deps import restrict_heads
 from induce.structure.distances import split_tree
-from induce.structure.trees import (collapse_unary, cut_label, filter_preterminals,
+from induce.structure.trees import (_leaves_and_spans_iterative, collapse_unary, cut_label, filter_preterminals,
                                     leaves_and_spans, lowercase, normalize_word,
                                     restrict_spans, spans, strip_empty, strip_function_tags,
                                     unwrap)
@@ -75,6 +75,7 @@ def test_spans_and_restriction_match_rebuilt_trees(data):
     tree = data.draw(tree_over(leaves))
     found_leaves, found = leaves_and_spans(tree)
     assert found == _brute_spans(tree) and found_leaves == tree.preterminals()
+    assert _leaves_and_spans_iterative(tree) == (found_leaves, found)
     keep = [data.draw(st.booleans()) for _ in leaves]
     flags = iter(keep)
     filtered = filter_preterminals(tree, lambda p: next(flags))

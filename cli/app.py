@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 import induce
-from induce.cli import evaluate
+from induce.cli import convert, evaluate
 
 app = typer.Typer(
     name="induce",
@@ -19,6 +19,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(evaluate.app, name="evaluate")
+app.add_typer(convert.app, name="convert")
 
 
 def _version(value: bool) -> None:

@@ -263,9 +263,12 @@ def format_deps(sentences: Iterable[DepTree], fmt: str) -> str:
         for i in range(n):
             if fmt == "malt":
                 out.append(f"{tree.words[i]}\t{tags[i]}\t{tree.heads[i]}\t{labels[i]}\n")
-            elif fmt in ("conllu", "conllx"):
+            elif fmt == "conllu":   # a PTB tag is an XPOS; UPOS stays unknown
                 out.append(f"{i + 1}\t{tree.words[i]}\t_\t_\t{tags[i]}\t_\t{tree.heads[i]}\t"
                            f"{labels[i]}\t_\t_\n")
+            elif fmt == "conllx":   # CPOSTAG and POSTAG both carry the tag
+                out.append(f"{i + 1}\t{tree.words[i]}\t_\t{tags[i]}\t{tags[i]}\t_\t"
+                           f"{tree.heads[i]}\t{labels[i]}\t_\t_\n")
             else:
                 raise InputError(f"unknown dependency format {fmt!r}")
         out.append("\n")

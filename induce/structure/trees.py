@@ -1,6 +1,7 @@
 """Operations on constituency trees: cleaning, filtering, spans.
 
-All functions return new trees and leave their input untouched.  Spans are half-open
+Trees are treated as values: no function changes its input, and a result may share subtrees
+with it (or be the input itself when nothing changes).  Spans are half-open
 ``(start, end)`` intervals over the positions of the preterminals (words) of the tree.
 """
 
@@ -34,15 +35,17 @@ def rebuild(tree: Tree, on_preterminal: Callable[[Tree], Tree | None],
     """
     results: list[Tree | None] = []
     stack: list[tuple[Tree, bool]] = [(tree, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        if node.is_preterminal:
+        node, expanded = pop()
+        children = node.children
+        if len(children) == 1 and children[0].__class__ is str:
             results.append(on_preterminal(node))
         elif not expanded:
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(node.children))  # type: ignore[misc]
+            push((node, True))
+            stack.extend([(c, False) for c in reversed(children)])  # type: ignore[misc]
         else:
-            k = len(node.children)
+            k = len(children)
             kids = [c for c in results[len(results) - k:] if c is not None] if k else []
             del results[len(results) - k:]
             results.append(on_node(node, kids))
@@ -58,9 +61,14 @@ def strip_function_tags(tree: Tree) -> Tree:
 def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None:
     """Keep the preterminals for which ``keep`` is true; drop constituents left empty.
 
-    Returns ``None`` when nothing is left.
+    Returns ``None`` when nothing is left, and ``tree`` itself when every preterminal stays
+    (trees are values: no function here changes its input).
     """
-    return rebuild(tree, lambda p: Tree(p.label, list(p.children)) if keep(p) else None,
+    kept = [keep(p) for p in leaves_and_spans(tree)[0]]
+    if all(kept):
+        return tree
+    flags = iter(kept)  # rebuild visits the preterminals left to right
+    return rebuild(tree, lambda p: p if next(flags) else None,
                    lambda node, kids: Tree(node.label, kids) if kids else None)
 
 

@@ -1,0 +1,179 @@
+"""``induce convert``: distances and heights to structures, head rules, format conversions.
+
+Every command reads a file or ``-`` (stdin) and writes stdout, or ``--output FILE`` written
+atomically (nothing half-written on errors or Ctrl-C).  No torch is imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from induce.cli.common import handle_errors, warn
+
+app = typer.Typer(
+    help="Convert between syntactic distances/heights, trees and dependencies, and between "
+         "treebank formats.",
+    no_args_is_help=True)
+
+INPUT = typer.Argument(..., help="Input file (a directory of treebank files for trees); - for "
+                                 "stdin.")
+OUTPUT = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout.")
+REMOVE_PUNCT = typer.Option(False, "--remove-punct",
+                            help="Remove punctuation (, . : `` '' -LRB- -RRB-) the same way "
+                                 "from trees and dependency files.")
+KEEP_TAGS = typer.Option(None, "--keep-tags",
+                         help="Keep only words whose tag is in this tag set (e.g. "
+                              "ptb_word_tags, the unsupervised-parsing word filter).")
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output:
+        from induce.data.files import atomic_write
+        atomic_write(output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _tag_filters(remove_punct: bool, keep_tags: Optional[str]):
+    from induce.metrics.conventions import load_tagset
+
+    drop = load_tagset("ptb_punctuation") if remove_punct else None
+    keep = load_tagset(keep_tags) if keep_tags else None
+    return drop or frozenset(), keep
+
+
+def _choice(value: str, allowed: tuple[str, ...], option: str) -> None:
+    if value not in allowed:
+        raise typer.BadParameter(f"{option} must be one of {', '.join(allowed)}")
+
+
+@app.command("distances")
+@handle_errors
+def distances(
+    source: str = INPUT,
+    to: str = typer.Option("ptb", "--to", help="ptb (Algorithm 1), conllu (Algorithm 3) or "
+                                                "both (JSON lines with tree, heads, root)."),
+    ties: str = typer.Option("left", "--ties", help="Equal distances: split at the leftmost "
+                                                     "(left) or rightmost (right) first."),
+    output: Optional[str] = OUTPUT,
+) -> None:
+    """Trees and dependencies from syntactic distances and heights (StructFormer Alg. 1-3).
+
+    Each input line: {"words": [...], "distances": [n-1 numbers], "heights": [n numbers]}
+    (heights only for conllu/both; optional "tags")."""
+    _choice(to, ("ptb", "conllu", "both"), "--to")
+    _choice(ties, ("left", "right"), "--ties")
+    from induce.convert.distances import convert_distances
+
+    done = convert_distances(source, need_heights=to != "ptb", ties=ties)
+    if to == "ptb":
+        from induce.data.ptb import format_trees
+        text = format_trees(c.tree for c in done)
+    elif to == "conllu":
+        from induce.data.conll import format_deps
+        text = format_deps((c.deptree() for c in done), "conllu")
+    else:
+        from induce.data.jsonl import format_jsonl
+        text = format_jsonl(c.record() for c in done)
+    _emit(text, output)
+
+
+@app.command("headrules")
+@handle_errors
+def headrules(
+    source: str = INPUT,
+    rules: str = typer.Option("penn2malt", "--rules", "-r",
+                              help="Head table: penn2malt, collins or a YAML file."),
+    to: str = typer.Option("conllu", "--to", help="conllu, conllx or malt."),
+    output: Optional[str] = OUTPUT,
+) -> None:
+    """Dependency trees from treebank trees with head rules (traces removed first)."""
+    _choice(to, ("conllu", "conllx", "malt"), "--to")
+    from induce.convert.headrules import convert_headrules
+    from induce.data.conll import format_deps
+
+    done = convert_headrules(source, rules)
+    _emit(format_deps(done.sentences, to), output)
+
+
+@app.command("trees")
+@handle_errors
+def trees(
+    source: str = INPUT,
+    strip_traces: bool = typer.Option(False, "--strip-traces",
+                                      help="Remove -NONE- elements and phrases left empty."),
+    strip_function_tags: bool = typer.Option(False, "--strip-function-tags",
+                                             help="NP-SBJ-1 -> NP (-LRB- etc. kept)."),
+    remove_punct: bool = REMOVE_PUNCT,
+    keep_tags: Optional[str] = KEEP_TAGS,
+    unwrap: bool = typer.Option(False, "--unwrap",
+                                help="Drop a TOP/ROOT/S1 or unlabelled root with one child."),
+    collapse_unary: bool = typer.Option(False, "--collapse-unary",
+                                        help="Collapse unary chains (the top label stays)."),
+    lowercase: bool = typer.Option(False, "--lowercase", help="Lower-case the words."),
+    binarize: Optional[str] = typer.Option(None, "--binarize",
+                                           help="right or left factored; new nodes are "
+                                                "labelled X|<A-B-...>."),
+    unbinarize: bool = typer.Option(False, "--unbinarize",
+                                    help="Splice out X|<...> nodes made by --binarize."),
+    to: str = typer.Option("ptb", "--to", help="ptb (one tree per line) or distances (JSON "
+                                                "lines, Definition 3.1)."),
+    one_per_line: bool = typer.Option(True, "--one-per-line",
+                                      help="One tree per line (always; accepted for clarity)."),
+    output: Optional[str] = OUTPUT,
+) -> None:
+    """Clean and reshape treebank trees; multi-line .mrg files become one tree per line."""
+    _choice(to, ("ptb", "distances"), "--to")
+    if binarize is not None:
+        _choice(binarize, ("right", "left"), "--binarize")
+    from induce.convert.trees import TreeOps, convert_trees
+
+    drop, keep = _tag_filters(remove_punct, keep_tags)
+    ops = TreeOps(strip_traces=strip_traces, strip_function_tags=strip_function_tags,
+                  drop_tags=drop, keep_tags=keep, unwrap=unwrap,
+                  collapse_unary=collapse_unary, lowercase=lowercase, unbinarize=unbinarize,
+                  binarize=binarize)
+    done = convert_trees(source, ops)
+    empty = sum(1 for t in done if t is None)
+    if empty:
+        warn(f"{empty} tree(s) left without words: written as empty lines")
+    if to == "ptb":
+        from induce.data.ptb import format_trees
+        _emit(format_trees(done), output)
+    else:
+        from induce.convert.trees import distance_records
+        from induce.data.jsonl import format_jsonl
+        _emit(format_jsonl(distance_records(done)), output)
+
+
+@app.command("deps")
+@handle_errors
+def deps(
+    source: str = INPUT,
+    source_format: Optional[str] = typer.Option(None, "--from",
+                                                help="conllu, conllx or malt (default: guess)."),
+    to: str = typer.Option("conllu", "--to", help="conllu, conllx, malt, or heights (JSON "
+                                                   "lines, Definition 3.2)."),
+    remove_punct: bool = REMOVE_PUNCT,
+    keep_tags: Optional[str] = KEEP_TAGS,
+    output: Optional[str] = OUTPUT,
+) -> None:
+    """Convert dependency files (Malt-TAB, CoNLL-X -> CoNLL-U, ...), optionally without
+    punctuation, or write each word's syntactic height."""
+    _choice(to, ("conllu", "conllx", "malt", "heights"), "--to")
+    from induce.convert.deps import convert_deps, height_records
+
+    drop, keep = _tag_filters(remove_punct, keep_tags)
+    done, dropped = convert_deps(source, source_format, drop, keep)
+    if dropped:
+        warn(f"{dropped} sentence(s) left without words were dropped")
+    if to == "heights":
+        from induce.data.jsonl import format_jsonl
+        _emit(format_jsonl(height_records(done)), output)
+    else:
+        from induce.data.conll import format_deps
+        _emit(format_deps(done.sentences, to), output)

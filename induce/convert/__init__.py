@@ -1,0 +1,1 @@
+"""convert workflows: distances/heights, head rules, tree and dependency formats."""

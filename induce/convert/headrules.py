@@ -1,0 +1,45 @@
+"""``induce convert headrules``: treebank trees to dependency trees with a head table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from induce.convert.headtables import load_head_table
+from induce.data.errors import InputError
+from induce.data.ptb import read_trees
+from induce.data.types import DepTree
+from induce.structure.headrules import HeadTable, UnknownLabel, lexical_heads
+from induce.structure.trees import strip_empty, unwrap
+
+
+@dataclass
+class Converted:
+    table: HeadTable
+    sentences: list[DepTree]
+    lines: list[int]
+
+
+def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Converted:
+    """Dependencies of every tree in ``path``: empty elements (``-NONE-``) and the phrases
+    they empty go first, then a treebank wrapper (``TOP``, ``( ...)``); words keep their tags."""
+    table = rules if isinstance(rules, HeadTable) else load_head_table(rules)
+    trees = read_trees(path)
+    sentences: list[DepTree] = []
+    lines: list[int] = []
+    for k, tree in enumerate(trees.trees):
+        source, line = trees.where(k)
+        clean = strip_empty(tree) if tree is not None else None
+        if clean is None:
+            raise InputError("empty sentence: no word to attach", source, line)
+        clean = unwrap(clean)
+        try:
+            deps = lexical_heads(clean, table)
+        except UnknownLabel as err:
+            raise InputError(f"the head table {table.name!r} has no rule for the label "
+                             f"{err.label!r}", source, line) from None
+        sentences.append(DepTree(tuple(deps.words), tuple(deps.heads), tuple(deps.tags),
+                                 tuple(deps.labels)))
+        lines.append(line)
+    if not sentences:
+        raise InputError("no trees in the file", path)
+    return Converted(table, sentences, lines)

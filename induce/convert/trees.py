@@ -1,0 +1,81 @@
+"""``induce convert trees``: treebank cleaning and reshaping, one tree per line out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from induce.data.errors import ConfigError, InputError
+from induce.data.ptb import read_trees
+from induce.data.types import Tree
+from induce.structure.binarize import FACTORS, binarize, unbinarize
+from induce.structure.distances import tree_distances
+from induce.structure.trees import (collapse_unary, filter_preterminals, lowercase,
+                                    strip_empty, strip_function_tags, unwrap)
+
+
+@dataclass(frozen=True)
+class TreeOps:
+    """What to do to each tree, applied in this order."""
+
+    strip_traces: bool = False         # remove -NONE- and the phrases left empty
+    strip_function_tags: bool = False  # NP-SBJ-1 -> NP
+    drop_tags: frozenset[str] = frozenset()   # remove words with these tags (punctuation)
+    keep_tags: frozenset[str] | None = None    # keep only words with these tags
+    unwrap: bool = False               # drop a TOP / ROOT / S1 / ( ) root with one child
+    collapse_unary: bool = False
+    lowercase: bool = False
+    unbinarize: bool = False
+    binarize: str | None = None        # "right" or "left" factored
+
+    def __post_init__(self) -> None:
+        if self.binarize is not None and self.binarize not in FACTORS:
+            raise ConfigError(f"binarize must be one of {', '.join(FACTORS)}")
+
+
+def transform(tree: Tree, ops: TreeOps) -> Tree | None:
+    """Apply ``ops``; ``None`` when no word is left."""
+    out: Tree | None = tree
+    if ops.strip_traces:
+        out = strip_empty(out)
+    if out is not None and ops.strip_function_tags:
+        out = strip_function_tags(out)
+    if out is not None and (ops.drop_tags or ops.keep_tags is not None):
+        drop, keep = ops.drop_tags, ops.keep_tags
+        out = filter_preterminals(out, lambda p: p.label not in drop and
+                                  (keep is None or p.label in keep))
+    if out is None:
+        return None
+    if ops.unwrap:
+        out = unwrap(out)
+    if ops.collapse_unary:
+        out = collapse_unary(out)
+    if ops.lowercase:
+        out = lowercase(out)
+    if ops.unbinarize:
+        out = unbinarize(out)
+    if ops.binarize:
+        out = binarize(out, ops.binarize)
+    return out
+
+
+def convert_trees(path: str, ops: TreeOps) -> list[Tree | None]:
+    """Every tree of ``path`` (a file, a directory of LDC files, ``-``) transformed; a tree
+    left without words becomes an empty line."""
+    trees = read_trees(path)
+    if not len(trees):
+        raise InputError("no trees in the file", path)
+    return [None if t is None else transform(t, ops) for t in trees.trees]
+
+
+def distance_records(trees: list[Tree | None]) -> list[dict]:
+    """``{"words", "tags", "distances"}`` per tree (Definition 3.1); an empty tree gives an
+    empty record."""
+    out = []
+    for tree in trees:
+        if tree is None:
+            out.append({"words": [], "tags": [], "distances": []})
+            continue
+        pos = tree.pos()
+        out.append({"words": [w for w, _ in pos], "tags": [t for _, t in pos],
+                    "distances": tree_distances(tree)})
+    return out

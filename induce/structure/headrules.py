@@ -1,0 +1,193 @@
+"""Head rules: constituency trees to dependency trees.
+
+A head table maps each phrase label to an ordered list of rules ``(direction, priorities)``.
+The head child of a phrase is found with the semantics of Collins (1999) and Penn2Malt: for each
+rule in turn, for each priority in order, the children are scanned in the rule's direction
+(``left``: from the first child, ``right``: from the last; ``first``/``last``: that child only)
+and the first child whose label (function tags cut) is in that priority's set is the head.  A
+priority is usually one label; a set (``NN|NNS|NNP``) means "whichever of these comes first".
+A rule without priorities takes the first child in its direction; when no rule matches, the
+first child in the direction of the first rule is the head.  Punctuation children are passed
+over unless a phrase has nothing else.  With a coordination set (Collins), a head child right
+after a coordinator gives way to the child before the coordinator.  ``*`` is the rule for
+labels a table does not list; other unknown labels raise :class:`UnknownLabel`.
+
+Every word then depends on the lexical head of the smallest constituent it does not head:
+the result is a projective tree.  Tables are data (``resources/headrules/*.yaml``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from induce.data.types import Tree
+
+DIRECTIONS = ("left", "right", "first", "last")
+
+
+class UnknownLabel(ValueError):
+    """A phrase label the head table has no rule for."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(label)
+        self.label = label
+
+
+@dataclass(frozen=True)
+class HeadRule:
+    direction: str
+    priorities: tuple[frozenset[str], ...]
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """Matches a dependent by its function tags, its own label and the phrase it attaches in
+    (``None`` = any)."""
+
+    label: str
+    function: frozenset[str] | None = None
+    dependent: frozenset[str] | None = None
+    phrase: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class LabelScheme:
+    root: str
+    punctuation: str
+    rules: tuple[LabelRule, ...]
+    default: str
+
+    def label(self, phrase: str, dependent: str, functions: frozenset[str],
+              is_punctuation: bool) -> str:
+        if is_punctuation:
+            return self.punctuation
+        for rule in self.rules:
+            if (rule.function is None or rule.function & functions) and \
+                    (rule.dependent is None or dependent in rule.dependent) and \
+                    (rule.phrase is None or phrase in rule.phrase):
+                return rule.label
+        return self.default
+
+
+@dataclass(frozen=True)
+class HeadTable:
+    """A head table (see the module docstring)."""
+
+    name: str
+    rules: dict[str, tuple[HeadRule, ...]]
+    punctuation: frozenset[str] = frozenset()
+    coordination: frozenset[str] = frozenset()
+    labels: LabelScheme | None = None
+    _cut: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def head_child(self, label: str, children: Sequence[str]) -> int:
+        """Index of the head among children labelled ``children`` (function tags cut)."""
+        rules = self.rules.get(label)
+        if rules is None:
+            rules = self.rules.get("*")
+            if rules is None:
+                raise UnknownLabel(label)
+        punctuation = self.punctuation
+        candidates = [i for i, c in enumerate(children) if c not in punctuation] or \
+            list(range(len(children)))
+        head = -1
+        for rule in rules:
+            if rule.direction == "left":
+                order = candidates
+            elif rule.direction == "right":
+                order = candidates[::-1]
+            else:
+                order = candidates[:1] if rule.direction == "first" else candidates[-1:]
+            if not rule.priorities:
+                head = order[0]
+                break
+            head = next((i for wanted in rule.priorities for i in order
+                         if children[i] in wanted), -1)
+            if head >= 0:
+                break
+        if head < 0:
+            head = candidates[-1] if rules and rules[0].direction in ("right", "last") \
+                else candidates[0]
+        if head >= 2 and children[head - 1] in self.coordination:
+            head -= 2
+        return head
+
+    def split(self, label: str) -> tuple[str, frozenset[str]]:
+        """``NP-SBJ-1`` -> (``NP``, {``SBJ``}): the category and its function tags (indices
+        and ``=`` co-indexing dropped).  Labels starting with ``-`` are kept whole."""
+        found = self._cut.get(label)
+        if found is None:
+            if not label or label[0] == "-":
+                found = (label, frozenset())
+            else:
+                parts = label.split("=", 1)[0].split("-")
+                found = (parts[0], frozenset(p for p in parts[1:] if p and not p.isdigit()))
+            self._cut[label] = found
+        return found
+
+
+@dataclass
+class Dependencies:
+    """The preterminals of a tree as a dependency tree: heads (0 = root, 1-based), labels."""
+
+    words: list[str]
+    tags: list[str]
+    heads: list[int]
+    labels: list[str]
+
+
+def lexical_heads(tree: Tree, table: HeadTable) -> Dependencies:
+    """Dependency heads (0 = root, 1-based) and labels of the preterminals of ``tree``.
+
+    ``tree`` must be free of empty elements (``-NONE-``); function tags may stay (they are
+    cut for the lookup and used for labels).  Without a label scheme every label is ``dep``
+    (``root`` for the root).  Raises :class:`UnknownLabel`.  Iterative: any depth is fine.
+    """
+    heads: list[int] = []
+    labels: list[str] = []
+    words_out: list[str] = []
+    tags_out: list[str] = []
+    scheme = table.labels
+    position = 0
+    results: list[int] = []   # head word (1-based) of each finished child, in order
+    stack: list[tuple[Tree, bool]] = [(tree, False)]
+    cut, split, punctuation = table._cut, table.split, table.punctuation
+    while stack:
+        node, expanded = stack.pop()
+        children = node.children
+        if len(children) == 1 and children[0].__class__ is str:
+            position += 1
+            heads.append(0)
+            labels.append("")
+            words_out.append(children[0])  # type: ignore[arg-type]
+            tags_out.append(node.label)
+            results.append(position)
+            continue
+        if not expanded:
+            stack.append((node, True))
+            stack.extend([(c, False) for c in reversed(children)])  # type: ignore[misc]
+            continue
+        k = len(children)
+        words = results[len(results) - k:]
+        del results[len(results) - k:]
+        parts = [cut.get(c.label) or split(c.label) for c in children]  # type: ignore[union-attr]
+        category = (cut.get(node.label) or split(node.label))[0]
+        index = table.head_child(category, [p[0] for p in parts])
+        head = words[index]
+        for i, word in enumerate(words):
+            if i == index:
+                continue
+            heads[word - 1] = head
+            if scheme is not None:
+                grand = children[i].children  # type: ignore[union-attr]
+                is_punct = len(grand) == 1 and grand[0].__class__ is str and \
+                    children[i].label in punctuation  # type: ignore[union-attr]
+                labels[word - 1] = scheme.label(category, parts[i][0], parts[i][1], is_punct)
+            else:
+                labels[word - 1] = "dep"
+        results.append(head)
+    root = results[0] if results else 0
+    if root:
+        labels[root - 1] = scheme.root if scheme is not None else "root"
+    return Dependencies(words_out, tags_out, heads, labels)

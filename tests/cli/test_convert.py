@@ -1,0 +1,185 @@
+"""``induce convert``: distances/heights, head rules, tree and dependency formats; errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.data.conll import parse_deps
+from induce.data.ptb import parse_trees
+from tests.conftest import DATA, needs_shared
+
+runner = CliRunner()
+
+MRG = """
+( (S
+    (NP-SBJ-1 (DT The) (NN dog) )
+    (, ,)
+    (VP (MD will)
+      (VP (VB bark)
+        (S (NP-SBJ (-NONE- *-1) ) (VP (TO to) (VP (VB eat))))))
+    (. .) ))
+( (FRAG (`` ``) (NP (NNS Cats) ) ('' '') ))
+"""
+JSONL = ('{"words": ["the", "dog", "barked"], "distances": [1, 2], "heights": [0, 1, 2]}\n'
+         '\n{"words": ["yes"], "distances": [], "heights": [0.5], "tags": ["UH"]}\n')
+
+
+def run(*args: str, **kwargs):
+    return runner.invoke(app, list(args), **kwargs)
+
+
+def test_distances_to_trees_dependencies_and_both(write):
+    source = write("in.jsonl", JSONL)
+    ptb = run("convert", "distances", source)
+    assert ptb.exit_code == 0, ptb.output
+    assert ptb.stdout == "(X (X (X the) (X dog)) (X barked))\n(X (UH yes))\n"
+    conllu = parse_deps(run("convert", "distances", source, "--to", "conllu").stdout, "o",
+                        "conllu")
+    assert [t.heads for t in conllu.sentences] == [(2, 3, 0), (0,)]
+    both = [json.loads(line) for line in
+            run("convert", "distances", source, "--to", "both").stdout.splitlines()]
+    assert both[0] == {"words": ["the", "dog", "barked"],
+                       "tree": "(X (X (X the) (X dog)) (X barked))",
+                       "heads": [2, 3, 0], "root": 3, "root_height": 2}
+    ties = run("convert", "distances", "-", "--ties", "right",
+               input='{"words": ["a", "b", "c"], "distances": [1, 1]}\n')
+    assert ties.stdout == "(X (X (X a) (X b)) (X c))\n"
+
+
+@pytest.mark.parametrize("line, fragment", [
+    ('{"words": ["a", "b"], "distances": [1, 2], "heights": [0, 1]}', "need 1 distances"),
+    ('{"words": ["a", "b"], "distances": [NaN], "heights": [0, 1]}', "not a finite number"),
+    ('{"words": ["a", "b"], "distances": [Infinity], "heights": [0, 1]}', "not a finite"),
+    ('{"words": ["a", "b"], "distances": [1], "heights": [0]}', "need 2 heights"),
+    ('{"words": ["a", "b"], "distances": [1]}', 'no "heights"'),
+    ('{"words": [], "distances": [], "heights": []}', "empty sentence"),
+    ('{"words": ["a b"], "distances": [], "heights": [1]}', "cannot be empty or hold spaces"),
+    ('{"words": ["a", "b"], "distances": [1], "heights": [0, 1', "not valid JSON"),
+    ('["a", "b"]', "expected a JSON object"),
+])
+def test_bad_distance_lines(write, tmp_path, line, fragment):
+    source = write("in.jsonl", JSONL + line + "\n")
+    out = tmp_path / "out.conllu"
+    result = run("convert", "distances", source, "--to", "conllu", "-o", str(out))
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {source}:4: "), lines
+    assert fragment in lines[0]
+    assert not out.exists()
+
+
+def test_headrules_formats(write, tmp_path):
+    source = write("t.mrg", MRG)
+    out = tmp_path / "deps.conllu"
+    result = run("convert", "headrules", source, "-o", str(out))
+    assert result.exit_code == 0 and result.stdout == ""
+    deps = parse_deps(out.read_text(), str(out))
+    first = deps.sentences[0]
+    assert first.words == ("The", "dog", ",", "will", "bark", "to", "eat", ".")
+    assert first.heads == (2, 4, 4, 0, 4, 7, 5, 4)   # "to" depends on its verb
+    assert first.labels[1] == "SBJ" and first.tags[3] == "MD"
+    malt = run("convert", "headrules", source, "--to", "malt", "-r", "collins").stdout
+    assert malt.splitlines()[0] == "The\tDT\t2\tdep"
+    conllx = run("convert", "headrules", source, "--to", "conllx").stdout
+    assert conllx.splitlines()[0].split("\t")[3:5] == ["DT", "DT"]
+
+
+def test_headrules_unknown_label(write, tmp_path):
+    source = write("t.mrg", "(TOP (S (ZZP (NN a)) (VP (VB b))))\n")
+    out = tmp_path / "o.conllu"
+    result = run("convert", "headrules", source, "-o", str(out))
+    assert result.exit_code == 2
+    assert "t.mrg:1: the head table 'penn2malt' has no rule for the label 'ZZP'" in \
+        result.stderr
+    assert not out.exists()
+
+
+def test_trees_cleaning_and_binarizing(write):
+    source = write("t.mrg", MRG)
+    result = run("convert", "trees", source, "--strip-traces", "--strip-function-tags",
+                 "--one-per-line")
+    assert result.stdout.splitlines()[0] == (
+        "( (S (NP (DT The) (NN dog)) (, ,) (VP (MD will) (VP (VB bark) (S (VP (TO to) "
+        "(VP (VB eat)))))) (. .)))")
+    words = run("convert", "trees", source, "--strip-traces", "--keep-tags", "ptb_word_tags",
+                "--unwrap", "--collapse-unary", "--lowercase").stdout.splitlines()
+    assert words[0] == "(S (NP-SBJ-1 (DT the) (NN dog)) (VP (MD will) (VP (VB bark) " \
+                       "(S (TO to) (VP (VB eat))))))"   # a unary chain keeps its top label
+    assert words[1] == "(FRAG (NNS cats))"
+    binary = run("convert", "trees", source, "--strip-traces", "--binarize", "right").stdout
+    tree = parse_trees(binary).trees[0]
+    assert all(len(n.children) <= 2 for n in tree.subtrees())
+    back = run("convert", "trees", "-", "--unbinarize", input=binary).stdout
+    assert back == run("convert", "trees", source, "--strip-traces").stdout
+    nothing = run("convert", "trees", write("p.mrg", "(S (. .))\n(S (NN a))\n"),
+                  "--remove-punct")
+    assert nothing.stdout == "\n(S (NN a))\n" and "1 tree(s) left without words" in \
+        nothing.stderr
+
+
+def test_trees_to_distances_and_back(write):
+    source = write("t.mrg", MRG)
+    records = run("convert", "trees", source, "--strip-traces", "--remove-punct", "--to",
+                  "distances").stdout
+    first = json.loads(records.splitlines()[0])
+    assert first["words"] == ["The", "dog", "will", "bark", "to", "eat"]
+    assert len(first["distances"]) == 5
+    again = run("convert", "distances", "-", input=records).stdout.splitlines()[0]
+    assert parse_trees(again).trees[0].words() == first["words"]
+
+
+def test_punctuation_removed_consistently_from_trees_and_dependencies(write):
+    source = write("t.mrg", MRG)
+    deps = write("d.conllu", run("convert", "headrules", source).stdout)
+    trees = parse_trees(run("convert", "trees", source, "--strip-traces",
+                            "--remove-punct").stdout)
+    no_punct = parse_deps(run("convert", "deps", deps, "--remove-punct").stdout, "x",
+                          "conllu")
+    assert [t.words() for t in trees.trees] == [list(d.words) for d in no_punct.sentences]
+    assert no_punct.sentences[0].heads == (2, 3, 0, 3, 6, 4)
+
+
+def test_deps_formats_and_heights(write):
+    malt = write("d.dp", "The\tDT\t2\ndog\tNN\t3\nbarked\tVBD\t0\n.\t.\t3\n\n")
+    conllu = run("convert", "deps", malt, "--to", "conllu").stdout
+    assert conllu.splitlines()[0] == "1\tThe\t_\t_\tDT\t_\t2\t_\t_\t_"
+    heights = json.loads(run("convert", "deps", malt, "--to", "heights").stdout)
+    assert heights == {"words": ["The", "dog", "barked", "."], "heads": [2, 3, 0, 3],
+                       "heights": [0, 1, 2, 0]}
+    bad = run("convert", "deps", write("c.dp", "a\tDT\t2\nb\tNN\t1\nc\tNN\t0\n"))
+    assert bad.exit_code == 2 and "c.dp:1: not a dependency tree: cycle" in bad.stderr
+
+
+def test_convert_does_not_import_torch(write):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    source = write("in.jsonl", JSONL)
+    code = ("import sys\nfrom induce.cli.app import main\n"
+            f"sys.argv = ['induce', 'convert', 'distances', {source!r}, '--to', 'both']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "assert 'torch' not in sys.modules and 'nltk' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+
+
+@needs_shared("data", "ptb-sample")
+def test_penn2malt_reproduces_the_sample_dependencies():
+    """The Penn2Malt table gives the heads of every .dp file of the sample (46,451 tokens)."""
+    from induce.convert.headrules import convert_headrules
+    from induce.data.conll import read_deps
+
+    ours = convert_headrules(str(DATA / "ptb-sample" / "trees"), "penn2malt").sentences
+    gold = read_deps(str(DATA / "ptb-sample" / "dependencies")).sentences
+    assert len(ours) == len(gold) == 1921
+    agree = sum(a == b for o, g in zip(ours, gold) for a, b in zip(o.heads, g.heads))
+    assert [o.words for o in ours] == [g.words for g in gold]
+    assert agree == sum(len(g) for g in gold) == 46451

@@ -1,0 +1,89 @@
+"""Head rules and binarisation."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from induce.convert.headtables import head_table, load_head_table
+from induce.data.errors import ConfigError
+from induce.data.ptb import parse_trees
+from induce.data.types import Tree, dependency_problem
+from induce.structure.binarize import binarize, unbinarize
+from induce.structure.headrules import UnknownLabel, lexical_heads
+from tests.strategies import sentence, tree_over
+
+
+def T(text: str) -> Tree:
+    return parse_trees(text).trees[0]
+
+
+SENT = T("(S (NP-SBJ (DT The) (JJ old) (NN dog)) (VP (MD will) (VP (VB bark) "
+         "(PP-TMP (IN at) (NP (NN night))))) (. .))")
+
+
+def test_penn2malt_heads_and_labels():
+    deps = lexical_heads(SENT, load_head_table("penn2malt"))
+    assert deps.words == ["The", "old", "dog", "will", "bark", "at", "night", "."]
+    assert deps.heads == [3, 3, 4, 0, 4, 5, 6, 4]      # the modal heads the clause
+    assert deps.labels == ["NMOD", "NMOD", "SBJ", "ROOT", "VC", "VMOD", "PMOD", "P"]
+
+
+def test_collins_differs_where_expected():
+    collins = load_head_table("collins")
+    deps = lexical_heads(SENT, collins)
+    assert deps.heads == [3, 3, 4, 0, 4, 5, 6, 4] and set(deps.labels) == {"dep", "root"}
+    # "because of": Penn2Malt takes the first preposition, Collins the last
+    pp = T("(PP (IN because) (IN of) (NP (NN rain)))")
+    assert lexical_heads(pp, load_head_table("penn2malt")).heads == [0, 1, 1]
+    assert lexical_heads(pp, collins).heads == [2, 0, 2]
+    # Collins' NP: the leftmost NP when there is no noun child; coordination
+    np = T("(NP (NP (NN cats)) (CC and) (NP (NN dogs)))")
+    assert lexical_heads(np, collins).heads == [0, 1, 1]
+    assert lexical_heads(np, load_head_table("penn2malt")).heads == [3, 3, 0]
+    vp = T("(VP (VB sing) (CC and) (VB dance))")
+    assert lexical_heads(vp, collins).heads == [0, 1, 1]   # head after CC gives way
+
+
+def test_punctuation_is_never_the_head_of_a_phrase_with_words():
+    prn = T("(PRN (-LRB- -LRB-) (NP (NN note)) (-RRB- -RRB-))")
+    assert lexical_heads(prn, load_head_table("penn2malt")).heads == [2, 0, 2]
+    only = T("(FRAG (. .) (: :))")
+    assert dependency_problem(lexical_heads(only, load_head_table("penn2malt")).heads) is None
+
+
+def test_table_from_yaml_and_errors():
+    table = head_table({"rules": {"S": ["right VP"], "VP": ["left VB|VBD"],
+                                  "*": ["left"]}}, "mine.yaml")
+    assert lexical_heads(T("(S (NP (NN a)) (VP (VBD b)))"), table).heads == [2, 0]
+    strict = head_table({"rules": {"S": ["right"]}}, "mine.yaml")
+    with pytest.raises(UnknownLabel):
+        lexical_heads(T("(S (NP (NN a)) (VP (VBD b)))"), strict)
+    for bad, match in [({"rules": {"S": ["up VP"]}}, "direction must be"),
+                       ({"rules": {"S": []}}, "list of rules"),
+                       ({"rules": {}, "colour": 1}, "unknown setting"),
+                       ({"rules": {}, "labels": {"rules": [{"phrase": ["NP"]}]}},
+                        "needs a label")]:
+        with pytest.raises(ConfigError, match=match):
+            head_table(bad, "mine.yaml")
+    with pytest.raises(ConfigError, match="unknown head table"):
+        load_head_table("stanford")
+
+
+@given(st.data(), st.sampled_from(["right", "left"]))
+@settings(max_examples=200, deadline=None)
+def test_binarize_round_trip(data, factor):
+    tree = data.draw(tree_over(data.draw(sentence()), unary=False))
+    binary = binarize(tree, factor)
+    assert all(len(n.children) <= 2 for n in binary.subtrees())
+    assert binary.pos() == tree.pos()
+    assert unbinarize(binary) == tree
+
+
+def test_binarize_shapes():
+    tree = T("(S (A a) (B b) (C c) (D d))")
+    assert binarize(tree, "right").to_string() == \
+        "(S (A a) (S|<B-C-D> (B b) (S|<C-D> (C c) (D d))))"
+    assert binarize(tree, "left").to_string() == \
+        "(S (S|<A-B-C> (S|<A-B> (A a) (B b)) (C c)) (D d))"

@@ -57,9 +57,19 @@ class LabelScheme:
     punctuation: str
     rules: tuple[LabelRule, ...]
     default: str
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def label(self, phrase: str, dependent: str, functions: frozenset[str],
               is_punctuation: bool) -> str:
+        key = (phrase, dependent, functions, is_punctuation)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._label(phrase, dependent, functions,
+                                                  is_punctuation)
+        return found
+
+    def _label(self, phrase: str, dependent: str, functions: frozenset[str],
+               is_punctuation: bool) -> str:
         if is_punctuation:
             return self.punctuation
         for rule in self.rules:
@@ -80,9 +90,19 @@ class HeadTable:
     coordination: frozenset[str] = frozenset()
     labels: LabelScheme | None = None
     _cut: dict = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def head_child(self, label: str, children: Sequence[str]) -> int:
-        """Index of the head among children labelled ``children`` (function tags cut)."""
+        """Index of the head among children labelled ``children`` (function tags cut).
+
+        Treebanks repeat their productions, so answers are remembered per production."""
+        key = (label, tuple(children))
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._head_child(label, children)
+        return found
+
+    def _head_child(self, label: str, children: Sequence[str]) -> int:
         rules = self.rules.get(label)
         if rules is None:
             rules = self.rules.get("*")
@@ -142,52 +162,76 @@ def lexical_heads(tree: Tree, table: HeadTable) -> Dependencies:
 
     ``tree`` must be free of empty elements (``-NONE-``); function tags may stay (they are
     cut for the lookup and used for labels).  Without a label scheme every label is ``dep``
-    (``root`` for the root).  Raises :class:`UnknownLabel`.  Iterative: any depth is fine.
+    (``root`` for the root).  Raises :class:`UnknownLabel`.  Recursive for speed, with an
+    iterative fallback for trees deeper than Python's recursion limit.
     """
-    heads: list[int] = []
-    labels: list[str] = []
-    words_out: list[str] = []
-    tags_out: list[str] = []
+    try:
+        out = Dependencies([], [], [], [])
+        root = _walk(tree, table, out)
+    except RecursionError:
+        out = Dependencies([], [], [], [])
+        root = _walk_iteratively(tree, table, out)
     scheme = table.labels
-    position = 0
-    results: list[int] = []   # head word (1-based) of each finished child, in order
+    out.labels[root - 1] = scheme.root if scheme is not None else "root"
+    return out
+
+
+def _leaf(node: Tree, out: Dependencies) -> int:
+    out.words.append(node.children[0])  # type: ignore[arg-type]
+    out.tags.append(node.label)
+    out.heads.append(0)
+    out.labels.append("")
+    return len(out.words)
+
+
+def _walk(node: Tree, table: HeadTable, out: Dependencies) -> int:
+    """Assign heads below ``node``; the 1-based position of its head word."""
+    children = node.children
+    if len(children) == 1 and children[0].__class__ is str:
+        return _leaf(node, out)
+    return _attach(node, [_walk(c, table, out) for c in children], table, out)  # type: ignore[arg-type]
+
+
+def _walk_iteratively(tree: Tree, table: HeadTable, out: Dependencies) -> int:
+    results: list[int] = []   # head word of each finished child, in order
     stack: list[tuple[Tree, bool]] = [(tree, False)]
-    cut, split, punctuation = table._cut, table.split, table.punctuation
     while stack:
         node, expanded = stack.pop()
         children = node.children
         if len(children) == 1 and children[0].__class__ is str:
-            position += 1
-            heads.append(0)
-            labels.append("")
-            words_out.append(children[0])  # type: ignore[arg-type]
-            tags_out.append(node.label)
-            results.append(position)
-            continue
-        if not expanded:
+            results.append(_leaf(node, out))
+        elif not expanded:
             stack.append((node, True))
             stack.extend([(c, False) for c in reversed(children)])  # type: ignore[misc]
+        else:
+            k = len(children)
+            words = results[len(results) - k:]
+            del results[len(results) - k:]
+            results.append(_attach(node, words, table, out))
+    return results[0]
+
+
+def _attach(node: Tree, words: list[int], table: HeadTable, out: Dependencies) -> int:
+    """Pick the head child of ``node`` (its children's head words are ``words``) and attach
+    the other children's head words to it, with labels."""
+    children = node.children
+    cut, split = table._cut, table.split
+    parts = [cut.get(c.label) or split(c.label) for c in children]  # type: ignore[union-attr]
+    category = (cut.get(node.label) or split(node.label))[0]
+    index = table.head_child(category, [p[0] for p in parts])
+    head = words[index]
+    scheme = table.labels
+    heads, labels = out.heads, out.labels
+    for i, word in enumerate(words):
+        if i == index:
             continue
-        k = len(children)
-        words = results[len(results) - k:]
-        del results[len(results) - k:]
-        parts = [cut.get(c.label) or split(c.label) for c in children]  # type: ignore[union-attr]
-        category = (cut.get(node.label) or split(node.label))[0]
-        index = table.head_child(category, [p[0] for p in parts])
-        head = words[index]
-        for i, word in enumerate(words):
-            if i == index:
-                continue
-            heads[word - 1] = head
-            if scheme is not None:
-                grand = children[i].children  # type: ignore[union-attr]
-                is_punct = len(grand) == 1 and grand[0].__class__ is str and \
-                    children[i].label in punctuation  # type: ignore[union-attr]
-                labels[word - 1] = scheme.label(category, parts[i][0], parts[i][1], is_punct)
-            else:
-                labels[word - 1] = "dep"
-        results.append(head)
-    root = results[0] if results else 0
-    if root:
-        labels[root - 1] = scheme.root if scheme is not None else "root"
-    return Dependencies(words_out, tags_out, heads, labels)
+        heads[word - 1] = head
+        if scheme is None:
+            labels[word - 1] = "dep"
+            continue
+        child = children[i]
+        grand = child.children  # type: ignore[union-attr]
+        is_punct = len(grand) == 1 and grand[0].__class__ is str and \
+            child.label in table.punctuation  # type: ignore[union-attr]
+        labels[word - 1] = scheme.label(category, parts[i][0], parts[i][1], is_punct)
+    return head

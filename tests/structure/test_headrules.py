@@ -46,6 +46,12 @@ def test_collins_differs_where_expected():
     assert lexical_heads(vp, collins).heads == [0, 1, 1]   # head after CC gives way
 
 
+def test_deep_trees_fall_back_to_the_iterative_walk():
+    deep = T("(S " + "(VP (VB v) " * 2000 + "(NN n)" + ")" * 2000 + ")")
+    deps = lexical_heads(deep, load_head_table("penn2malt"))
+    assert deps.heads[:3] == [0, 1, 2] and deps.heads[-1] == 2000
+
+
 def test_punctuation_is_never_the_head_of_a_phrase_with_words():
     prn = T("(PRN (-LRB- -LRB-) (NP (NN note)) (-RRB- -RRB-))")
     assert lexical_heads(prn, load_head_table("penn2malt")).heads == [2, 0, 2]

@@ -20,7 +20,8 @@ app = typer.Typer(
 
 INPUT = typer.Argument(..., help="Input file (a directory of treebank files for trees); - for "
                                  "stdin.")
-OUTPUT = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout.")
+OUTPUT = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout "
+                                                    "(- for stdout).")
 REMOVE_PUNCT = typer.Option(False, "--remove-punct",
                             help="Remove punctuation (, . : `` '' -LRB- -RRB-) the same way "
                                  "from trees and dependency files.")
@@ -30,7 +31,7 @@ KEEP_TAGS = typer.Option(None, "--keep-tags",
 
 
 def _emit(text: str, output: Optional[str]) -> None:
-    if output:
+    if output and output != "-":
         from induce.data.files import atomic_write
         atomic_write(output, text)
     else:
@@ -97,6 +98,9 @@ def headrules(
     from induce.data.conll import format_deps
 
     done = convert_headrules(source, rules)
+    if done.labels_need_function_tags:
+        warn("the trees carry no function tags (NP-SBJ, ...-PRD): labels such as SBJ and PRD "
+             "cannot be assigned")
     _emit(format_deps(done.sentences, to), output)
 
 
@@ -137,10 +141,9 @@ def trees(
                   drop_tags=drop, keep_tags=keep, unwrap=unwrap,
                   collapse_unary=collapse_unary, lowercase=lowercase, unbinarize=unbinarize,
                   binarize=binarize)
-    done = convert_trees(source, ops)
-    empty = sum(1 for t in done if t is None)
-    if empty:
-        warn(f"{empty} tree(s) left without words: written as empty lines")
+    done, dropped = convert_trees(source, ops)
+    if dropped:
+        warn(f"{dropped} sentence(s) left without words were dropped")
     if to == "ptb":
         from induce.data.ptb import format_trees
         _emit(format_trees(done), output)
@@ -174,6 +177,9 @@ def deps(
     if to == "heights":
         from induce.data.jsonl import format_jsonl
         _emit(format_jsonl(height_records(done)), output)
+    elif to == "conllu" and done.raw is not None:   # CoNLL-U in: keep every other column
+        from induce.data.conll import format_conllu_like
+        _emit(format_conllu_like(done, done.sentences), output)
     else:
         from induce.data.conll import format_deps
         _emit(format_deps(done.sentences, to), output)

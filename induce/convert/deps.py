@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from induce.data.conll import DepFile, read_deps
+from induce.data.conll import DepFile, read_deps, subset_tokens
 from induce.data.errors import InputError
 from induce.data.types import DepTree
 from induce.structure.deps import restrict_heads
@@ -11,11 +11,15 @@ from induce.structure.heights import dependency_heights
 
 def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = frozenset(),
                  keep_tags: frozenset[str] | None = None) -> tuple[DepFile, int]:
-    """Read ``path``; with ``drop_tags`` / ``keep_tags``, remove those words the way the
-    evaluators do (a removed word's dependents climb to its nearest kept ancestor).  When the
-    root itself goes, the leftmost word attached to the root becomes the root and the others
-    attached there depend on it, so that every sentence stays one tree.  Returns the file and
-    how many sentences were left without a word (and dropped)."""
+    """Read ``path``; with ``drop_tags`` / ``keep_tags``, remove those words.
+
+    As in the evaluators, a removed word's dependents climb to its nearest kept ancestor.
+    Unlike them, the output must stay one tree per sentence: when the root itself goes, the
+    leftmost word left attached to the root becomes the root (with the old root's label) and
+    the others attached there depend on it.  CoNLL-U input keeps its other columns and comments
+    (multiword tokens and empty nodes go once words are removed, and so does ``# text``).
+    Returns the file and how many sentences were left without a word (and dropped).
+    """
     deps = read_deps(path, fmt)
     if not len(deps):
         raise InputError("no sentences in the file", path)
@@ -23,6 +27,7 @@ def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = 
         return deps, 0
     out: list[DepTree] = []
     lines: list[int] = []
+    raw: list | None = [] if deps.raw is not None else None
     for k, tree in enumerate(deps.sentences):
         tags = tree.tags or ("_",) * len(tree)
         keep = [t not in drop_tags and (keep_tags is None or t in keep_tags) for t in tags]
@@ -32,15 +37,18 @@ def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = 
         roots = [i for i, h in enumerate(heads, 1) if h == 0]
         for extra in roots[1:]:
             heads[extra - 1] = roots[0]
-        kept = [i for i, k_ in enumerate(keep) if k_]
-        labels = tree.labels
+        kept = [i for i, flag in enumerate(keep) if flag]
+        labels = None
+        if tree.labels is not None:
+            root_label = tree.labels[tree.root - 1]
+            labels = tuple(root_label if h == 0 else tree.labels[i]
+                           for i, h in zip(kept, heads))
         out.append(DepTree(tuple(tree.words[i] for i in kept), tuple(heads),
-                           tuple(tags[i] for i in kept),
-                           None if labels is None else tuple(
-                               "root" if heads[j] == 0 and labels[i] not in ("ROOT", "root")
-                               else labels[i] for j, i in enumerate(kept))))
+                           tuple(tags[i] for i in kept), labels))
         lines.append(deps.lines[k])
-    return DepFile(deps.path, deps.format, out, lines), len(deps) - len(out)
+        if raw is not None:
+            raw.append(subset_tokens(deps.raw[k], kept))  # type: ignore[index]
+    return DepFile(deps.path, deps.format, out, lines, raw=raw), len(deps) - len(out)
 
 
 def height_records(deps: DepFile) -> list[dict]:

@@ -84,11 +84,19 @@ def _strings(record: dict, key: str, path: str, line: int) -> list[str]:
         raise InputError(f"\"{key}\" must be a list of strings", path, line)
     if not value:
         raise InputError(f"\"{key}\" is empty: an empty sentence", path, line)
-    bad = next((v for v in value if not v or _UNSAFE.search(v)), None)
+    bad = next((v for v in value if not v or _UNSAFE.search(v) or not _encodable(v)), None)
     if bad is not None:
-        raise InputError(f"\"{key}\" holds {bad!r}: tokens cannot be empty or hold spaces "
-                         "or brackets (write them as -LRB- / -RRB-)", path, line)
+        raise InputError(f"\"{key}\" holds {bad!r}: tokens cannot be empty, hold spaces or "
+                         "brackets (write -LRB- / -RRB-), or be invalid Unicode", path, line)
     return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")   # JSON escapes can make lone surrogates
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _numbers(record: dict, key: str, path: str, line: int) -> list[float]:

@@ -24,7 +24,11 @@ def load_head_table(spec: str) -> HeadTable:
 
         try:
             data = yaml.safe_load(read_text(spec))
-        except yaml.YAMLError as err:
+        except yaml.MarkedYAMLError as err:
+            mark = err.problem_mark or err.context_mark
+            where = f"{spec}:{mark.line + 1}" if mark is not None else spec
+            raise ConfigError(f"{where}: not valid YAML: {err.problem}") from None
+        except (yaml.YAMLError, RecursionError) as err:
             raise ConfigError(f"{spec}: not valid YAML ({err.__class__.__name__})") from None
         return head_table(data, spec)
     raise ConfigError(f"unknown head table {spec!r}: give "
@@ -36,18 +40,21 @@ def head_table(data: Any, source: str) -> HeadTable:
     mapping = _mapping(data, source, _KEYS)
     rules = {}
     for label, items in _mapping(mapping.get("rules"), f"{source}: rules").items():
+        if not isinstance(label, str):
+            raise ConfigError(f"{source}: rules: the label {label!r} is not text (quote it: "
+                              "YAML reads ON, NO, 1 ... as other types)")
         if isinstance(items, str):
             items = [items]
         if not isinstance(items, list) or not items:
             raise ConfigError(f"{source}: rules for {label!r} must be a list of rules")
-        rules[str(label)] = tuple(_rule(item, f"{source}: {label}") for item in items)
+        rules[label] = tuple(_rule(item, f"{source}: {label}") for item in items)
     labels = mapping.get("labels")
     return HeadTable(
-        name=str(mapping.get("name", os.path.splitext(os.path.basename(source))[0])),
+        name=_text(mapping.get("name", os.path.splitext(os.path.basename(source))[0]),
+                   source, "name"),
         rules=rules,
-        punctuation=frozenset(_strings(mapping.get("punctuation", []), source, "punctuation")),
-        coordination=frozenset(_strings(mapping.get("coordination", []), source,
-                                        "coordination")),
+        punctuation=_tags(mapping.get("punctuation", []), source, "punctuation"),
+        coordination=_tags(mapping.get("coordination", []), source, "coordination"),
         labels=None if labels is None else _labels(labels, f"{source}: labels"))
 
 
@@ -64,18 +71,26 @@ def _rule(item: Any, where: str) -> HeadRule:
 
 def _labels(data: Any, where: str) -> LabelScheme:
     mapping = _mapping(data, where, _LABEL_KEYS)
+    items = mapping.get("rules", [])
+    if not isinstance(items, list):
+        raise ConfigError(f"{where}: rules must be a list of label rules")
     rules = []
-    for item in mapping.get("rules", []):
+    for item in items:
         rule = _mapping(item, f"{where}: rules", _LABEL_RULE_KEYS)
         if "label" not in rule:
             raise ConfigError(f"{where}: every rule needs a label")
-        rules.append(LabelRule(
-            label=str(rule["label"]),
-            **{key: frozenset(_strings(rule[key], where, key))
-               for key in ("function", "dependent", "phrase") if key in rule}))
-    return LabelScheme(root=str(mapping.get("root", "ROOT")),
-                       punctuation=str(mapping.get("punctuation", "P")),
-                       rules=tuple(rules), default=str(mapping.get("default", "DEP")))
+        conditions = {}
+        for key in ("function", "dependent", "phrase"):
+            if key in rule:
+                values = _strings(rule[key], where, key)
+                if not values:
+                    raise ConfigError(f"{where}: {key} is empty, so the rule never applies")
+                conditions[key] = frozenset(values)
+        rules.append(LabelRule(label=_text(rule["label"], where, "label"), **conditions))
+    return LabelScheme(root=_text(mapping.get("root", "ROOT"), where, "root"),
+                       punctuation=_text(mapping.get("punctuation", "P"), where, "punctuation"),
+                       rules=tuple(rules),
+                       default=_text(mapping.get("default", "DEP"), where, "default"))
 
 
 def _mapping(data: Any, where: str, keys: set[str] | None = None) -> dict:
@@ -90,6 +105,25 @@ def _mapping(data: Any, where: str, keys: set[str] | None = None) -> dict:
 
 
 def _strings(data: Any, where: str, key: str) -> list[str]:
-    if not isinstance(data, list) or not all(isinstance(x, (str, int)) for x in data):
-        raise ConfigError(f"{where}: {key} must be a list of labels")
-    return [str(x) for x in data]
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise ConfigError(f"{where}: {key} must be a list of labels (quote labels YAML would "
+                          "read as numbers or booleans)")
+    return data
+
+
+def _text(data: Any, where: str, key: str) -> str:
+    if not isinstance(data, str) or not data:
+        raise ConfigError(f"{where}: {key} must be text, got {data!r}")
+    return data
+
+
+def _tags(data: Any, where: str, key: str) -> frozenset[str]:
+    """A list of tags, or the name of a tag set of ``resources/tagsets.yaml``."""
+    if isinstance(data, str):
+        from induce.metrics.conventions import load_tagset
+
+        tags = load_tagset(data)
+        if tags is None:
+            raise ConfigError(f"{where}: {key} must name a tag set, not {data!r}")
+        return tags
+    return frozenset(_strings(data, where, key))

@@ -58,23 +58,22 @@ def transform(tree: Tree, ops: TreeOps) -> Tree | None:
     return out
 
 
-def convert_trees(path: str, ops: TreeOps) -> list[Tree | None]:
-    """Every tree of ``path`` (a file, a directory of LDC files, ``-``) transformed; a tree
-    left without words becomes an empty line."""
+def convert_trees(path: str, ops: TreeOps) -> tuple[list[Tree], int]:
+    """Every tree of ``path`` (a file, a directory of LDC files, ``-``) transformed, and how
+    many were dropped: trees left without words (or empty lines) are left out, as
+    ``convert_deps`` leaves out such sentences, so that both outputs stay aligned."""
     trees = read_trees(path)
     if not len(trees):
         raise InputError("no trees in the file", path)
-    return [None if t is None else transform(t, ops) for t in trees.trees]
+    done = [transform(t, ops) for t in trees.trees if t is not None]
+    kept = [t for t in done if t is not None]
+    return kept, len(trees) - len(kept)
 
 
-def distance_records(trees: list[Tree | None]) -> list[dict]:
-    """``{"words", "tags", "distances"}`` per tree (Definition 3.1); an empty tree gives an
-    empty record."""
+def distance_records(trees: list[Tree]) -> list[dict]:
+    """``{"words", "tags", "distances"}`` per tree (Definition 3.1)."""
     out = []
     for tree in trees:
-        if tree is None:
-            out.append({"words": [], "tags": [], "distances": []})
-            continue
         pos = tree.pos()
         out.append({"words": [w for w, _ in pos], "tags": [t for _, t in pos],
                     "distances": tree_distances(tree)})

@@ -295,5 +295,22 @@ def format_conllu_like(source: DepFile, sentences: Iterable[DepTree]) -> str:
     return "".join(out)
 
 
+def subset_tokens(tokens, kept: list[int]):
+    """A CoNLL-U sentence reduced to the words at 0-based positions ``kept`` (renumbered;
+    HEAD and DEPREL are set when written).  What no longer matches goes: multiword tokens,
+    empty nodes, the enhanced DEPS column and the ``# text`` comment; other comments stay."""
+    from conllu.models import TokenList
+
+    words = [t for t in tokens if isinstance(t["id"], int)]
+    chosen = []
+    for new_id, i in enumerate(kept, 1):
+        token = copy.deepcopy(words[i])
+        token["id"] = new_id
+        token["deps"] = "_"   # enhanced dependencies point at the old numbering
+        chosen.append(token)
+    metadata = {key: value for key, value in tokens.metadata.items() if key != "text"}
+    return TokenList(chosen, metadata=metadata)
+
+
 def write_deps(path: str | os.PathLike[str], sentences: Iterable[DepTree], fmt: str) -> None:
     atomic_write(path, format_deps(sentences, fmt))

@@ -21,6 +21,9 @@ def parse_jsonl(text: str, path: str = "<string>") -> list[tuple[int, dict[str, 
         except json.JSONDecodeError as err:
             raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path,
                              number) from None
+        except (ValueError, RecursionError) as err:  # huge integers, absurd nesting
+            reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            raise InputError(f"not valid JSON: {reason}", path, number) from None
         if not isinstance(value, dict):
             raise InputError(f"expected a JSON object, got {type(value).__name__}", path,
                              number)

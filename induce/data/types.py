@@ -62,9 +62,8 @@ class Tree:
                 stack.extend(reversed(node.children))  # type: ignore[arg-type]
 
     def copy(self) -> "Tree":
-        if self.is_preterminal:
-            return Tree(self.label, list(self.children))
-        return Tree(self.label, [c.copy() for c in self.children])  # type: ignore[union-attr]
+        from induce.data.ptb import parse_trees  # a deep copy that no depth can break
+        return parse_trees(self.to_string()).trees[0]  # type: ignore[return-value]
 
     def to_string(self) -> str:
         """One-line PTB bracket string: ``(S (NP (DT the) (NN dog)) (VP (VBD barked)))``."""
@@ -80,7 +79,20 @@ class Tree:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
             return NotImplemented
-        return self.label == other.label and self.children == other.children
+        pairs = [(self, other)]   # iterative: deep trees must compare too
+        while pairs:
+            a, b = pairs.pop()
+            if a.label != b.label or len(a.children) != len(b.children):
+                return False
+            for x, y in zip(a.children, b.children):
+                if x.__class__ is str or y.__class__ is str:
+                    if x != y:
+                        return False
+                elif isinstance(y, Tree):
+                    pairs.append((x, y))  # type: ignore[arg-type]
+                else:
+                    return False
+        return True
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -105,15 +117,23 @@ class Tree:
         ])
 
 
-def _write(node: Tree, parts: list[str]) -> None:
-    if node.is_preterminal:
-        parts.append(f"({node.label} {node.children[0]})")
-        return
-    parts.append("(" + node.label)
-    for child in node.children:
-        parts.append(" ")
-        _write(child, parts)  # type: ignore[arg-type]
-    parts.append(")")
+def _write(tree: Tree, parts: list[str]) -> None:
+    # Iterative: predicted trees can be far deeper than Python's recursion limit.
+    stack: list = [tree]
+    while stack:
+        node = stack.pop()
+        if node.__class__ is str:        # a closing bracket or a separator
+            parts.append(node)
+            continue
+        children = node.children
+        if len(children) == 1 and children[0].__class__ is str:
+            parts.append(f"({node.label} {children[0]})")
+            continue
+        parts.append("(" + node.label)
+        stack.append(")")
+        for child in reversed(children):
+            stack.append(child)
+            stack.append(" ")
 
 
 @dataclass(frozen=True)

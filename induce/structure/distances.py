@@ -23,9 +23,18 @@ def check_scores(n: int, values: Sequence[float], name: str, expected: int) -> N
     if len(values) != expected:
         raise ValueError(f"{n} words need {expected} {name}, got {len(values)}")
     for i, value in enumerate(values):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) \
-                or not math.isfinite(value):
-            raise ValueError(f"{name}[{i}] is {value!r}, not a finite number")
+        if not _finite(value):
+            shown = repr(value) if len(repr(value)) < 40 else repr(value)[:37] + "..."
+            raise ValueError(f"{name}[{i}] is {shown}, not a finite number")
+
+
+def _finite(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:   # an integer too large for a float
+        return False
 
 
 def split_order(distances: Sequence[float], ties: str = "left"

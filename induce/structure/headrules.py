@@ -130,7 +130,13 @@ class HeadTable:
             head = candidates[-1] if rules and rules[0].direction in ("right", "last") \
                 else candidates[0]
         if head >= 2 and children[head - 1] in self.coordination:
-            head -= 2
+            # Collins' coordination rule: the conjunct before the coordinator heads, passing
+            # over punctuation (as in "cats , dogs , and birds").
+            before = head - 2
+            while before >= 0 and children[before] in punctuation:
+                before -= 1
+            if before >= 0:
+                head = before
         return head
 
     def split(self, label: str) -> tuple[str, frozenset[str]]:
@@ -171,8 +177,9 @@ def lexical_heads(tree: Tree, table: HeadTable) -> Dependencies:
     except RecursionError:
         out = Dependencies([], [], [], [])
         root = _walk_iteratively(tree, table, out)
-    scheme = table.labels
-    out.labels[root - 1] = scheme.root if scheme is not None else "root"
+    if root:
+        scheme = table.labels
+        out.labels[root - 1] = scheme.root if scheme is not None else "root"
     return out
 
 
@@ -185,7 +192,7 @@ def _leaf(node: Tree, out: Dependencies) -> int:
 
 
 def _walk(node: Tree, table: HeadTable, out: Dependencies) -> int:
-    """Assign heads below ``node``; the 1-based position of its head word."""
+    """Assign heads below ``node``; the 1-based position of its head word (0: no word)."""
     children = node.children
     if len(children) == 1 and children[0].__class__ is str:
         return _leaf(node, out)
@@ -213,8 +220,13 @@ def _walk_iteratively(tree: Tree, table: HeadTable, out: Dependencies) -> int:
 
 def _attach(node: Tree, words: list[int], table: HeadTable, out: Dependencies) -> int:
     """Pick the head child of ``node`` (its children's head words are ``words``) and attach
-    the other children's head words to it, with labels."""
+    the other children's head words to it, with labels.  Empty children (0) are ignored."""
     children = node.children
+    if not words or 0 in words:
+        children = [c for c, w in zip(children, words) if w]
+        words = [w for w in words if w]
+        if not words:
+            return 0
     cut, split = table._cut, table.split
     parts = [cut.get(c.label) or split(c.label) for c in children]  # type: ignore[union-attr]
     category = (cut.get(node.label) or split(node.label))[0]

@@ -59,14 +59,16 @@ def strip_function_tags(tree: Tree) -> Tree:
 
 
 def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None:
-    """Keep the preterminals for which ``keep`` is true; drop constituents left empty.
+    """Keep the preterminals for which ``keep`` is true; drop constituents left (or found)
+    empty.
 
     Returns ``None`` when nothing is left, and ``tree`` itself when every preterminal stays
     (trees are values: no function here changes its input).
     """
-    kept = [keep(p) for p in leaves_and_spans(tree)[0]]
-    if all(kept):
-        return tree
+    leaves, tree_spans = leaves_and_spans(tree)
+    kept = [keep(p) for p in leaves]
+    if all(kept) and all(s != e for s, e, _ in tree_spans):
+        return tree   # nothing to drop: no removed word and no empty constituent
     flags = iter(kept)  # rebuild visits the preterminals left to right
     return rebuild(tree, lambda p: p if next(flags) else None,
                    lambda node, kids: Tree(node.label, kids) if kids else None)

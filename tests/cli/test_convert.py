@@ -57,9 +57,17 @@ def test_distances_to_trees_dependencies_and_both(write):
     ('{"words": ["a", "b"], "distances": [1], "heights": [0]}', "need 2 heights"),
     ('{"words": ["a", "b"], "distances": [1]}', 'no "heights"'),
     ('{"words": [], "distances": [], "heights": []}', "empty sentence"),
-    ('{"words": ["a b"], "distances": [], "heights": [1]}', "cannot be empty or hold spaces"),
+    ('{"words": ["a b"], "distances": [], "heights": [1]}', "tokens cannot be empty"),
     ('{"words": ["a", "b"], "distances": [1], "heights": [0, 1', "not valid JSON"),
     ('["a", "b"]', "expected a JSON object"),
+    ('{"words": ["a", "b"], "distances": [1' + "0" * 400 + '], "heights": [0, 1]}',
+     "not a finite number"),
+    ('{"words": ["a", "b"], "distances": [' + "1" * 5000 + '], "heights": [0, 1]}',
+     "not valid JSON"),
+    ('{"words": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+    ('{"words": ["\\ud800"], "distances": [], "heights": [0]}', "invalid Unicode"),
+    ('{"words": ["a", "b"], "distances": [true], "heights": [0, 1]}', "not a finite"),
+    ('{"words": ["a", "b"], "distances": ["1"], "heights": [0, 1]}', "not a finite"),
 ])
 def test_bad_distance_lines(write, tmp_path, line, fragment):
     source = write("in.jsonl", JSONL + line + "\n")
@@ -117,8 +125,8 @@ def test_trees_cleaning_and_binarizing(write):
     assert back == run("convert", "trees", source, "--strip-traces").stdout
     nothing = run("convert", "trees", write("p.mrg", "(S (. .))\n(S (NN a))\n"),
                   "--remove-punct")
-    assert nothing.stdout == "\n(S (NN a))\n" and "1 tree(s) left without words" in \
-        nothing.stderr
+    assert nothing.stdout == "(S (NN a))\n" and "1 sentence(s) left without words were " \
+        "dropped" in nothing.stderr
 
 
 def test_trees_to_distances_and_back(write):
@@ -127,9 +135,24 @@ def test_trees_to_distances_and_back(write):
                   "distances").stdout
     first = json.loads(records.splitlines()[0])
     assert first["words"] == ["The", "dog", "will", "bark", "to", "eat"]
-    assert len(first["distances"]) == 5
+    assert first["distances"] == [1, 6, 5, 4, 2]   # LCA heights: NP 1, S 6, VPs 5 4 2
     again = run("convert", "distances", "-", input=records).stdout.splitlines()[0]
-    assert parse_trees(again).trees[0].words() == first["words"]
+    assert again == ("(X (X (DT The) (NN dog)) (X (MD will) (X (VB bark) (X (TO to) "
+                     "(VB eat)))))")
+
+
+def test_deep_trees_and_long_sentences(write):
+    n = 3000
+    record = {"words": [f"w{i}" for i in range(n)], "distances": list(range(n - 1)),
+              "heights": list(range(n))}
+    source = write("long.jsonl", json.dumps(record) + "\n")
+    ptb = run("convert", "distances", source)
+    assert ptb.exit_code == 0 and ptb.stdout.count("(X w") == n
+    both = json.loads(run("convert", "distances", source, "--to", "both").stdout)
+    assert both["root"] == n and both["heads"][0] == 2
+    deep = write("deep.mrg", "(S " + "(VP (VB v) " * 2000 + "(NN n)" + ")" * 2000 + ")\n")
+    out = run("convert", "trees", deep, "--binarize", "right", "--remove-punct")
+    assert out.exit_code == 0 and out.stdout.count("(VP") == 2000
 
 
 def test_punctuation_removed_consistently_from_trees_and_dependencies(write):
@@ -141,6 +164,40 @@ def test_punctuation_removed_consistently_from_trees_and_dependencies(write):
                           "conllu")
     assert [t.words() for t in trees.trees] == [list(d.words) for d in no_punct.sentences]
     assert no_punct.sentences[0].heads == (2, 3, 0, 3, 6, 4)
+
+
+def test_conllu_keeps_its_columns(write):
+    source = write("in.conllu", "# sent_id = 1\n# text = Hi , you .\n"
+                                "1\tHi\thi\tINTJ\tUH\t_\t3\tdiscourse\t3:discourse\t_\n"
+                                "2\t,\t,\tPUNCT\t,\t_\t1\tpunct\t1:punct\t_\n"
+                                "3\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t0:root\tSpaceAfter=No\n"
+                                "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t3:punct\t_\n\n")
+    same = run("convert", "deps", source, "-o", "-")
+    assert same.stdout == open(source).read()
+    reduced = run("convert", "deps", source, "--remove-punct").stdout
+    assert reduced == ("# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t2\tdiscourse\t_\t_\n"
+                       "2\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t_\tSpaceAfter=No\n\n")
+
+
+def test_removing_a_punctuation_root_keeps_one_tree(write):
+    source = write("r.dp", "a\tDT\t2\tNMOD\nb\tNN\t3\tSBJ\n.\t.\t0\tROOT\nc\tNN\t3\tOBJ\n\n")
+    out = run("convert", "deps", source, "--remove-punct", "--to", "malt").stdout
+    assert out == "a\tDT\t2\tNMOD\nb\tNN\t0\tROOT\nc\tNN\t2\tOBJ\n\n"
+
+
+@pytest.mark.parametrize("table, fragment", [
+    ("rules:\n  ON: [left]\n", "the label True is not text"),
+    ("rules: {S: [left}\n", "t.yaml:1: not valid YAML"),
+    ("rules:\n  S: [sideways VP]\n", "direction must be one of"),
+    ("rules: {S: [left]}\nlabels: {root: [x]}\n", "root must be text"),
+    ("rules: {S: [left]}\nlabels: {rules: 5}\n", "rules must be a list"),
+    ("rules: {S: [left]}\nlabels: {rules: [{label: A, function: []}]}\n", "is empty"),
+    ("rules: {S: [left]}\npunctuation: no_such_set\n", "unknown tag set"),
+])
+def test_bad_head_tables(write, table, fragment):
+    result = run("convert", "headrules", write("t.mrg", MRG), "-r", write("t.yaml", table))
+    assert result.exit_code == 2 and fragment in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_deps_formats_and_heights(write):

@@ -42,8 +42,23 @@ def test_collins_differs_where_expected():
     np = T("(NP (NP (NN cats)) (CC and) (NP (NN dogs)))")
     assert lexical_heads(np, collins).heads == [0, 1, 1]
     assert lexical_heads(np, load_head_table("penn2malt")).heads == [3, 3, 0]
-    vp = T("(VP (VB sing) (CC and) (VB dance))")
-    assert lexical_heads(vp, collins).heads == [0, 1, 1]   # head after CC gives way
+
+
+def test_collins_coordination_rule():
+    collins = load_head_table("collins")
+    np_rules = ["last POS", "right NN|NNP|NNPS|NNS|NX|POS|JJR", "left NP", "right $|ADJP|PRN",
+                "right CD", "right JJ|JJS|RB|QP", "right"]
+    without = head_table({"rules": {"NP": np_rules}, "punctuation": "ptb_punctuation"},
+                         "no-coordination.yaml")
+    assert without.rules["NP"] == collins.rules["NP"]
+    np = T("(NP (NNS cats) (CC and) (NNS dogs))")
+    assert lexical_heads(np, without).heads == [3, 3, 0]     # the rightmost noun
+    assert lexical_heads(np, collins).heads == [0, 1, 1]     # gives way to the first conjunct
+    # passing over punctuation: "cats , dogs , and birds" is headed by "dogs"
+    listed = T("(NP (NNS cats) (, ,) (NNS dogs) (, ,) (CC and) (NNS birds))")
+    assert lexical_heads(listed, collins).heads == [3, 3, 0, 3, 3, 3]
+    only = T("(NP (, ,) (CC and) (NNS birds))")
+    assert lexical_heads(only, collins).heads == [3, 3, 0]   # nothing before: no change
 
 
 def test_deep_trees_fall_back_to_the_iterative_walk():
@@ -52,11 +67,15 @@ def test_deep_trees_fall_back_to_the_iterative_walk():
     assert deps.heads[:3] == [0, 1, 2] and deps.heads[-1] == 2000
 
 
-def test_punctuation_is_never_the_head_of_a_phrase_with_words():
+@pytest.mark.parametrize("name", ["penn2malt", "collins"])
+def test_punctuation_is_never_the_head_of_a_phrase_with_words(name):
+    table = load_head_table(name)
     prn = T("(PRN (-LRB- -LRB-) (NP (NN note)) (-RRB- -RRB-))")
-    assert lexical_heads(prn, load_head_table("penn2malt")).heads == [2, 0, 2]
+    assert lexical_heads(prn, table).heads == [2, 0, 2]
     only = T("(FRAG (. .) (: :))")
-    assert dependency_problem(lexical_heads(only, load_head_table("penn2malt")).heads) is None
+    assert dependency_problem(lexical_heads(only, table).heads) is None
+    empty = T("(S (NP) (VP (VB go)))")
+    assert lexical_heads(empty, table).heads == [0]
 
 
 def test_table_from_yaml_and_errors():

@@ -90,7 +90,7 @@ def main() -> None:
                                ("induce convert headrules", [induce, "convert", "headrules",
                                                              str(source)])):
                 seconds = best(args.repeat, lambda: subprocess.run(
-                    argv, check=True, stdout=subprocess.DEVNULL))
+                    argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
                 print(f"{name + ' (whole command)':<44} {seconds:8.3f} {n / seconds:12.0f}")
 
 

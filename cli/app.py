@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 import induce
-from induce.cli import convert, evaluate
+from induce.cli import convert, evaluate, preprocess
 
 app = typer.Typer(
     name="induce",
@@ -20,6 +20,7 @@ app = typer.Typer(
 )
 app.add_typer(evaluate.app, name="evaluate")
 app.add_typer(convert.app, name="convert")
+app.add_typer(preprocess.app, name="preprocess")
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,228 @@
+"""The dataset directory that ``induce preprocess`` writes and ``train``/``parse``/``evaluate``
+read.
+
+::
+
+    DIR/manifest.yaml      what was done: sources and their checksums, splits, filters,
+                           normalisation, counts, tool version, and every file below with its
+                           line count and SHA-256
+    DIR/vocab.json         token list (id order, <unk> <pad> <mask> first) and training counts
+    DIR/{split}.txt        one sentence per line, model tokens separated by spaces
+    DIR/{split}.trees      gold trees of the same sentences, one per line (when known)
+    DIR/{split}.words      the words, when the model tokens are subwords
+    DIR/{split}.align      for each subword, the index of its word (when subwords)
+    DIR/tokenizer.json     the subword tokenizer (when subwords)
+
+Splits are ``train``, ``valid`` and ``test``.  A dataset is written into a temporary sibling
+directory and renamed into place only when complete, so an interrupted run never leaves a
+directory that looks finished; loading checks every file against the manifest.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from induce.data.errors import InputError
+from induce.data.vocab import Vocabulary
+
+FORMAT = "induce-dataset/1"
+SPLITS = ("train", "valid", "test")
+MANIFEST = "manifest.yaml"
+VOCAB = "vocab.json"
+
+
+class _CountingWriter:
+    """A text file that tracks its line count and SHA-256 while it is written."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[bytes] = open(path, "wb")
+        self._hash = hashlib.sha256()
+        self.lines = 0
+
+    def write_line(self, text: str) -> None:
+        data = (text + "\n").encode("utf-8")
+        self._handle.write(data)
+        self._hash.update(data)
+        self.lines += 1
+
+    def write_lines(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        self._handle.write(data)
+        self._hash.update(data)
+        self.lines += len(lines)
+
+    def close(self) -> dict[str, Any]:
+        self._handle.close()
+        return {"lines": self.lines, "sha256": self._hash.hexdigest()}
+
+
+class DatasetWriter:
+    """Write a dataset directory atomically: ``with DatasetWriter(out) as w: ...``.
+
+    Files go to a temporary directory beside ``out``; :meth:`finish` writes the vocabulary
+    and the manifest and renames the directory into place.  Leaving the ``with`` block
+    without :meth:`finish` (an error, Ctrl-C) removes everything written.
+    """
+
+    def __init__(self, out: str | os.PathLike[str], force: bool = False) -> None:
+        self.out = Path(out)
+        if self.out.exists() and not force:
+            raise InputError("already exists (use --force to replace it)", str(self.out))
+        parent = self.out.parent if str(self.out.parent) else Path(".")
+        if not parent.is_dir():
+            raise InputError("the parent folder does not exist", str(parent))
+        self.force = force
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp",
+                                         dir=parent))
+        self._open: dict[str, _CountingWriter] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.done = False
+
+    def __enter__(self) -> "DatasetWriter":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        for writer in self._open.values():
+            writer._handle.close()
+        if not self.done:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write_line(self, name: str, text: str) -> None:
+        """Append a line to file ``name`` of the dataset (``train.txt``, ``valid.trees``)."""
+        self._writer(name).write_line(text)
+
+    def write_lines(self, name: str, lines: list[str]) -> None:
+        """Append several lines at once (one encoding, hashing and write)."""
+        self._writer(name).write_lines(lines)
+
+    def _writer(self, name: str) -> _CountingWriter:
+        writer = self._open.get(name)
+        if writer is None:
+            writer = self._open[name] = _CountingWriter(self.tmp / name)
+        return writer
+
+    def copy_file(self, source: str | os.PathLike[str], name: str) -> None:
+        shutil.copyfile(source, self.tmp / name)
+        self.files[name] = _describe(self.tmp / name)
+
+    def finish(self, manifest: dict[str, Any], vocab: Vocabulary | None) -> Path:
+        """Close the files, write vocab.json and manifest.yaml, move the directory in place."""
+        import yaml
+
+        for name, writer in self._open.items():
+            self.files[name] = writer.close()
+        self._open.clear()
+        if vocab is not None:
+            (self.tmp / VOCAB).write_text(vocab.to_json(), encoding="utf-8")
+            self.files[VOCAB] = _describe(self.tmp / VOCAB)
+        full = {"format": FORMAT, **manifest,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": dict(sorted(self.files.items()))}
+        (self.tmp / MANIFEST).write_text(yaml.safe_dump(full, sort_keys=False,
+                                                        allow_unicode=True), encoding="utf-8")
+        os.chmod(self.tmp, 0o777 & ~_umask())
+        if self.out.exists():          # --force: swap, then remove the old one
+            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old",
+                                        dir=self.tmp.parent))
+            os.rmdir(old)
+            os.replace(self.out, old)
+            os.replace(self.tmp, self.out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(self.tmp, self.out)
+        self.done = True
+        return self.out
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _describe(path: Path) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    lines = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            lines += block.count(b"\n")
+    return {"lines": lines, "sha256": digest.hexdigest()}
+
+
+@dataclass
+class Dataset:
+    """A dataset directory whose files were checked against its manifest."""
+
+    path: Path
+    manifest: dict[str, Any]
+    vocab: Vocabulary | None
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        return name in self.files
+
+    def lines(self, name: str) -> Iterator[str]:
+        """The lines of file ``name`` without their newline (streamed)."""
+        if name not in self.files:
+            raise InputError(f"the dataset has no {name}", str(self.path))
+        with open(self.path / name, encoding="utf-8") as handle:
+            for line in handle:
+                yield line.rstrip("\n")
+
+    def sentences(self, split: str) -> Iterator[list[str]]:
+        """Model tokens of each sentence of ``split``."""
+        for line in self.lines(f"{split}.txt"):
+            yield line.split()
+
+    @property
+    def normalization(self):
+        from induce.data.normalize import Normalization
+        return Normalization.from_dict(self.manifest.get("normalization", {}))
+
+
+def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
+    """Open a dataset directory; with ``verify``, every file must have the line count and
+    SHA-256 the manifest records (a truncated or edited directory is refused)."""
+    import yaml
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError("no such dataset directory", str(folder))
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        raise InputError(f"not an induce dataset: no {MANIFEST} (an interrupted preprocess "
+                         "leaves none)", str(folder))
+    try:
+        manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        raise InputError("the manifest is not valid YAML", str(manifest_path)) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InputError(f"unknown dataset format (expected {FORMAT})", str(manifest_path))
+    files = manifest.get("files") or {}
+    for name, expected in files.items():
+        target = folder / name
+        if not target.is_file():
+            raise InputError(f"{name} is missing", str(folder))
+        if verify:
+            found = _describe(target)
+            if found != expected:
+                raise InputError(
+                    f"{name} does not match the manifest ({found['lines']} lines, expected "
+                    f"{expected['lines']}): the dataset is truncated or was changed; "
+                    "preprocess it again", str(folder))
+    vocab = None
+    if VOCAB in files:
+        vocab = Vocabulary.from_json((folder / VOCAB).read_text(encoding="utf-8"),
+                                     str(folder / VOCAB))
+    return Dataset(folder, manifest, vocab, files)

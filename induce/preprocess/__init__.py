@@ -1,0 +1,1 @@
+"""preprocess workflows: corpora into dataset directories."""

@@ -1,0 +1,167 @@
+"""``induce preprocess bllip``: the BLLIP 1987-89 WSJ corpus (LDC2000T43) into a dataset, with
+the XS/SM/MD/LG training splits of Hu et al. (2020) and their shared dev and test sets."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from induce.data.config import load_resource_yaml
+from induce.data.dataset import DatasetWriter
+from induce.data.errors import ConfigError, InputError
+from induce.data.normalize import Normalization
+from induce.data.vocab import build_vocabulary
+from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
+                                      read_tree_file)
+from induce.preprocess.ptb import parse_sections
+from induce.preprocess.treebank import combined_digest
+
+SPLITS = ("xs", "sm", "md", "lg")
+YEARS = (1987, 1988, 1989)
+_SECTION = re.compile(r"^w(\d)_(\d{3})$", re.IGNORECASE)
+
+
+def split_definition() -> dict[str, Any]:
+    return load_resource_yaml("splits", "bllip.yaml")
+
+
+def sections_of(spec: Any) -> tuple[int, ...]:
+    return parse_sections(spec) if isinstance(spec, str) else tuple(int(s) for s in spec)
+
+
+def find_sections(root: str | Path) -> dict[tuple[int, int], list[Path]]:
+    """``(year, section) -> files`` under a BLLIP root (``1987/w7_001/...``, any case)."""
+    base = Path(root)
+    if not base.is_dir():
+        raise InputError("no such BLLIP directory", str(base))
+    found: dict[tuple[int, int], list[Path]] = {}
+    for year_dir in sorted(base.iterdir()):
+        if not (year_dir.is_dir() and year_dir.name.isdigit() and int(year_dir.name) in YEARS):
+            continue
+        for section in sorted(year_dir.iterdir()):
+            match = _SECTION.match(section.name)
+            if section.is_dir() and match:
+                files = sorted(f for f in section.iterdir() if f.is_file())
+                if files:
+                    found[(int(year_dir.name), int(match.group(2)))] = files
+    if not found:
+        raise InputError("no BLLIP sections found: expected 1987/w7_001/..., 1988/w8_001/..., "
+                         "1989/w9_010/...", str(base))
+    return found
+
+
+@dataclass(frozen=True)
+class BllipOptions:
+    split: str = "xs"
+    normalization: Normalization = Normalization()
+    min_freq: int = 1
+    max_vocab: int | None = None
+    shared_vocab: bool = False
+    skip_bad: bool = False
+    workers: int = 1
+
+
+def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
+                     force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """Write a dataset from a BLLIP release; memory does not grow with the corpus (files are
+    streamed; only counts are kept).  Returns the manifest."""
+    if options.split not in SPLITS:
+        raise ConfigError(f"unknown BLLIP split {options.split!r}; choose from "
+                          f"{', '.join(SPLITS)}")
+    definition = split_definition()
+    sections = find_sections(root)
+    plan = _plan(definition, options.split, sections, root)
+    shared = None
+    if options.shared_vocab and tokenizer is None:
+        shared = _shared_vocabulary(definition, sections, options, root, progress)
+    total = sum(len(files) for _, files, _ in plan)
+    done = 0
+    checksums: list[tuple[str, str]] = []
+    with DatasetWriter(out, force) as writer:
+        splits = SplitWriter(writer, tokenizer)
+        for split, files, per_year in plan:
+            budget = per_year
+            year = None
+            for result in map_files(read_tree_file, files,
+                                    (options.normalization, options.skip_bad, True),
+                                    options.workers):
+                done += 1
+                if progress:
+                    progress(f"reading {split}", done, total)
+                this_year = _year_of(result.path)
+                if this_year != year:
+                    year, budget = this_year, per_year
+                if budget is not None and budget <= 0:
+                    continue
+                written = splits.add_file(split, result, budget)
+                checksums.extend(result.stats.checksums)
+                if budget is not None:
+                    budget -= written
+        splits.check(("train", "valid", "test"))
+        vocab = shared if shared is not None else \
+            splits.vocabulary(options.min_freq, options.max_vocab)
+        if tokenizer is not None:
+            tokenizer.save(writer)
+        source = {"root": str(Path(root).resolve()), "files": len(checksums),
+                  "sha256": combined_digest(checksums)}
+        spec = {"train": {"split": options.split,
+                          "sections": _describe(definition["train"][options.split])},
+                "valid": dict(definition["valid"]), "test": dict(definition["test"])}
+        data = manifest("bllip", source, spec, options.normalization, vocab, splits,
+                        {"shared_vocab": options.shared_vocab, "skip_bad": options.skip_bad})
+        writer.finish(data, vocab)
+    return data
+
+
+def _plan(definition: dict, split: str, sections: dict, root: str
+          ) -> list[tuple[str, list[str], int | None]]:
+    """``(dataset split, files in reading order, sentences per year or None)``."""
+    out = []
+    train = definition["train"][split]
+    files = [str(f) for year in YEARS for s in sections_of(train.get(year, []))
+             for f in sections.get((year, s), [])]
+    out.append(("train", files, None))
+    for name in ("valid", "test"):
+        spec = definition[name]
+        chosen = [str(f) for year in YEARS for s in sections_of(spec["sections"].get(year, []))
+                  for f in sections.get((year, s), [])]
+        out.append((name, chosen, int(spec["sentences_per_year"])))
+    for name, chosen, _ in out:
+        if not chosen:
+            raise InputError(f"no files for the {name} split of BLLIP-{split.upper()}", root)
+    return out
+
+
+def _year_of(path: str) -> int:
+    return int(Path(path).parent.parent.name)
+
+
+def _describe(spec: dict) -> dict:
+    return {int(year): (sections if isinstance(sections, str) else list(sections))
+            for year, sections in spec.items()}
+
+
+def _shared_vocabulary(definition: dict, sections: dict, options: BllipOptions, root: str,
+                       progress: Progress | None):
+    """The vocabulary every BLLIP split shares: LG words seen more than N times."""
+    from collections import Counter
+
+    rule = definition["shared_vocab"]
+    spec = definition["train"][rule["split"]]
+    files = [str(f) for year in YEARS for s in sections_of(spec.get(year, []))
+             for f in sections.get((year, s), [])]
+    if not files:
+        raise InputError("no LG files for the shared vocabulary", root)
+    counts: Counter = Counter()
+    for done, result in enumerate(map_files(read_tree_file, files,
+                                            (options.normalization, options.skip_bad, True),
+                                            options.workers), 1):
+        counts.update(" ".join(line for _, line in result.sentences if line).split())
+        if progress:
+            progress("counting LG words", done, len(files))
+    vocab = build_vocabulary(counts, int(rule["min_count_exclusive"]) + 1)
+    vocab.settings["shared_vocab"] = f"{rule['split']} words seen more than " \
+                                     f"{rule['min_count_exclusive']} times"
+    return vocab

@@ -1,0 +1,130 @@
+"""``induce preprocess ptb``: the WSJ Penn Treebank into a dataset, the way the StructFormer and
+UDGN code prepares it (sections 02-21 / 22 / 23, the 36 word tags, lower-case, digits as N)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from induce.data.config import load_resource_yaml
+from induce.data.dataset import DatasetWriter
+from induce.data.errors import ConfigError, InputError
+from induce.data.normalize import Normalization
+from induce.data.vocab import Vocabulary
+from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
+                                      read_tree_file)
+from induce.preprocess.treebank import combined_digest
+
+_LDC_NAME = re.compile(r"^wsj_(\d\d)\d\d\.mrg$", re.IGNORECASE)
+_SECTION_NAME = re.compile(r"^(\d\d)(\.[A-Za-z]+)?$")
+TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
+
+
+def parse_sections(spec: str) -> tuple[int, ...]:
+    """``"02-21"`` -> 2..21; ``"0-20,24"`` -> 0..20 and 24."""
+    out: list[int] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                out.extend(range(lo, hi + 1))
+            elif part:
+                out.append(int(part))
+        except ValueError:
+            raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}") \
+                from None
+    return tuple(out)
+
+
+def preset_sections(name: str) -> dict[str, str]:
+    presets = load_resource_yaml("splits", "ptb.yaml")["presets"]
+    if name not in presets:
+        raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(presets)}")
+    return dict(presets[name])
+
+
+def find_sections(root: str | Path) -> tuple[dict[int, list[Path]], str]:
+    """The tree files of each WSJ section under ``root`` and the layout found: the LDC release
+    (``parsed/mrg/wsj/NN/wsj_NNxx.mrg``, given at any level), or a flat directory of
+    ``wsj_NNxx.mrg`` files or of section files (``NN.mrg``, ``22.trees``)."""
+    base = Path(root)
+    if not base.is_dir():
+        raise InputError("no such treebank directory", str(base))
+    for candidate in (base / "parsed" / "mrg" / "wsj", base / "mrg" / "wsj", base / "wsj", base):
+        numbered = [d for d in candidate.iterdir() if d.is_dir() and re.fullmatch(r"\d\d", d.name)] \
+            if candidate.is_dir() else []
+        if numbered:
+            sections = {int(d.name): sorted(f for f in d.iterdir() if f.is_file() and
+                                            f.suffix.lower() == ".mrg")
+                        for d in sorted(numbered)}
+            return {s: f for s, f in sections.items() if f}, f"LDC directories under {candidate}"
+    sections: dict[int, list[Path]] = {}
+    for f in sorted(base.iterdir()):
+        if not f.is_file():
+            continue
+        match = _LDC_NAME.match(f.name) or (
+            _SECTION_NAME.match(f.name) if f.suffix.lower() in TREE_SUFFIXES + ("",) else None)
+        if match:
+            sections.setdefault(int(match.group(1)), []).append(f)
+    if not sections:
+        raise InputError("no treebank files found: expected parsed/mrg/wsj/NN/wsj_NNxx.mrg, "
+                         "wsj_NNxx.mrg files or section files such as 22.mrg", str(base))
+    return sections, f"flat directory {base}"
+
+
+@dataclass(frozen=True)
+class PtbOptions:
+    train: str = "02-21"
+    valid: str = "22"
+    test: str = "23"
+    normalization: Normalization = Normalization()
+    min_freq: int = 1
+    max_vocab: int | None = None
+    skip_bad: bool = False
+    workers: int = 1
+
+
+def preprocess_ptb(treebank: str, out: str, options: PtbOptions, tokenizer=None,
+                   force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """Write a dataset from a Penn Treebank directory; returns the manifest."""
+    sections, layout = find_sections(treebank)
+    plan = {split: parse_sections(getattr(options, split)) for split in ("train", "valid",
+                                                                          "test")}
+    files = {split: [str(f) for s in wanted for f in sections.get(s, [])]
+             for split, wanted in plan.items()}
+    for split, found in files.items():
+        if not found:
+            have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
+            raise InputError(f"no files for the {split} split (sections "
+                             f"{getattr(options, split)}; the treebank has {have})", treebank)
+    total = sum(len(f) for f in files.values())
+    done = 0
+    checksums: list[tuple[str, str]] = []
+    with DatasetWriter(out, force) as writer:
+        splits = SplitWriter(writer, tokenizer)
+        for split in ("train", "valid", "test"):
+            for result in map_files(read_tree_file, files[split],
+                                    (options.normalization, options.skip_bad),
+                                    options.workers):
+                splits.add_file(split, result)
+                checksums.extend(result.stats.checksums)
+                done += 1
+                if progress:
+                    progress("reading trees", done, total)
+        splits.check(("train", "valid", "test"))
+        vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
+        if tokenizer is not None:
+            tokenizer.save(writer)
+        source = {"treebank": str(Path(treebank).resolve()), "layout": layout,
+                  "files": len(checksums), "sha256": combined_digest(checksums)}
+        split_spec = {split: {"sections": getattr(options, split)} for split in plan}
+        data = manifest("ptb", source, split_spec, options.normalization, vocab, splits,
+                        {"skip_bad": options.skip_bad, "first_problem":
+                         splits.problems[0] if splits.problems else None})
+        writer.finish(data, vocab)
+    return data

@@ -1,0 +1,105 @@
+"""GPT-2 byte-level BPE subwords with word alignment, through the ``tokenizers`` library
+(offline: the tokenizer files are given, nothing is downloaded).
+
+Each sentence is encoded as pre-tokenised words with GPT-2's spacing convention - a space
+before every word but the first, as in running text - so every subword belongs to one word.
+The dataset keeps, for each subword, the index of its word (``{split}.align``); word-level
+structures are recovered from subword ones with :func:`word_distances` and
+:func:`word_heights`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+from induce.data.errors import InputError
+from induce.data.vocab import MASK, PAD, UNK, Vocabulary
+
+
+class SubwordTokenizer:
+    """A byte-level BPE tokenizer read from ``tokenizer.json`` or ``vocab.json`` +
+    ``merges.txt``.  ``space_first``: also put a space before the first word."""
+
+    def __init__(self, folder: str | Path, space_first: bool = False) -> None:
+        try:
+            from tokenizers import Tokenizer, decoders, pre_tokenizers
+            from tokenizers.models import BPE
+        except ImportError:  # pragma: no cover - a dependency of induce
+            raise InputError("the tokenizers library is not installed") from None
+        base = Path(folder)
+        if not base.is_dir():
+            raise InputError("no such tokenizer directory", str(base))
+        whole = base / "tokenizer.json"
+        vocab, merges = base / "vocab.json", base / "merges.txt"
+        try:
+            if whole.is_file():
+                self._tok = Tokenizer.from_file(str(whole))
+                self.source = [whole]
+            elif vocab.is_file() and merges.is_file():
+                self._tok = Tokenizer(BPE.from_file(str(vocab), str(merges)))
+                self._tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+                self._tok.decoder = decoders.ByteLevel()
+                self.source = [vocab, merges]
+            else:
+                raise InputError("needs tokenizer.json, or vocab.json and merges.txt (GPT-2 "
+                                 "byte-level BPE files)", str(base))
+        except InputError:
+            raise
+        except Exception as err:  # the library's own errors are not ours to name
+            raise InputError(f"cannot read the tokenizer: {err}", str(base)) from None
+        self.folder = base
+        self.space_first = space_first
+
+    def encode(self, words: Sequence[str]) -> tuple[list[str], list[int]]:
+        """Subword strings and, for each, the 0-based index of its word."""
+        spaced = [w if i == 0 and not self.space_first else " " + w
+                  for i, w in enumerate(words)]
+        encoding = self._tok.encode(spaced, is_pretokenized=True, add_special_tokens=False)
+        return list(encoding.tokens), [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
+
+    def vocabulary(self) -> Vocabulary:
+        """The tokenizer's tokens in id order, then the specials a masked LM needs."""
+        vocab = self._tok.get_vocab(with_added_tokens=True)
+        tokens = [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])]
+        extra = [s for s in (UNK, PAD, MASK) if s not in vocab]
+        return Vocabulary(tokens + extra, {}, (UNK, PAD, MASK),
+                          {"subwords": "gpt2", "bpe_size": len(tokens)})
+
+    def describe(self) -> dict:
+        digest = hashlib.sha256()
+        for path in self.source:
+            digest.update(path.read_bytes())
+        return {"kind": "gpt2-bpe", "files": [str(p) for p in self.source],
+                "sha256": digest.hexdigest(), "space_before_first_word": self.space_first}
+
+    def save(self, writer) -> None:
+        """Store the tokenizer in the dataset as ``tokenizer.json``."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "tokenizer.json"
+            self._tok.save(str(target))
+            writer.copy_file(target, "tokenizer.json")
+
+
+def word_distances(distances: Sequence[float], alignment: Sequence[int]) -> list[float]:
+    """Subword split scores to word split scores: the split after a word is the one after
+    its last piece."""
+    out = []
+    for i in range(len(alignment) - 1):
+        if alignment[i + 1] != alignment[i]:
+            out.append(distances[i])
+    return out
+
+
+def word_heights(heights: Sequence[float], alignment: Sequence[int]) -> list[float]:
+    """Subword heights to word heights: the highest piece of each word."""
+    out: list[float] = []
+    for value, word in zip(heights, alignment):
+        if word == len(out):
+            out.append(value)
+        elif value > out[word]:
+            out[word] = value
+    return out

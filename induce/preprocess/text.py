@@ -1,0 +1,155 @@
+"""``induce preprocess mikolov`` and ``induce preprocess text``: datasets from plain corpora.
+
+Training text may be whitespace-tokenised lines, CoNLL-U, or column files whose first column is
+the word and, when there is one, the second its tag (the CoNLL-2000 chunking files); validation
+and test sets may also be gold trees, whose words are read with the same normalisation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from induce.data.dataset import DatasetWriter
+from induce.data.errors import InputError
+from induce.data.normalize import Normalization
+from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
+from induce.preprocess.treebank import ReadStats, combined_digest, read_file
+
+MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "ptb.test.txt"}
+
+
+def detect_text_format(path: str, text: str) -> str:
+    """``conllu`` (comments or 10 tab-separated columns), ``columns`` (several columns,
+    sentences separated by blank lines) or ``lines`` (one sentence per line)."""
+    if path.endswith(".conllu"):
+        return "conllu"
+    sample = [line for line in text.split("\n")[:200] if line.strip()]
+    if not sample:
+        return "lines"
+    if all(len(line.split("\t")) == 10 or line.startswith("#") for line in sample):
+        return "conllu"
+    blank_separated = "\n\n" in text[:20000]
+    if blank_separated and all(2 <= len(line.split()) <= 6 for line in sample[:50]):
+        return "columns"
+    return "lines"
+
+
+def read_sentences(path: str, stats: ReadStats) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """``(line, [(tag or "", word)])`` for every sentence of a text corpus file."""
+    text = read_file(path, stats)
+    fmt = detect_text_format(path, text)
+    if fmt == "lines":
+        for number, line in enumerate(text.split("\n"), 1):
+            words = line.split()
+            if words:
+                yield number, [("", w) for w in words]
+        return
+    sentence: list[tuple[str, str]] = []
+    start = 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            if sentence:
+                yield start, sentence
+                sentence = []
+            continue
+        if line.startswith("#") and fmt == "conllu":
+            continue
+        cols = line.split("\t") if fmt == "conllu" else line.split()
+        if fmt == "conllu":
+            if len(cols) != 10:
+                raise InputError(f"CoNLL-U needs 10 columns, got {len(cols)}", path, number)
+            if not cols[0].isdigit():
+                continue   # multiword tokens and empty nodes
+            tag = cols[4] if cols[4] != "_" else cols[3]
+            word = cols[1]
+        else:
+            word, tag = cols[0], (cols[1] if len(cols) > 1 else "")
+        if not sentence:
+            start = number
+        sentence.append((tag, word))
+    if sentence:
+        yield start, sentence
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    normalization: Normalization = Normalization(word_tags=None)
+    min_freq: int = 1
+    max_vocab: int | None = None
+    skip_bad: bool = False
+
+
+def preprocess_text(train: list[str], out: str, options: TextOptions,
+                    valid: str | None = None, valid_trees: str | None = None,
+                    test: str | None = None, test_trees: str | None = None,
+                    tokenizer=None, force: bool = False,
+                    progress: Progress | None = None) -> dict[str, Any]:
+    """A dataset from users' corpora (see the module docstring).  The tag filter applies
+    where tags are known (CoNLL-U, column files, trees)."""
+    if not train:
+        raise InputError("give at least one training file")
+    if valid and valid_trees or test and test_trees:
+        raise InputError("give a split as text or as trees, not both")
+    sources = {"train": list(train), "valid": valid or valid_trees,
+               "test": test or test_trees}
+    stats = ReadStats()
+    norm = options.normalization
+    with DatasetWriter(out, force) as writer:
+        splits = SplitWriter(writer, tokenizer)
+        for k, path in enumerate(train, 1):
+            for _, pairs in read_sentences(path, stats):
+                splits.add("train", None, _normalise(norm, pairs))
+            if progress:
+                progress("reading training text", k, len(train))
+        for split, text_path, tree_path in (("valid", valid, valid_trees),
+                                            ("test", test, test_trees)):
+            if text_path:
+                for _, pairs in read_sentences(text_path, stats):
+                    splits.add(split, None, _normalise(norm, pairs))
+            elif tree_path:
+                result = read_tree_file(tree_path, norm, options.skip_bad)
+                stats.checksums.extend(result.stats.checksums)
+                splits.add_file(split, result)
+        splits.check(["train"] + [s for s in ("valid", "test") if sources[s]])
+        vocab = splits.vocabulary(options.min_freq, options.max_vocab)
+        if tokenizer is not None:
+            tokenizer.save(writer)
+        data = manifest("text", {"files": sources, "sha256": combined_digest(stats.checksums)},
+                        {s: {"from": v} for s, v in sources.items() if v}, norm, vocab,
+                        splits)
+        writer.finish(data, vocab)
+    return data
+
+
+def _normalise(norm: Normalization, pairs: list[tuple[str, str]]) -> list[str]:
+    # Untagged text keeps every word: the tag filter needs tags.
+    if norm.word_tags is not None and pairs and pairs[0][0]:
+        return norm.tagged(pairs)
+    return norm.words([w for _, w in pairs])
+
+
+def preprocess_mikolov(folder: str, out: str, min_freq: int = 1,
+                       max_vocab: int | None = None, force: bool = False) -> dict[str, Any]:
+    """Mikolov's ``ptb.{train,valid,test}.txt`` (already lower-cased, numbers as N, rare words
+    as ``<unk>``): kept as they are; the vocabulary is every training word."""
+    base = Path(folder)
+    stats = ReadStats()
+    paths = {split: base / name for split, name in MIKOLOV_FILES.items()}
+    missing = [str(p.name) for p in paths.values() if not p.is_file()]
+    if missing:
+        raise InputError(f"missing {', '.join(missing)} (Mikolov's PTB text files)", folder)
+    with DatasetWriter(out, force) as writer:
+        splits = SplitWriter(writer)
+        for split, path in paths.items():
+            for _, pairs in read_sentences(str(path), stats):
+                splits.add(split, None, [w for _, w in pairs])
+        splits.check(("train", "valid", "test"))
+        vocab = splits.vocabulary(min_freq, max_vocab)
+        data = manifest("mikolov", {"folder": str(base.resolve()),
+                                    "sha256": combined_digest(stats.checksums)},
+                        {s: {"from": str(p.name)} for s, p in paths.items()},
+                        Normalization(lowercase=False, digits=None), vocab, splits)
+        writer.finish(data, vocab)
+    return data

@@ -1,0 +1,182 @@
+"""Streaming treebank reading for preprocessing: tree texts and their (tag, word) leaves.
+
+Preprocessing touches every tree of a corpus once and only needs each tree's leaves and its
+text on one line, so it does not build tree objects: the text is cut into trees by bracket
+depth, checked with the reader's rules (balanced, nothing outside brackets, a word alone under
+its tag) and its preterminals are read with one regular expression (C speed, ~50,000 trees/s).
+A property test checks that it accepts exactly what :func:`induce.data.ptb.parse_trees` accepts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from itertools import accumulate
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from induce.data.errors import InputError
+from induce.data.files import decode_utf8
+
+# On text whose whitespace is collapsed to single spaces (all the checks below assume it).
+PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")
+# Each byte as o (open), c (close), s (space) or t (token), to count with bytes.count.
+_CLASSES = bytes(ord("o") if c == ord("(") else ord("c") if c == ord(")") else
+                 ord("s") if c == ord(" ") else ord("t") for c in range(256))
+_STEP = {ord("("): 1, ord(")"): -1}
+_NOT_PAREN_BYTES = bytes(b for b in range(256) if b not in b"()")
+_COREF = re.compile(r"(\([^\s()#]+)#\d+")   # BLLIP labels such as NP-SBJ#2
+_EMPTY_TAG = re.compile(r"\(\s+[^\s()]+\s*\)")
+
+
+@dataclass
+class TreeText:
+    """One tree: where it starts, its text on one line, its ``(tag, word)`` leaves."""
+
+    path: str
+    line: int
+    text: str
+    leaves: list[tuple[str, str]]
+
+
+@dataclass
+class ReadStats:
+    """What reading a set of files met: trees, skipped bad trees (with the first reason),
+    and the SHA-256 of every file (in reading order)."""
+
+    trees: int = 0
+    skipped: int = 0
+    first_problem: str = ""
+    checksums: list[tuple[str, str]] = field(default_factory=list)
+
+    def digest(self) -> str:
+        return combined_digest(self.checksums)
+
+
+def combined_digest(checksums: list[tuple[str, str]]) -> str:
+    """One SHA-256 over files' names and SHA-256 digests (in order)."""
+    h = hashlib.sha256()
+    for name, digest in checksums:
+        h.update(f"{name}\t{digest}\n".encode())
+    return h.hexdigest()
+
+
+def read_file(path: str | Path, stats: ReadStats) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+    stats.checksums.append((Path(path).name, hashlib.sha256(data).hexdigest()))
+    return decode_utf8(data, str(path))
+
+
+def iter_trees(path: str | Path, stats: ReadStats, skip_bad: bool = False,
+               strip_coref: bool = False) -> Iterator[TreeText]:
+    """The trees of one file, multi-line LDC style or one per line (blank lines and
+    ``*x*`` header lines between trees are ignored).  A malformed tree raises
+    :class:`InputError` with file and line, or is counted and skipped with ``skip_bad``."""
+    name = str(path)
+    for start, text, problem in _chunks(read_file(path, stats)):
+        leaves: list[tuple[str, str]] = []
+        if not problem:
+            if not (text.isprintable() and "  " not in text and text[:1] != " " and
+                    text[-1:] != " "):
+                text = " ".join(text.split())   # LDC files: many lines, indented
+            problem, leaves = _check(text)
+        if problem:
+            if not skip_bad:
+                raise InputError(problem, name, start)
+            stats.skipped += 1
+            stats.first_problem = stats.first_problem or f"{name}:{start}: {problem}"
+            continue
+        if strip_coref:
+            text = _COREF.sub(r"\1", text)
+        stats.trees += 1
+        yield TreeText(name, start, text, leaves)
+
+
+def _chunks(text: str) -> Iterator[tuple[int, str, str]]:
+    """``(first line, text, problem)`` of each tree-sized piece of a file.
+
+    Trees start on a new line, so the file is cut at every line that begins with ``(`` and
+    pieces are joined until their brackets balance: a few C-level string operations per tree
+    instead of per line (LDC files spread a tree over ~30 lines).
+    """
+    pending: list[str] = []
+    depth = 0
+    start = line = 1
+    for i, piece in enumerate(text.split("\n(")):
+        if i:
+            piece = "(" + piece
+        piece_line = line
+        line += piece.count("\n") + 1
+        if not pending:
+            if i == 0:   # what comes before the first tree: blank or header lines
+                piece, skipped = _skip_header(piece)
+                piece_line += skipped
+                if not piece.strip():
+                    continue
+                if not piece.lstrip().startswith("("):
+                    yield piece_line, "", (f"text outside brackets: "
+                                           f"{piece.split(chr(10))[0].strip()[:40]!r}")
+                    return
+            start = piece_line
+        pending.append(piece)
+        depth += piece.count("(") - piece.count(")")
+        if depth > 0:
+            continue
+        chunk = pending[0] if len(pending) == 1 else "\n".join(pending)
+        pending = []
+        if depth < 0:
+            depth = 0
+            yield start, chunk, "unbalanced ')': more closing than opening brackets"
+        else:
+            yield start, chunk, ""
+    if pending:
+        yield start, "", "unbalanced '(': the tree is not closed at the end of the file"
+
+
+def _skip_header(piece: str) -> tuple[str, int]:
+    """Drop leading blank lines and Treebank-2 ``*x*`` header lines; how many lines went."""
+    lines = piece.split("\n")
+    k = 0
+    while k < len(lines) - 1 and (not lines[k].strip() or lines[k].lstrip().startswith("*x*")):
+        k += 1
+    if k == len(lines) - 1 and (not lines[k].strip() or lines[k].lstrip().startswith("*x*")):
+        return "", k
+    return "\n".join(lines[k:]), k
+
+
+def _check(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Why ``text`` (balanced overall, whitespace collapsed to single spaces) is not exactly
+    one well-formed tree (``""`` if it is), and its ``(tag, word)`` leaves.  String methods and
+    C-level iteration only."""
+    if not text.startswith("(") or not text.endswith(")"):
+        outside = text.split("(")[0] if not text.startswith("(") else text.rsplit(")", 1)[1]
+        return f"text outside brackets: {outside.strip()[:40]!r}", []
+    # One tree: the depth stays positive until the last bracket closes the first.  UTF-8
+    # never puts the bytes of "(" and ")" inside other characters, so bytes.translate can
+    # keep just the brackets.
+    parens = text.encode("utf-8").translate(None, _NOT_PAREN_BYTES)
+    if len(parens) > 2 and min(accumulate(map(_STEP.__getitem__, parens[:-1]))) < 1:
+        return "several trees on one line (or text between them)", []
+    # Every token is a label (right after "(") or the word of a "(TAG word)": count them.
+    # Tokens start after a bracket or a space, labels right after "(" (maybe one space).
+    leaves = PRETERMINAL.findall(text)
+    classes = text.encode("utf-8").translate(_CLASSES)
+    tokens = classes.count(b"ot") + classes.count(b"st") + classes.count(b"ct")
+    labels = classes.count(b"ot") + classes.count(b"ost")
+    if tokens != labels + len(leaves):
+        return ("a word beside other children; words must sit alone under a tag, as in "
+                "(NN dog)"), []
+    if not leaves:
+        return "a tree without words", []
+    if "( " in text and _EMPTY_TAG.search(text):
+        # "( word)" is a word with the empty tag (EVALB's reading): let the full reader,
+        # which knows that rule, give the leaves of such rare trees.
+        from induce.data.ptb import parse_trees
+
+        tree = parse_trees(text).trees[0]
+        return "", [(t, w) for w, t in tree.pos()]  # type: ignore[union-attr]
+    return "", leaves

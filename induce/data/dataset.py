@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from induce.data.errors import InputError
+from induce.data.files import read_text
 from induce.data.vocab import Vocabulary
 
 FORMAT = "induce-dataset/1"
@@ -75,15 +76,22 @@ class DatasetWriter:
     """
 
     def __init__(self, out: str | os.PathLike[str], force: bool = False) -> None:
-        self.out = Path(out)
-        if self.out.exists() and not force:
-            raise InputError("already exists (use --force to replace it)", str(self.out))
-        parent = self.out.parent if str(self.out.parent) else Path(".")
+        self.out = Path(out).absolute()
+        if self.out.exists():
+            if not force:
+                raise InputError("already exists (use --force to replace it)", str(self.out))
+            if not (self.out.is_dir() and (self.out / MANIFEST).is_file()):
+                raise InputError("exists and is not an induce dataset: --force only replaces "
+                                 "datasets", str(self.out))
+        parent = self.out.parent
         if not parent.is_dir():
             raise InputError("the parent folder does not exist", str(parent))
         self.force = force
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp",
-                                         dir=parent))
+        try:
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp",
+                                             dir=parent))
+        except OSError as err:
+            raise InputError(f"cannot write here: {err.strerror}", str(parent)) from None
         self._open: dict[str, _CountingWriter] = {}
         self.files: dict[str, dict[str, Any]] = {}
         self.done = False
@@ -102,8 +110,9 @@ class DatasetWriter:
         self._writer(name).write_line(text)
 
     def write_lines(self, name: str, lines: list[str]) -> None:
-        """Append several lines at once (one encoding, hashing and write)."""
-        self._writer(name).write_lines(lines)
+        """Append several lines at once (one encoding, hashing and write); no lines, no file."""
+        if lines:
+            self._writer(name).write_lines(lines)
 
     def _writer(self, name: str) -> _CountingWriter:
         writer = self._open.get(name)
@@ -131,10 +140,8 @@ class DatasetWriter:
         (self.tmp / MANIFEST).write_text(yaml.safe_dump(full, sort_keys=False,
                                                         allow_unicode=True), encoding="utf-8")
         os.chmod(self.tmp, 0o777 & ~_umask())
-        if self.out.exists():          # --force: swap, then remove the old one
-            old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old",
-                                        dir=self.tmp.parent))
-            os.rmdir(old)
+        if self.out.exists():          # --force on a dataset: swap, then remove the old one
+            old = self.tmp.with_suffix(".old")
             os.replace(self.out, old)
             os.replace(self.tmp, self.out)
             shutil.rmtree(old, ignore_errors=True)
@@ -204,25 +211,28 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
         raise InputError(f"not an induce dataset: no {MANIFEST} (an interrupted preprocess "
                          "leaves none)", str(folder))
     try:
-        manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
+        manifest = yaml.safe_load(read_text(manifest_path))
     except yaml.YAMLError:
         raise InputError("the manifest is not valid YAML", str(manifest_path)) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError(f"unknown dataset format (expected {FORMAT})", str(manifest_path))
     files = manifest.get("files") or {}
+    if not isinstance(files, dict) or not all(
+            isinstance(v, dict) and {"lines", "sha256"} <= set(v) for v in files.values()):
+        raise InputError("the manifest's file list is damaged", str(manifest_path))
     for name, expected in files.items():
-        target = folder / name
+        target = folder / str(name)
         if not target.is_file():
             raise InputError(f"{name} is missing", str(folder))
         if verify:
             found = _describe(target)
             if found != expected:
-                raise InputError(
-                    f"{name} does not match the manifest ({found['lines']} lines, expected "
-                    f"{expected['lines']}): the dataset is truncated or was changed; "
-                    "preprocess it again", str(folder))
+                what = (f"{found['lines']} lines, expected {expected['lines']}"
+                        if found["lines"] != expected["lines"] else "its content differs")
+                raise InputError(f"{name} does not match the manifest ({what}): the dataset "
+                                 "is truncated or was changed; preprocess it again",
+                                 str(folder))
     vocab = None
     if VOCAB in files:
-        vocab = Vocabulary.from_json((folder / VOCAB).read_text(encoding="utf-8"),
-                                     str(folder / VOCAB))
+        vocab = Vocabulary.from_json(read_text(folder / VOCAB), str(folder / VOCAB))
     return Dataset(folder, manifest, vocab, files)

@@ -9,11 +9,13 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
 _DIGITS = re.compile(r"[0-9]+")
+EMPTY_TAGS = frozenset(("-NONE-",))   # traces and other empty elements are never words
 
 
 @dataclass(frozen=True)
 class Normalization:
-    """``word_tags``: keep only words whose tag is in this set (``None``: keep all);
+    """``word_tags``: keep only words whose tag is in this set (``None``: all but empty
+    elements such as ``-NONE-`` traces);
     ``lowercase``; ``digits``: replace every run of ASCII digits by this (``None``: keep)."""
 
     lowercase: bool = True
@@ -41,7 +43,7 @@ class Normalization:
         """The kept, normalised words of ``(tag, word)`` pairs joined by spaces (the fast
         path of preprocessing: string operations on the whole sentence)."""
         tags = self.word_tags
-        text = " ".join([w for t, w in pairs] if tags is None else
+        text = " ".join([w for t, w in pairs if t not in EMPTY_TAGS] if tags is None else
                         [w for t, w in pairs if t in tags])
         if self.lowercase:
             text = text.lower()

@@ -16,7 +16,7 @@ from induce.data.vocab import build_vocabulary
 from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
                                       read_tree_file)
 from induce.preprocess.ptb import parse_sections
-from induce.preprocess.treebank import combined_digest
+from induce.data.treetext import combined_digest
 
 SPLITS = ("xs", "sm", "md", "lg")
 YEARS = (1987, 1988, 1989)

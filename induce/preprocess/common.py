@@ -13,7 +13,7 @@ from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary, build_vocabulary
-from induce.preprocess.treebank import ReadStats, iter_trees
+from induce.data.treetext import ReadStats, iter_trees
 
 Progress = Callable[[str, int, int], None]   # (stage, done, total)
 
@@ -48,10 +48,25 @@ def map_files(function: Callable[..., FileResult], files: Sequence[str], args: t
             yield function(path, *args)
         return
     import multiprocessing as mp
+    from collections import deque
 
     context = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    with context.Pool(workers) as pool:
-        yield from pool.imap(_Call(function, args), files, chunksize=1)
+    call = _Call(function, args)
+    window = 2 * workers   # results waiting in the parent: memory stays flat
+    with context.Pool(workers, initializer=_ignore_interrupts) as pool:
+        pending: deque = deque()
+        for path in files:
+            pending.append(pool.apply_async(call, (path,)))
+            if len(pending) >= window:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Call:
@@ -134,7 +149,9 @@ class SplitWriter:
     def check(self, required: Iterable[str]) -> None:
         for split in required:
             if not self.splits.get(split) or not self.splits[split].sentences:
-                raise InputError(f"the {split} split is empty: no sentence with words")
+                raise InputError(f"the {split} split is empty: no sentence with words (if "
+                                 "the files have sentences, the tag filter may have removed "
+                                 "every word: try --tagset all)")
 
     def vocabulary(self, min_freq: int, max_size: int | None) -> Vocabulary:
         if self.tokenizer is not None:
@@ -168,6 +185,7 @@ def manifest(kind: str, sources: dict[str, Any], splits: dict[str, Any],
         "vocabulary": {"size": len(vocab), **vocab.settings,
                        "specials": list(vocab.specials)},
         "counts": split_writer.split_report(vocab),
+        "first_problem": split_writer.problems[0] if split_writer.problems else None,
     }
     if extra:
         out.update(extra)

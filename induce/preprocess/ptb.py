@@ -15,7 +15,7 @@ from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
 from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
                                       read_tree_file)
-from induce.preprocess.treebank import combined_digest
+from induce.data.treetext import combined_digest
 
 _LDC_NAME = re.compile(r"^wsj_(\d\d)\d\d\.mrg$", re.IGNORECASE)
 _SECTION_NAME = re.compile(r"^(\d\d)(\.[A-Za-z]+)?$")
@@ -97,6 +97,8 @@ def preprocess_ptb(treebank: str, out: str, options: PtbOptions, tokenizer=None,
                                                                           "test")}
     files = {split: [str(f) for s in wanted for f in sections.get(s, [])]
              for split, wanted in plan.items()}
+    missing = {split: [f"{s:02d}" for s in wanted if s not in sections]
+               for split, wanted in plan.items()}
     for split, found in files.items():
         if not found:
             have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
@@ -122,9 +124,9 @@ def preprocess_ptb(treebank: str, out: str, options: PtbOptions, tokenizer=None,
             tokenizer.save(writer)
         source = {"treebank": str(Path(treebank).resolve()), "layout": layout,
                   "files": len(checksums), "sha256": combined_digest(checksums)}
-        split_spec = {split: {"sections": getattr(options, split)} for split in plan}
+        split_spec = {split: {"sections": getattr(options, split),
+                              "missing_sections": missing[split]} for split in plan}
         data = manifest("ptb", source, split_spec, options.normalization, vocab, splits,
-                        {"skip_bad": options.skip_bad, "first_problem":
-                         splits.problems[0] if splits.problems else None})
+                        {"skip_bad": options.skip_bad})
         writer.finish(data, vocab)
     return data

@@ -44,14 +44,17 @@ def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
 
 
 def _tokenizer(kind: str, files: Optional[str], space_first: bool):
+    from induce.data.errors import ConfigError
+
     if kind == "words":
         if files:
-            raise typer.BadParameter("--tokenizer-files needs --tokenizer gpt2")
+            raise ConfigError("--tokenizer-files needs --tokenizer gpt2")
         return None
     if kind != "gpt2":
-        raise typer.BadParameter("--tokenizer must be words or gpt2")
+        raise ConfigError(f"--tokenizer must be words or gpt2, not {kind!r}")
     if not files:
-        raise typer.BadParameter("--tokenizer gpt2 needs --tokenizer-files DIR")
+        raise ConfigError("--tokenizer gpt2 needs --tokenizer-files DIR (a folder with "
+                          "tokenizer.json, or vocab.json + merges.txt); nothing is downloaded")
     from induce.preprocess.subwords import SubwordTokenizer
     return SubwordTokenizer(files, space_first)
 
@@ -90,8 +93,14 @@ def _summary(data: dict, out: str) -> None:
     console = Console(highlight=False, markup=False)
     console.print(table)
     console.print(f"vocabulary: {data['vocabulary']['size']} entries")
+    for split, spec in data.get("splits", {}).items():
+        if isinstance(spec, dict) and spec.get("missing_sections"):
+            absent = spec["missing_sections"]
+            warn(f"{split}: {len(absent)} section(s) not in the treebank: "
+                 f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}")
     if data.get("first_problem"):
-        warn(f"skipped malformed trees; the first: {data['first_problem']}")
+        skipped = sum(c["skipped_bad_trees"] for c in data["counts"].values())
+        warn(f"skipped {skipped} malformed tree(s); the first: {data['first_problem']}")
 
 
 @app.command("ptb")
@@ -190,8 +199,13 @@ def text(
                                               help="Validation gold trees."),
     test: Optional[str] = typer.Option(None, "--test", help="Test text."),
     test_trees: Optional[str] = typer.Option(None, "--test-trees", help="Test gold trees."),
+    text_format: str = typer.Option("auto", "--format",
+                                    help="Format of the text files: auto, lines (one "
+                                         "sentence a line), conllu, or columns (word first, "
+                                         "then its tag; blank line between sentences)."),
     tagset: str = typer.Option("ptb_word_tags", "--tagset",
-                               help="Where tags are known, keep words with these tags; or all."),
+                               help="Where tags are known, keep words with these tags "
+                                    "(ud_word_tags for UPOS-only CoNLL-U); or all."),
     keep_case: bool = NO_LOWER, keep_digits: bool = KEEP_DIGITS,
     min_freq: int = MIN_FREQ, max_vocab: Optional[int] = MAX_VOCAB,
     tokenizer: str = TOKENIZER, tokenizer_files: Optional[str] = TOKENIZER_FILES,
@@ -202,7 +216,8 @@ def text(
     from induce.preprocess.text import TextOptions, preprocess_text
 
     options = TextOptions(normalization=_normalization(tagset, keep_case, keep_digits),
-                          min_freq=min_freq, max_vocab=max_vocab, skip_bad=skip_bad)
+                          min_freq=min_freq, max_vocab=max_vocab, skip_bad=skip_bad,
+                          text_format=text_format)
     with _progress() as progress:
         data = preprocess_text(list(train), out, options, valid, valid_trees, test,
                                test_trees, _tokenizer(tokenizer, tokenizer_files,

@@ -70,16 +70,21 @@ def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
     if options.split not in SPLITS:
         raise ConfigError(f"unknown BLLIP split {options.split!r}; choose from "
                           f"{', '.join(SPLITS)}")
+    if options.shared_vocab and (tokenizer is not None or options.min_freq != 1 or
+                                 options.max_vocab is not None):
+        raise ConfigError("--shared-vocab fixes the vocabulary (LG words seen more than 27 "
+                          "times): it does not combine with --min-freq, --max-vocab or "
+                          "--tokenizer gpt2")
     definition = split_definition()
     sections = find_sections(root)
-    plan = _plan(definition, options.split, sections, root)
-    shared = None
-    if options.shared_vocab and tokenizer is None:
-        shared = _shared_vocabulary(definition, sections, options, root, progress)
+    plan, missing = _plan(definition, options.split, sections, root)
     total = sum(len(files) for _, files, _ in plan)
     done = 0
     checksums: list[tuple[str, str]] = []
     with DatasetWriter(out, force) as writer:
+        shared = None
+        if options.shared_vocab:   # after the writer has checked that --out may be written
+            shared = _shared_vocabulary(definition, sections, options, root, progress)
         splits = SplitWriter(writer, tokenizer)
         for split, files, per_year in plan:
             budget = per_year
@@ -109,6 +114,8 @@ def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
         spec = {"train": {"split": options.split,
                           "sections": _describe(definition["train"][options.split])},
                 "valid": dict(definition["valid"]), "test": dict(definition["test"])}
+        for name, absent in missing.items():
+            spec[name]["missing_sections"] = absent
         data = manifest("bllip", source, spec, options.normalization, vocab, splits,
                         {"shared_vocab": options.shared_vocab, "skip_bad": options.skip_bad})
         writer.finish(data, vocab)
@@ -116,22 +123,23 @@ def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
 
 
 def _plan(definition: dict, split: str, sections: dict, root: str
-          ) -> list[tuple[str, list[str], int | None]]:
-    """``(dataset split, files in reading order, sentences per year or None)``."""
+          ) -> tuple[list[tuple[str, list[str], int | None]], dict[str, list[str]]]:
+    """``(dataset split, files in reading order, sentences per year or None)`` for each split,
+    and the wanted sections the release lacks (``1987/w7_071``) per split."""
     out = []
-    train = definition["train"][split]
-    files = [str(f) for year in YEARS for s in sections_of(train.get(year, []))
-             for f in sections.get((year, s), [])]
-    out.append(("train", files, None))
-    for name in ("valid", "test"):
-        spec = definition[name]
-        chosen = [str(f) for year in YEARS for s in sections_of(spec["sections"].get(year, []))
-                  for f in sections.get((year, s), [])]
-        out.append((name, chosen, int(spec["sentences_per_year"])))
-    for name, chosen, _ in out:
-        if not chosen:
-            raise InputError(f"no files for the {name} split of BLLIP-{split.upper()}", root)
-    return out
+    missing: dict[str, list[str]] = {}
+    for name in ("train", "valid", "test"):
+        spec = definition["train"][split] if name == "train" else definition[name]["sections"]
+        wanted = [(year, s) for year in YEARS for s in sections_of(spec.get(year, []))]
+        missing[name] = [f"{year}/w{year % 10}_{s:03d}" for year, s in wanted
+                         if (year, s) not in sections]
+        files = [str(f) for key in wanted for f in sections.get(key, [])]
+        if not files:
+            raise InputError(f"no files for the {name} split of BLLIP-{split.upper()} "
+                             f"(none of its {len(wanted)} sections is in the release)", root)
+        per_year = None if name == "train" else int(definition[name]["sentences_per_year"])
+        out.append((name, files, per_year))
+    return out, missing
 
 
 def _year_of(path: str) -> int:

@@ -4,8 +4,8 @@
 Each sentence is encoded as pre-tokenised words with GPT-2's spacing convention - a space
 before every word but the first, as in running text - so every subword belongs to one word.
 The dataset keeps, for each subword, the index of its word (``{split}.align``); word-level
-structures are recovered from subword ones with :func:`word_distances` and
-:func:`word_heights`.
+structures are recovered from subword ones with
+:func:`induce.structure.subwords.word_distances` and :func:`~induce.structure.subwords.word_heights`.
 """
 
 from __future__ import annotations
@@ -82,24 +82,3 @@ class SubwordTokenizer:
             target = Path(tmp) / "tokenizer.json"
             self._tok.save(str(target))
             writer.copy_file(target, "tokenizer.json")
-
-
-def word_distances(distances: Sequence[float], alignment: Sequence[int]) -> list[float]:
-    """Subword split scores to word split scores: the split after a word is the one after
-    its last piece."""
-    out = []
-    for i in range(len(alignment) - 1):
-        if alignment[i + 1] != alignment[i]:
-            out.append(distances[i])
-    return out
-
-
-def word_heights(heights: Sequence[float], alignment: Sequence[int]) -> list[float]:
-    """Subword heights to word heights: the highest piece of each word."""
-    out: list[float] = []
-    for value, word in zip(heights, alignment):
-        if word == len(out):
-            out.append(value)
-        elif value > out[word]:
-            out[word] = value
-    return out

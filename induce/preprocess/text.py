@@ -7,12 +7,13 @@ and test sets may also be gold trees, whose words are read with the same normali
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from induce.data.dataset import DatasetWriter
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
 from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
 from induce.data.treetext import ReadStats, combined_digest, read_file
@@ -20,26 +21,38 @@ from induce.data.treetext import ReadStats, combined_digest, read_file
 MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "ptb.test.txt"}
 
 
+TEXT_FORMATS = ("auto", "lines", "conllu", "columns")
+_LOWER = re.compile(r"[a-z]")
+
+
 def detect_text_format(path: str, text: str) -> str:
-    """``conllu`` (comments or 10 tab-separated columns), ``columns`` (several columns,
-    sentences separated by blank lines) or ``lines`` (one sentence per line)."""
+    """``conllu`` (a ``.conllu`` file, or every line a comment or 10 tab-separated columns),
+    ``columns`` (sentences separated by blank lines, 2-6 fields a line, the second a tag:
+    no lower-case letter, as in the CoNLL-2000 files) or ``lines`` (one sentence a line).
+    ``--format`` overrides the guess."""
     if path.endswith(".conllu"):
         return "conllu"
-    sample = [line for line in text.split("\n")[:200] if line.strip()]
+    sample = [line for line in text.split("\n", 400)[:400] if line.strip()][:200]
     if not sample:
         return "lines"
     if all(len(line.split("\t")) == 10 or line.startswith("#") for line in sample):
         return "conllu"
-    blank_separated = "\n\n" in text[:20000]
-    if blank_separated and all(2 <= len(line.split()) <= 6 for line in sample[:50]):
+    if "\n\n" in text[:50000] and all(
+            2 <= len(fields) <= 6 and not _LOWER.search(fields[1])
+            for fields in (line.split() for line in sample)):
         return "columns"
     return "lines"
 
 
-def read_sentences(path: str, stats: ReadStats) -> Iterator[tuple[int, list[tuple[str, str]]]]:
-    """``(line, [(tag or "", word)])`` for every sentence of a text corpus file."""
+def read_sentences(path: str, stats: ReadStats, fmt: str = "auto"
+                   ) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """``(line, [(tag or "", word)])`` for every sentence of a text corpus file.  CoNLL-U
+    tags are the XPOS column, or UPOS where XPOS is ``_``."""
+    if fmt not in TEXT_FORMATS:
+        raise ConfigError(f"unknown text format {fmt!r}; choose from {', '.join(TEXT_FORMATS)}")
     text = read_file(path, stats)
-    fmt = detect_text_format(path, text)
+    if fmt == "auto":
+        fmt = detect_text_format(path, text)
     if fmt == "lines":
         for number, line in enumerate(text.split("\n"), 1):
             words = line.split()
@@ -56,15 +69,17 @@ def read_sentences(path: str, stats: ReadStats) -> Iterator[tuple[int, list[tupl
             continue
         if line.startswith("#") and fmt == "conllu":
             continue
-        cols = line.split("\t") if fmt == "conllu" else line.split()
         if fmt == "conllu":
+            cols = line.split("\t")
             if len(cols) != 10:
-                raise InputError(f"CoNLL-U needs 10 columns, got {len(cols)}", path, number)
+                raise InputError(f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}",
+                                 path, number)
             if not cols[0].isdigit():
                 continue   # multiword tokens and empty nodes
             tag = cols[4] if cols[4] != "_" else cols[3]
             word = cols[1]
         else:
+            cols = line.split()
             word, tag = cols[0], (cols[1] if len(cols) > 1 else "")
         if not sentence:
             start = number
@@ -79,6 +94,7 @@ class TextOptions:
     min_freq: int = 1
     max_vocab: int | None = None
     skip_bad: bool = False
+    text_format: str = "auto"   # of the text files: auto, lines, conllu or columns
 
 
 def preprocess_text(train: list[str], out: str, options: TextOptions,
@@ -90,6 +106,9 @@ def preprocess_text(train: list[str], out: str, options: TextOptions,
     where tags are known (CoNLL-U, column files, trees)."""
     if not train:
         raise InputError("give at least one training file")
+    if options.text_format not in TEXT_FORMATS:
+        raise ConfigError(f"unknown text format {options.text_format!r}; choose from "
+                          f"{', '.join(TEXT_FORMATS)}")
     if valid and valid_trees or test and test_trees:
         raise InputError("give a split as text or as trees, not both")
     sources = {"train": list(train), "valid": valid or valid_trees,
@@ -99,14 +118,14 @@ def preprocess_text(train: list[str], out: str, options: TextOptions,
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer)
         for k, path in enumerate(train, 1):
-            for _, pairs in read_sentences(path, stats):
+            for _, pairs in read_sentences(path, stats, options.text_format):
                 splits.add("train", None, _normalise(norm, pairs))
             if progress:
                 progress("reading training text", k, len(train))
         for split, text_path, tree_path in (("valid", valid, valid_trees),
                                             ("test", test, test_trees)):
             if text_path:
-                for _, pairs in read_sentences(text_path, stats):
+                for _, pairs in read_sentences(text_path, stats, options.text_format):
                     splits.add(split, None, _normalise(norm, pairs))
             elif tree_path:
                 result = read_tree_file(tree_path, norm, options.skip_bad)
@@ -118,7 +137,8 @@ def preprocess_text(train: list[str], out: str, options: TextOptions,
             tokenizer.save(writer)
         data = manifest("text", {"files": sources, "sha256": combined_digest(stats.checksums)},
                         {s: {"from": v} for s, v in sources.items() if v}, norm, vocab,
-                        splits)
+                        splits, {"text_format": options.text_format,
+                                 "skip_bad": options.skip_bad})
         writer.finish(data, vocab)
     return data
 
@@ -143,7 +163,7 @@ def preprocess_mikolov(folder: str, out: str, min_freq: int = 1,
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer)
         for split, path in paths.items():
-            for _, pairs in read_sentences(str(path), stats):
+            for _, pairs in read_sentences(str(path), stats, "lines"):
                 splits.add(split, None, [w for _, w in pairs])
         splits.check(("train", "valid", "test"))
         vocab = splits.vocabulary(min_freq, max_vocab)

@@ -18,7 +18,6 @@ from induce.data.normalize import Normalization
 from induce.data.ptb import parse_trees, read_trees
 from induce.metrics.conventions import load_tagset
 from induce.data import treetext as tb
-from induce.preprocess.subwords import word_distances, word_heights
 from tests.conftest import DATA, needs_shared
 from tests.preprocess.fixtures import make_bllip, make_ptb
 
@@ -286,12 +285,6 @@ def test_gpt2_subwords_keep_their_words(ptb, tmp_path):
     assert missing.exit_code == 2 and "needs tokenizer.json" in missing.stderr
     assert run("preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "y"),
                "--tokenizer", "gpt2").exit_code == 2
-
-
-def test_subword_to_word_scores():
-    align = [0, 0, 1, 2, 2, 2]
-    assert word_distances([1, 2, 3, 4, 5], align) == [2, 3]
-    assert word_heights([1, 5, 2, 0, 7, 3], align) == [5, 2, 7]
 
 
 # The fast treebank reader accepts exactly what the full reader accepts in LDC mode (several

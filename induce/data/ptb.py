@@ -93,9 +93,9 @@ def _parse_trees(text: str, path: str, labelled: bool,
     misplaced_word = False      # a word beside other children somewhere in this tree
     line_no = 0
     for line_no, line in enumerate(text.split("\n"), 1):
-        if labelled and "( " in line:
-            # "( word)": EVALB reads a word with the empty tag, not a label ("(word)" is an
-            # empty bracket labelled "word").  Mark the missing label.
+        if labelled and "(" in line:
+            # "( word)" on one line: EVALB reads a word with the empty tag, not a label
+            # ("(word)" is an empty bracket labelled "word").  Mark the missing label.
             line = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, line)
         tokens = line.replace("(", " ( ").replace(")", " ) ").split()
         blank.append(not tokens)

@@ -1,7 +1,8 @@
 """Streaming treebank reading for preprocessing: tree texts and their (tag, word) leaves.
 
 Preprocessing touches every tree of a corpus once and only needs each tree's leaves and its
-text on one line, so it does not build tree objects: the text is cut into trees by bracket
+text on one line, so it does not build tree objects.  Clean files are read whole by
+:mod:`induce.data.treescan`; any other file is cut into trees by bracket
 depth, checked with the reader's rules (balanced, nothing outside brackets, a word alone under
 its tag) and its preterminals are read with one regular expression (C-level string work,
 about three times the speed of building trees).  A property test checks that it reads the same
@@ -20,6 +21,7 @@ from typing import Iterator
 
 from induce.data.errors import InputError
 from induce.data.files import decode_utf8
+from induce.data.treescan import scan_clean_file
 
 # On text whose whitespace is collapsed to single spaces (all the checks below assume it).
 PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")
@@ -29,7 +31,8 @@ _CLASSES = bytes(ord("o") if c == ord("(") else ord("c") if c == ord(")") else
 _STEP = {ord("("): 1, ord(")"): -1}
 _NOT_PAREN_BYTES = bytes(b for b in range(256) if b not in b"()")
 _COREF = re.compile(r"(\([^\s()#]+)#\d+")   # BLLIP labels such as NP-SBJ#2
-_EMPTY_TAG = re.compile(r"\(\s+[^\s()]+\s*\)")
+# "( word)" on one line: a word with the empty tag (the full reader's rule, line by line).
+EMPTY_TAG_ON_A_LINE = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")
 _BRACKET = re.compile(r"[()]")
 _OPEN_NEWLINE = re.compile(r"\([^\S\n]*\n\s*")
 
@@ -82,8 +85,22 @@ def iter_trees(path: str | Path, stats: ReadStats, skip_bad: bool = False,
     a tree without words comes out with no leaves.  A malformed tree raises
     :class:`InputError` with file and line, or is counted and skipped with ``skip_bad``."""
     name = str(path)
-    for start, text, problem in _chunks(read_file(path, stats)):
+    whole = read_file(path, stats)
+    clean = scan_clean_file(whole, PRETERMINAL)
+    if clean is not None:
+        for start, part, leaves in clean:
+            if strip_coref and "#" in part:
+                part = _COREF.sub(r"\1", part)
+            stats.trees += 1
+            yield TreeText(name, start, part, leaves)
+        return
+    for start, text, problem in _chunks(whole):
         parts: list[str] = []
+        if not problem and EMPTY_TAG_ON_A_LINE.search(text):
+            # Rare: whether a token is a label or a word depends on line breaks, which the
+            # collapsed text loses.  The full reader knows the rule.
+            yield from _read_exactly(name, start, text, stats, skip_bad, strip_coref)
+            continue
         if not problem:
             if not (text.isprintable() and "  " not in text and text[:1] != " " and
                     text[-1:] != " "):
@@ -198,11 +215,28 @@ def _check(text: str) -> tuple[str, list[tuple[str, str]]]:
     if tokens != labels + len(leaves):
         return ("a word beside other children; words must sit alone under a tag, as in "
                 "(NN dog)"), []
-    if "( " in text and _EMPTY_TAG.search(text):
-        # "( word)" is a word with the empty tag (EVALB's reading): let the full reader,
-        # which knows that rule, give the leaves of such rare trees.
-        from induce.data.ptb import parse_trees
-
-        tree = parse_trees(text).trees[0]
-        return "", [(t, w) for w, t in tree.pos()]  # type: ignore[union-attr]
     return "", leaves
+
+
+def _read_exactly(name: str, start: int, text: str, stats: ReadStats, skip_bad: bool,
+                  strip_coref: bool) -> Iterator[TreeText]:
+    """The trees of one balanced chunk read by the full reader, written back on one line."""
+    from induce.data.ptb import parse_trees
+
+    try:
+        trees = parse_trees(text, name, blank_lines_are_sentences=False).trees
+    except InputError as err:
+        problem = err.reason
+        if not skip_bad:
+            raise InputError(problem, name, start + (err.line or 1) - 1) from None
+        stats.skipped += 1
+        stats.first_problem = stats.first_problem or f"{name}:{start}: {problem}"
+        return
+    for tree in trees:
+        if tree is None:
+            continue
+        part = tree.to_string()
+        if strip_coref and "#" in part:
+            part = _COREF.sub(r"\1", part)
+        stats.trees += 1
+        yield TreeText(name, start, part, [(t, w) for w, t in tree.pos()])

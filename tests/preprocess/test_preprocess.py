@@ -18,6 +18,7 @@ from induce.data.normalize import Normalization
 from induce.data.ptb import parse_trees, read_trees
 from induce.metrics.conventions import load_tagset
 from induce.data import treetext as tb
+from induce.data.treescan import scan_clean_file
 from tests.conftest import DATA, needs_shared
 from tests.preprocess.fixtures import make_bllip, make_ptb
 
@@ -288,9 +289,12 @@ def test_gpt2_subwords_keep_their_words(ptb, tmp_path):
 
 
 # The fast treebank reader accepts exactly what the full reader accepts in LDC mode (several
-# trees on a line, trees over several lines, "*x*" header lines, wordless trees).
+# trees on a line, trees over several lines, "*x*" header lines, wordless trees, "( word)"
+# empty tags, whose reading depends on line breaks), and each tree it writes on one line
+# reads back as the same leaves.
 _pieces = st.lists(st.sampled_from(["(", ")", "A", "b", "(c d)", " ", "\n", "\n  ", "*x*",
-                                    "(é ü)", "( e)", "\t"]), min_size=1, max_size=16)
+                                    "(é ü)", "( e)", "\t", "\r", "\n\n", "#2",
+                                    "(X (Y z) (W v))"]), min_size=1, max_size=20)
 
 
 @given(_pieces)
@@ -300,9 +304,10 @@ def test_fast_reader_agrees_with_the_full_reader(tmp_path_factory, pieces):
     path = tmp_path_factory.mktemp("t") / "x.mrg"
     path.write_text(text + "\n", encoding="utf-8")
     try:
-        fast = [t.leaves for t in tb.iter_trees(path, tb.ReadStats())]
+        read = list(tb.iter_trees(path, tb.ReadStats()))
+        fast = [t.leaves for t in read]
     except InputError:
-        fast = None
+        read, fast = [], None
     try:
         full = [[(t, w) for w, t in tree.pos()] for tree in
                 parse_trees(text + "\n", blank_lines_are_sentences=False).trees
@@ -310,6 +315,23 @@ def test_fast_reader_agrees_with_the_full_reader(tmp_path_factory, pieces):
     except InputError:
         full = None
     assert fast == full
+    for tree in read:
+        again = parse_trees(tree.text).trees[0]
+        assert [(t, w) for w, t in again.pos()] == tree.leaves
+
+
+def test_clean_files_take_the_whole_file_path():
+    clean = "( (S (NP (DT The) (NN dog))\n    (VP (VBD barked))))\n\n( (S (NN x)))\n"
+    trees = scan_clean_file(clean, tb.PRETERMINAL)
+    assert [(line, leaves) for line, _, leaves in trees] == [
+        (1, [("DT", "The"), ("NN", "dog"), ("VBD", "barked")]), (4, [("NN", "x")])]
+    for unusual in ["*x* header\n" + clean,          # text between trees
+                    clean + "(S (NN x)",              # unbalanced
+                    clean + "(S (NN x) y)\n",         # a word beside other children
+                    clean + "(S ( x))\n",              # an empty tag
+                    clean + "(\nS (NN x))\n",          # a label on the next line
+                    clean + "(S (NN caf\u00e9))\n"]:    # not ASCII
+        assert scan_clean_file(unusual, tb.PRETERMINAL) is None, unusual
 
 
 @needs_shared("data", "ptb-sample", "trees")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 import induce
-from induce.cli import convert, evaluate, preprocess
+from induce.cli import convert, evaluate, preprocess, train
 
 app = typer.Typer(
     name="induce",
@@ -21,6 +21,7 @@ app = typer.Typer(
 app.add_typer(evaluate.app, name="evaluate")
 app.add_typer(convert.app, name="convert")
 app.add_typer(preprocess.app, name="preprocess")
+app.command("train")(train.train)
 
 
 def _version(value: bool) -> None:
@@ -41,3 +42,7 @@ def _main(
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -162,6 +162,38 @@ def baselines(
                 lambda: _render("baselines", rows, f"Baselines on {gold}"))
 
 
+@app.command("mlm")
+@handle_errors
+def mlm(
+    model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
+    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
+    split: str = typer.Option("test", "--split", help="train | valid | test."),
+    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Mask seed (default: the run's "
+                                       "data.eval_seed)."),
+    mask_rate: Optional[float] = typer.Option(None, "--mask-rate",
+                                              help="Default: the run's data.mask_rate."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """Masked-LM perplexity of a trained model on seeded masks (the papers' PPL column)."""
+    _check_format(fmt, ("table", "json"))
+    from induce.train.mlm import evaluate_mlm
+
+    report = evaluate_mlm(model, data, split, weights, device, seed, mask_rate)
+
+    def table() -> None:
+        s = report["settings"]
+        typer.echo(f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
+                   f"perplexity {report['perplexity']:.2f} (loss {report['loss']:.4f}, "
+                   f"{report['masked_tokens']} masked tokens of {report['sentences']} "
+                   f"sentences, mask rate {s['mask_rate']}, seed {s['seed']})")
+
+    emit_report(report, json_path, fmt, quiet, table)
+
+
 def _render(kind: str, *args) -> None:
     from induce.cli import render
     getattr(render, kind)(*args)

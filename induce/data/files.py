@@ -7,11 +7,12 @@ complete, so an interrupted command never leaves a half-written output.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from induce.data.errors import InputError
 
@@ -97,4 +98,30 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> None:
             pass
         if isinstance(err, OSError):
             raise InputError(f"cannot write: {err.strerror}", name) from None
+        raise
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """``with atomic_path(p) as tmp: write(tmp)``: a temporary name beside ``p`` that is
+    renamed to ``p`` when the block succeeds and removed when it fails (for writers that
+    want a file name, such as safetensors and torch.save)."""
+    name = str(path)
+    folder = os.path.dirname(os.path.abspath(name))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".induce-", suffix=".tmp", dir=folder)
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror}", name) from None
+    os.close(fd)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise

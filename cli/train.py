@@ -1,0 +1,100 @@
+"""``induce train``: options to :func:`induce.train.engine.train`, progress on the terminal."""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Optional
+
+import typer
+
+from induce.cli.common import handle_errors
+
+
+def _fmt(record: dict) -> str:
+    keys = ("valid_ppl", "uf1", "corpus_uf1", "uas", "uuas")
+    return "  ".join(f"{k} {record[k]}" for k in keys if k in record)
+
+
+class _Display:
+    """A rich progress bar with loss, perplexity, tokens/s and ETA on a terminal; plain log
+    lines on stderr otherwise (pipes, files, batch jobs)."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, kind: str, record: dict) -> None:
+        say = self._say
+        if kind == "start":
+            say(f"training on {record['device']} x{record['world']}: "
+                f"{record['parameters']:,} parameters, {record['steps_per_epoch']} updates per "
+                f"epoch, run directory {record['path']}"
+                + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else ""))
+            if self.tty:
+                from rich.console import Console
+                from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                           TimeRemainingColumn)
+                self.bar = Progress(TextColumn("train"), BarColumn(), MofNCompleteColumn(),
+                                    TextColumn("{task.fields[info]}"), TimeRemainingColumn(),
+                                    console=Console(stderr=True), transient=True)
+                self.bar.start()
+                self.task = self.bar.add_task("train", total=record["total_steps"],
+                                              completed=record["resumed_at"], info="")
+        elif kind == "train":
+            info = (f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
+                    f"{record['tokens_per_s']:.0f} tok/s")
+            if self.bar is not None:
+                self.bar.update(self.task, completed=record["step"], info=info)
+            else:
+                say(f"step {record['step']}/{record['total_steps']} epoch {record['epoch']} "
+                    f"{info} lr {record['lr']:.2e}")
+        elif kind == "eval":
+            say(f"valid step {record['step']} epoch {record['epoch']}: {_fmt(record)}"
+                + ("  (best)" if record["best"] else ""))
+        elif kind in ("done", "interrupted"):
+            if self.bar is not None:
+                self.bar.stop()
+            if kind == "done":
+                say(f"done after {record['step']} updates")
+            else:
+                say(f"interrupted at update {record['step']}: checkpoint saved; continue with "
+                    "induce train --resume RUN")
+
+    def _say(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.console.print(text, highlight=False)
+        else:
+            typer.echo(text, err=True)
+
+
+@handle_errors
+def train(
+    arch: str = typer.Option("structformer", "--arch", "-a",
+                             help="Architecture: transformer | structformer."),
+    data: Optional[str] = typer.Option(None, "--data", "-d",
+                                       help="Dataset directory from `induce preprocess`."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="New run directory."),
+    resume: Optional[str] = typer.Option(None, "--resume",
+                                         help="Continue the run in this directory."),
+    set_: list[str] = typer.Option([], "--set", help="Override a setting: key.sub=value "
+                                   "(repeatable), e.g. model.d_model=256."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Same as --set train.seed=N."),
+    deterministic: bool = typer.Option(False, "--deterministic",
+                                       help="Deterministic algorithms only (CPU runs are "
+                                       "bit-reproducible with or without it)."),
+) -> None:
+    """Train a masked-LM grammar inducer; Ctrl-C or SIGTERM saves a checkpoint and stops."""
+    from induce.data.errors import ConfigError
+    from induce.train.engine import TrainOptions, train as run_training
+
+    if (out is None) == (resume is None):
+        raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
+    overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
+    options = TrainOptions(out=out or resume or "", arch=arch, data=data, overrides=overrides,
+                           resume=resume is not None, device=device,
+                           deterministic=deterministic)
+    if run_training(options, _Display()) == "interrupted":
+        raise typer.Exit(130)

@@ -1,0 +1,96 @@
+"""Layers shared by the masked-LM encoders: pre-LayerNorm Transformer layers whose attention
+is either the usual softmax or StructFormer's sigmoid attention gated by a dependency mask.
+
+Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class RelativeBias(nn.Module):
+    """A learned scalar per head and clipped distance ``|j - i|``, added to the attention
+    logits: the reference code's ``relative_bias`` (one table per layer, zero-initialised),
+    without its misalignment of heads and batch items when a batch has several sentences."""
+
+    def __init__(self, n_heads: int, max_distance: int) -> None:
+        super().__init__()
+        self.max_distance = max_distance
+        self.bias = nn.Embedding(max_distance + 1, n_heads)
+        nn.init.zeros_(self.bias.weight)
+
+    def forward(self, length: int) -> torch.Tensor:
+        """``[H, L, L]`` bias."""
+        pos = torch.arange(length, device=self.bias.weight.device)
+        offset = (pos[None, :] - pos[:, None]).abs().clamp(max=self.max_distance)
+        return self.bias(offset).permute(2, 0, 1)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention.
+
+    Softmax mode (the Transformer baseline): ``softmax(QK^T / sqrt(d) + bias)`` over the real
+    tokens, computed by ``F.scaled_dot_product_attention``.  Gated mode (StructFormer,
+    Eqs. 15-16): each weight is ``sigmoid(q_i . k_j / sqrt(d)) * gate_ij``, where the gate is
+    the head's mixture of parent and dependent probabilities; the weights are not normalised.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, attn_dropout: float,
+                 relative: RelativeBias | None = None) -> None:
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}")
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+        self.attn_dropout = attn_dropout
+        self.relative = relative
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor,
+                gate: torch.Tensor | None = None) -> torch.Tensor:
+        """``x [B, L, D]``, ``keep [B, L]`` (True at real tokens), ``gate [B, H, L, L]`` or
+        None; returns ``[B, L, D]``."""
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.n_heads, d // self.n_heads).permute(
+            2, 0, 3, 1, 4)                                   # 3 x [B, H, L, d_head]
+        drop = self.attn_dropout if self.training else 0.0
+        if gate is None:
+            bias = torch.zeros(b, 1, 1, n, dtype=q.dtype, device=x.device)
+            bias = bias.masked_fill(~keep[:, None, None, :], float("-inf"))
+            if self.relative is not None:
+                bias = bias + self.relative(n).to(q.dtype)[None]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
+        else:
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+            if self.relative is not None:
+                scores = scores + self.relative(n).to(scores.dtype)[None]
+            weights = torch.sigmoid(scores) * gate.to(scores.dtype)
+            weights = weights.masked_fill(~keep[:, None, None, :], 0.0)
+            y = torch.matmul(F.dropout(weights, drop, self.training), v)
+        return self.out(y.transpose(1, 2).reshape(b, n, d))
+
+
+class EncoderLayer(nn.Module):
+    """Pre-LayerNorm layer: ``h = x + drop(attn(LN(x)))``, ``h + drop(FF(LN(h)))``, with a
+    ``d -> d_ff -> d`` LeakyReLU feed-forward block."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float,
+                 attn_dropout: float, relative_distance: int = 0) -> None:
+        super().__init__()
+        self.norm_attn = nn.LayerNorm(d_model)
+        relative = RelativeBias(n_heads, relative_distance) if relative_distance else None
+        self.attn = SelfAttention(d_model, n_heads, attn_dropout, relative)
+        self.norm_ff = nn.LayerNorm(d_model)
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.LeakyReLU(), nn.Dropout(dropout),
+                                nn.Linear(d_ff, d_model))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor,
+                gate: torch.Tensor | None = None) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.norm_attn(x), keep, gate))
+        return x + self.drop(self.ff(self.norm_ff(x)))

@@ -1,0 +1,130 @@
+"""Masked-LM batches: sentences bucketed by length under a token budget, tokens masked
+independently.
+
+Training batches: sentences sorted by length are cut into batches whose padded size
+(``sentences x longest``) stays within ``batch_tokens``; the batch order is shuffled per
+epoch from ``(seed, epoch)``, and each batch's mask from ``(seed, epoch, batch)``, so a
+resumed run sees exactly the batches and masks it would have seen.  Evaluation batches keep
+the sorted order and draw masks from a fixed seed: evaluation perplexity is deterministic.
+
+Masking (as the reference): each token is selected with probability ``mask_rate``; padding
+and ``<unk>`` never are; every selected token is replaced by ``<mask>`` (no 80/10/10 rule).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import torch
+
+
+@dataclass
+class Batch:
+    """``ids [B, L]`` model input (masked tokens replaced), ``keep [B, L]`` real tokens,
+    ``targets [M]`` the original ids at the ``M`` masked positions ``masked [B, L]``,
+    ``index [B]`` each sentence's position in its split."""
+
+    ids: torch.Tensor
+    keep: torch.Tensor
+    masked: torch.Tensor
+    targets: torch.Tensor
+    index: list[int]
+
+    def to(self, device: torch.device) -> "Batch":
+        return Batch(self.ids.to(device, non_blocking=True), self.keep.to(device),
+                     self.masked.to(device), self.targets.to(device), self.index)
+
+    @property
+    def tokens(self) -> int:
+        return int(self.keep.sum())
+
+
+@dataclass(frozen=True)
+class Specials:
+    pad: int
+    unk: int
+    mask: int
+
+
+def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+    """Sentence indices grouped into batches of similar length: sorted by length (stable),
+    cut when ``count x longest`` would exceed ``batch_tokens`` (a longer sentence goes alone).
+    """
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (len(current) + 1) * lengths[i] > batch_tokens:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
+    order = list(range(count))
+    random.Random(f"{seed}/{epoch}").shuffle(order)
+    return order
+
+
+def make_batch(sentences: Sequence[Sequence[int]], index: list[int], specials: Specials,
+               mask_rate: float, generator: torch.Generator | None) -> Batch:
+    """Pad ``sentences[index]`` and mask them (``generator=None``: no masking, for parsing)."""
+    rows = [sentences[i] for i in index]
+    longest = max(len(r) for r in rows)
+    original = torch.full((len(rows), longest), specials.pad, dtype=torch.long)
+    for k, row in enumerate(rows):
+        original[k, :len(row)] = torch.as_tensor(row, dtype=torch.long)
+    keep = original != specials.pad
+    if generator is None:
+        masked = torch.zeros_like(keep)
+    else:
+        draw = torch.rand(original.shape, generator=generator)
+        masked = (draw < mask_rate) & keep & (original != specials.unk)
+    ids = original.masked_fill(masked, specials.mask)
+    return Batch(ids, keep, masked, original[masked], list(index))
+
+
+def training_batches(sentences: Sequence[Sequence[int]], plan: list[list[int]],
+                     specials: Specials, mask_rate: float, seed: int, epoch: int,
+                     start: int = 0, rank: int = 0, world: int = 1
+                     ) -> Iterator[tuple[int, Batch]]:
+    """``(position in the epoch, batch)`` from ``start`` on.  With ``world`` processes each
+    takes every ``world``-th batch of the shuffled order (the tail that does not fill a round
+    is dropped, so every process makes the same number of updates)."""
+    order = epoch_order(len(plan), seed, epoch)
+    rounds = len(order) // world
+    for position in range(start, rounds):
+        b = order[position * world + rank]
+        generator = torch.Generator().manual_seed(hash_seed(seed, epoch, b))
+        yield position, make_batch(sentences, plan[b], specials, mask_rate, generator)
+
+
+def steps_per_epoch(plan: list[list[int]], world: int = 1) -> int:
+    return len(plan) // world
+
+
+def evaluation_batches(sentences: Sequence[Sequence[int]], batch_tokens: int,
+                       specials: Specials, mask_rate: float | None, seed: int,
+                       rank: int = 0, world: int = 1) -> Iterator[Batch]:
+    """Batches in sorted-length order with masks from ``seed`` (``mask_rate=None``: unmasked,
+    for parsing).  With several processes each takes every ``world``-th batch."""
+    lengths = [len(s) for s in sentences]
+    for b, index in enumerate(plan_batches(lengths, batch_tokens)):
+        if b % world != rank:
+            continue
+        generator = None if mask_rate is None else \
+            torch.Generator().manual_seed(hash_seed(seed, -1, b))
+        yield make_batch(sentences, index, specials, mask_rate or 0.0, generator)
+
+
+def hash_seed(seed: int, epoch: int, batch: int) -> int:
+    """A 63-bit seed from three integers (stable across runs and platforms)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{seed}/{epoch}/{batch}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1

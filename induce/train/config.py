@@ -1,0 +1,144 @@
+"""Run settings: ``resources/configs/<arch>.yaml`` into frozen dataclasses, with dotted
+overrides (``--set model.d_model=256``).
+
+Every key is checked (unknown keys are errors), the resolved settings are written to the run
+directory as ``config.yaml`` and a resumed run reads them back from there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from induce.data.config import from_mapping, load_resource_yaml, resource_names
+from induce.data.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Masked-LM batches (item 1 of the training pipeline)."""
+
+    mask_rate: float = 0.3          # per-token masking probability (0.3 PTB, 0.15 BLLIP)
+    batch_tokens: int = 4096        # token budget of a training batch (padding included)
+    eval_batch_tokens: int = 8192   # evaluation batches (no gradients: can be larger)
+    max_length: int = 0             # longer training sentences are skipped (0: keep all)
+    eval_seed: int = 1234           # masks of validation/test are drawn from this seed
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Adam + gradient clipping + ReduceLROnPlateau on validation loss (the reference)."""
+
+    lr: float = 3e-4
+    weight_decay: float = 1.2e-6
+    eps: float = 1e-9
+    betas: tuple[float, ...] = (0.9, 0.999)
+    clip: float = 0.25
+    plateau_factor: float = 0.5
+    plateau_patience: int = 2
+    min_lr: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 100
+    max_steps: int = 0              # stop after this many updates (0: no limit)
+    eval_every: int = 0             # validate every N updates (0: at the end of each epoch)
+    patience: int = 10              # early stopping: validations without a better perplexity
+    log_every: int = 50             # updates between log lines / metrics.jsonl train records
+    checkpoint_every: int = 200     # updates between last/ checkpoints (0: only at validation)
+    seed: int = 1111
+    parse_metrics: bool = True      # UF1 / UAS on validation when the dataset has gold trees
+    bf16: bool = True               # autocast to bfloat16 on CUDA (ignored on CPU)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    arch: str
+    model: dict = field(default_factory=dict)   # checked by the architecture's own config
+    data: DataConfig = DataConfig()
+    optim: OptimConfig = OptimConfig()
+    train: TrainConfig = TrainConfig()
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(dataclasses.asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def architectures() -> list[str]:
+    return resource_names("configs")
+
+
+def load_config(arch: str, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> RunConfig:
+    """The shipped config of ``arch`` (or ``base``, e.g. a run's ``config.yaml``) with
+    ``key.sub=value`` overrides applied (values are YAML: ``0.1``, ``true``, ``[a, b]``)."""
+    if base is None:
+        if arch not in architectures():
+            raise ConfigError(f"unknown architecture {arch!r} (known: "
+                              f"{', '.join(architectures())})")
+        base = load_resource_yaml("configs", f"{arch}.yaml")
+    data = _deep_copy(base)
+    data.setdefault("arch", arch)
+    for item in overrides or []:
+        apply_override(data, item)
+    config = from_mapping(RunConfig, data, f"{arch} config")
+    if config.arch != arch:
+        raise ConfigError(f"the config is for {config.arch!r}, not {arch!r}")
+    _check(config)
+    return config
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    import yaml
+
+    key, sep, text = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set expects key.sub=value, got {item!r}")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ConfigError(f"--set {key}: cannot read the value {text!r}") from None
+    if isinstance(value, str):      # YAML 1.1 reads 3e-4 as text; users mean a number
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    parts = key.strip().split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {part!r} is not a group of settings")
+        node = child
+    node[parts[-1]] = value
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def _check(config: RunConfig) -> None:
+    d, o, t = config.data, config.optim, config.train
+    if not 0.0 < d.mask_rate < 1.0:
+        raise ConfigError(f"data.mask_rate must be between 0 and 1, got {d.mask_rate}")
+    if d.batch_tokens < 1 or d.eval_batch_tokens < 1:
+        raise ConfigError("data.batch_tokens and data.eval_batch_tokens must be positive")
+    if o.lr <= 0 or o.clip < 0 or not 0 < o.plateau_factor < 1:
+        raise ConfigError("optim: lr must be positive, clip >= 0, 0 < plateau_factor < 1")
+    if len(o.betas) != 2:
+        raise ConfigError(f"optim.betas must be two numbers, got {list(o.betas)}")
+    if min(t.epochs, t.max_steps, t.eval_every, t.log_every, t.checkpoint_every) < 0:
+        raise ConfigError("train: counts must not be negative")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from induce.models.layers import EncoderLayer
+from induce.models.layers import Dropout, EncoderLayer
 
 POSITIONS = ("absolute", "relative", "none")
 
@@ -71,7 +71,7 @@ class TransformerMLM(nn.Module):
         self.positions = nn.Embedding(c.max_length, c.d_model) \
             if c.position == "absolute" else None
         relative = c.max_length if c.position == "relative" else 0
-        self.drop = nn.Dropout(c.dropout)
+        self.drop = Dropout(c.dropout)
         self.layers = nn.ModuleList(
             EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout, relative)
             for _ in range(c.n_layers))

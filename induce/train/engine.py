@@ -26,7 +26,7 @@ from induce.data.files import atomic_write
 from induce.models import build_model
 from induce.train import distributed as dd
 from induce.train.batches import Specials, plan_batches, steps_per_epoch, training_batches
-from induce.train.config import RunConfig, load_config
+from induce.train.config import load_config
 from induce.train.evaluation import evaluate_split, parse_split
 from induce.train.run import (METRICS, STATE, load_run, load_state, load_weights, save_state,
                               save_weights, write_run_files)

@@ -11,6 +11,7 @@ clipping as in training.  It times forward + backward + update after warm-up ste
 
 Reference (issue 5, official StructFormer code, this machine, 2 threads, --pos_emb):
 paper size 581 tokens/s, peak RSS 6.4 GB; small (d 256, 4 layers) 2,410 tokens/s, 3.0 GB.
+Official UDGN code (issue 6): paper size 495 tokens/s, 5.2 GB; small about 1,480 tokens/s.
 Target: at least 2x the tokens/s and lower peak memory.
 """
 
@@ -27,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"paper": {}, "small": {"d_model": 256, "n_layers": 4, "d_ff": 1024}}
+# UDGN has no feed-forward block; its small size keeps the paper's head size (128)
+UDGN_SIZES = {"paper": {}, "small": {"d_model": 256, "n_layers": 4}}
 
 
 def lengths(shared: Path, count: int, rng: random.Random) -> list[int]:
@@ -61,7 +64,7 @@ def one(arch: str, size: str, device: str, steps: int, warmup: int, threads: int
     plan = plan_batches([len(s) for s in sents], 4096)
     rng.shuffle(plan)
     specials = Specials(pad=1, unk=0, mask=2)
-    settings = dict(SIZES[size])
+    settings = dict(UDGN_SIZES[size] if arch == "udgn" else SIZES[size])
     if arch == "transformer":
         settings["attn_dropout"] = 0.1
     model = build_model(arch, settings, vocab, 1).to(device).train()
@@ -100,7 +103,7 @@ def one(arch: str, size: str, device: str, steps: int, warmup: int, threads: int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--archs", default="transformer,structformer")
+    ap.add_argument("--archs", default="transformer,structformer,udgn")
     ap.add_argument("--sizes", default="paper,small")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--warmup", type=int, default=2)

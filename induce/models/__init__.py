@@ -13,10 +13,12 @@ from torch import nn
 from induce.data.config import from_mapping
 from induce.models.structformer import StructFormer
 from induce.models.transformer import EncoderOutput, TransformerMLM
+from induce.models.udgn import UDGN
 
-MODELS: dict[str, type[TransformerMLM]] = {
+MODELS: dict[str, type] = {
     "transformer": TransformerMLM,
     "structformer": StructFormer,
+    "udgn": UDGN,
 }
 
 __all__ = ["MODELS", "EncoderOutput", "build_model", "model_config"]

@@ -48,12 +48,15 @@ class TransformerConfig:
 class EncoderOutput:
     """``hidden [B, L, D]`` after the final LayerNorm; parsers add their scores:
     ``distances [B, L]`` (entry i between words i and i+1), ``heights [B, L]``,
-    ``parents [B, L, L]`` (row i: distribution over the parent of word i)."""
+    ``parents [B, L, L]`` (row i: the probability of each word being word i's parent;
+    diagonal 0), ``roots [B, L]`` (the probability of each word being the root, for parsers
+    that give it)."""
 
     hidden: torch.Tensor
     distances: torch.Tensor | None = None
     heights: torch.Tensor | None = None
     parents: torch.Tensor | None = None
+    roots: torch.Tensor | None = None
 
 
 class TransformerMLM(nn.Module):

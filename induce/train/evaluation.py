@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from induce.data.dataset import Dataset
+from induce.decode.dependencies import arc_scores, decode_arcs
 from induce.decode.distances import decode_batch, decode_sentence
 from induce.structure.subwords import word_distances, word_heights
 from induce.train import distributed as dd
@@ -57,7 +58,8 @@ def parse_batches(model, sentences: Sequence[Sequence[int]], specials: Specials,
             rows.append((index, (
                 out.distances[k, :n].float().cpu() if out.distances is not None else None,
                 out.heights[k, :n].float().cpu() if out.heights is not None else None,
-                out.parents[k, :n, :n].float().cpu() if out.parents is not None else None)))
+                out.parents[k, :n, :n].float().cpu() if out.parents is not None else None,
+                out.roots[k, :n].float().cpu() if out.roots is not None else None)))
     return rows
 
 
@@ -71,11 +73,15 @@ def parse_split(model, dataset: Dataset, split: str, sentences: Sequence[Sequenc
         if dataset.has(f"{split}.align") else None
     words = [line.split() for line in dataset.lines(f"{split}.words")] if align else tokens
     scorer = ParseScorer()
-    for index, (d, h, p) in parse_batches(model, sentences, specials, data.eval_batch_tokens,
-                                          device, autocast):
+    for index, (d, h, p, r) in parse_batches(model, sentences, specials,
+                                             data.eval_batch_tokens, device, autocast):
         if index >= len(gold.sentences) or gold.sentences[index] is None:
             continue
-        if align is None:
+        if r is not None and p is not None:
+            if align is not None:
+                continue        # arc scores between subwords: no word-level read-out
+            parse = decode_arcs(tokens[index], arc_scores(p, r))
+        elif align is None:
             parse = decode_batch([tokens[index]], None if d is None else d[None],
                                  None if h is None else h[None],
                                  None if p is None else p[None])[0]

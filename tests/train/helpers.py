@@ -9,14 +9,16 @@ from typer.testing import CliRunner
 from induce.cli.app import app
 from tests.preprocess.fixtures import make_ptb
 
-TINY = ["model.d_model=32", "model.n_layers=2", "model.n_heads=2", "model.d_ff=64",
+TINY = ["model.d_model=32", "model.n_layers=2", "model.n_heads=2",
         "data.batch_tokens=96", "data.eval_batch_tokens=256", "train.log_every=1",
         "train.checkpoint_every=0", "model.dropout=0.1"]
-TINY_PARSER = ["model.n_parser_layers=1", "model.conv_size=3"]
+EXTRA = {"transformer": ["model.d_ff=64"],
+         "structformer": ["model.d_ff=64", "model.n_parser_layers=1", "model.conv_size=3"],
+         "udgn": ["model.head_size=8", "model.n_parser_layers=1"]}
 
 
 def tiny(arch: str) -> list[str]:
-    return TINY + (TINY_PARSER if arch == "structformer" else [])
+    return TINY + EXTRA[arch]
 
 
 def make_dataset(root: Path) -> Path:

@@ -29,19 +29,21 @@ def _records(run, kind):
             if json.loads(line)["kind"] == kind]
 
 
-@pytest.mark.parametrize("arch", ["transformer", "structformer"])
+@pytest.mark.parametrize("arch", ["transformer", "structformer", "udgn"])
 def test_loss_goes_down(data, tmp_path, arch):
     out = tmp_path / "run"
+    # UDGN (residual updates only, no feed-forward block) learns more slowly at this size
+    lr, ratio = ("1e-2", 0.92) if arch == "udgn" else ("3e-3", 0.85)
     options = TrainOptions(str(out), arch, str(data), tiny(arch) + [
-        "train.max_steps=60", "train.eval_every=30", "optim.lr=3e-3", "model.dropout=0.0"],
+        "train.max_steps=60", "train.eval_every=30", f"optim.lr={lr}", "model.dropout=0.0"],
         device="cpu")
     assert train(options) == "done"
     losses = [r["loss"] for r in _records(out, "train")]
-    assert sum(losses[-10:]) / 10 < 0.85 * sum(losses[:5]) / 5
+    assert sum(losses[-10:]) / 10 < ratio * sum(losses[:5]) / 5
     evals = _records(out, "eval")
     assert len(evals) == 2 and evals[0]["best"]   # (20 sentences: it overfits after that)
     assert evals[0]["valid_loss"] < sum(losses[:5]) / 5
-    if arch == "structformer":      # parse metrics on the gold trees of the valid split
+    if arch != "transformer":       # parse metrics on the gold trees of the valid split
         assert {"uf1", "corpus_uf1", "uas", "uuas"} <= set(evals[0])
     for name in ("config.yaml", "vocab.json", "dataset.yaml", "trainer_state.pt",
                  "best/model.safetensors", "last/model.safetensors"):

@@ -1,0 +1,199 @@
+"""Dependency decoders over arc scores: argmax heads, Chu-Liu/Edmonds (the best spanning
+arborescence with exactly one root word) and Eisner (the best projective tree, one root word).
+
+Scores are ``[n, n + 1]`` (numpy or nested lists): row ``i`` holds the scores of word
+``i + 1`` taking head ``0`` (the root) .. ``n``; use log-probabilities so that a tree's score
+is the sum of its arcs.  Every decoder returns heads ``[n]`` (0 = root, 1-based).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+DECODERS = ("mst", "eisner", "argmax")
+
+
+def arc_scores(parents, roots) -> np.ndarray:
+    """``[n, n + 1]`` log-probability scores from ``parents [n, n]`` (row i: word i's head
+    probabilities, diagonal unused) and ``roots [n]``."""
+    p = np.asarray(parents, dtype=np.float64)
+    n = p.shape[0]
+    out = np.empty((n, n + 1))
+    with np.errstate(divide="ignore"):
+        out[:, 0] = np.log(np.asarray(roots, dtype=np.float64))
+        out[:, 1:] = np.log(p)
+    out[np.arange(n), np.arange(n) + 1] = -np.inf
+    return out
+
+
+def decode_arcs(words: Sequence[str], scores, decoder: str = "mst"):
+    """Heads by ``decoder`` and, as a constituency read-out, the binary tree that the best
+    projective tree (Eisner) projects to."""
+    from induce.data.types import Tree
+    from induce.decode.distances import SentenceParse
+    from induce.structure.heights import projective_tree
+
+    heads = decode(scores, decoder)
+    projective = heads if decoder == "eisner" else eisner(scores)
+    tree = projective_tree([Tree("X", [w]) for w in words], projective)
+    return SentenceParse(tree, heads)
+
+
+def _matrix(scores) -> np.ndarray:
+    s = np.asarray(scores, dtype=np.float64)
+    n = s.shape[0]
+    if s.ndim != 2 or s.shape[1] != n + 1:
+        raise ValueError(f"scores must be [n, n + 1], got {list(s.shape)}")
+    return s
+
+
+def decode(scores, decoder: str = "mst") -> list[int]:
+    if decoder == "mst":
+        return mst(scores)
+    if decoder == "eisner":
+        return eisner(scores)
+    if decoder == "argmax":
+        return argmax(scores)
+    raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
+
+
+def argmax(scores) -> list[int]:
+    """Each word's best head on its own (may be cyclic or have several roots)."""
+    s = _matrix(scores).copy()
+    n = s.shape[0]
+    s[np.arange(n), np.arange(n) + 1] = -np.inf     # no self-loops
+    return s.argmax(1).tolist()
+
+
+def mst(scores) -> list[int]:
+    """Chu-Liu/Edmonds: the highest-scoring spanning arborescence rooted at 0 whose root has
+    exactly one dependent.  Root arcs are lowered by a constant larger than any score
+    difference, so the best tree with a single root arc wins (every tree has at least one);
+    O(n^3) with vectorised contractions."""
+    s = _matrix(scores)
+    n = s.shape[0]
+    if n == 0:
+        return []
+    w = np.full((n + 1, n + 1), -np.inf)        # w[h, d]
+    w[:, 1:] = s.T
+    finite = w[np.isfinite(w)]
+    spread = (finite.max() - finite.min()) if finite.size else 0.0
+    w[0, 1:] -= (spread + 1.0) * (n + 1)
+    np.fill_diagonal(w, -np.inf)
+    heads = _chu_liu_edmonds(w)
+    return [int(h) for h in heads[1:]]
+
+
+def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
+    """Best arborescence rooted at node 0 of the dense graph ``w[h, d]``; ``heads[0] = -1``."""
+    m = w.shape[0]
+    heads = w.argmax(0)
+    heads[0] = -1
+    cycle = _find_cycle(heads)
+    if cycle is None:
+        return heads
+    in_cycle = np.zeros(m, dtype=bool)
+    in_cycle[cycle] = True
+    rest = np.flatnonzero(~in_cycle)               # includes the root (node 0)
+    c = len(rest)                                   # index of the contracted node
+    cyc = np.array(cycle)
+    sub = np.full((c + 1, c + 1), -np.inf)
+    sub[:c, :c] = w[np.ix_(rest, rest)]
+    # into the cycle: entering d (in the cycle) from h replaces d's cycle arc
+    enter = w[np.ix_(rest, cyc)] - w[heads[cyc], cyc][None, :]          # [rest, cycle]
+    best_d = enter.argmax(1)
+    sub[:c, c] = enter[np.arange(c), best_d]
+    # out of the cycle: the best cycle node as head of each outside node
+    leave = w[np.ix_(cyc, rest)]                                         # [cycle, rest]
+    best_h = leave.argmax(0)
+    sub[c, :c] = leave[best_h, np.arange(c)]
+    sub[c, 0] = -np.inf                                                  # nothing heads 0
+    np.fill_diagonal(sub, -np.inf)
+    inner = _chu_liu_edmonds(sub)
+    out = heads.copy()
+    for k, node in enumerate(rest):
+        if k == 0:
+            continue
+        h = inner[k]
+        out[node] = cyc[best_h[k]] if h == c else rest[h]
+    entry_from = inner[c]
+    d = cyc[best_d[entry_from]]
+    out[d] = rest[entry_from]
+    return out
+
+
+def _find_cycle(heads: np.ndarray) -> list[int] | None:
+    m = len(heads)
+    state = np.zeros(m, dtype=np.int8)     # 0 unseen, 1 on the current path, 2 done
+    state[0] = 2
+    for start in range(1, m):
+        path = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = heads[node]
+        if state[node] == 1:               # closed a loop on this path
+            return path[path.index(node):]
+        for p in path:
+            state[p] = 2
+    return None
+
+
+def eisner(scores) -> list[int]:
+    """Eisner's O(n^3) algorithm: the best projective tree whose root has exactly one
+    dependent (the root word spans the sentence)."""
+    s = _matrix(scores)
+    n = s.shape[0]
+    if n == 0:
+        return []
+    arc = s[:, 1:].T            # arc[h, d] over words 0..n-1 (h != d)
+    neg = -np.inf
+    # complete[i, j, dir] / incomplete[i, j, dir]: span i..j, dir 1 = head at i (rightward),
+    # dir 0 = head at j (leftward); back pointers hold split points.
+    comp = np.full((n, n, 2), neg)
+    inc = np.full((n, n, 2), neg)
+    comp_bp = np.zeros((n, n, 2), dtype=np.int64)
+    inc_bp = np.zeros((n, n, 2), dtype=np.int64)
+    for i in range(n):
+        comp[i, i, :] = 0.0
+    for width in range(1, n):
+        for i in range(n - width):
+            j = i + width
+            ks = np.arange(i, j)
+            both = comp[i, ks, 1] + comp[ks + 1, j, 0]
+            k = int(both.argmax())
+            inc[i, j, 0] = both[k] + arc[j, i]       # j heads i
+            inc[i, j, 1] = both[k] + arc[i, j]       # i heads j
+            inc_bp[i, j, :] = i + k
+            left = comp[i, ks, 0] + inc[ks, j, 0]     # head j, complete on the left
+            k = int(left.argmax())
+            comp[i, j, 0], comp_bp[i, j, 0] = left[k], i + k
+            right = inc[i, ks + 1, 1] + comp[ks + 1, j, 1]
+            k = int(right.argmax())
+            comp[i, j, 1], comp_bp[i, j, 1] = right[k], i + 1 + k
+    root_scores = np.array([comp[0, r, 0] + comp[r, n - 1, 1] + s[r, 0] for r in range(n)])
+    root = int(root_scores.argmax())
+    heads = [0] * n
+    stack = [(0, root, 0, True), (root, n - 1, 1, True)]
+    while stack:
+        i, j, d, complete = stack.pop()
+        if i == j:
+            continue
+        if complete:
+            k = comp_bp[i, j, d]
+            if d == 0:
+                stack += [(i, k, 0, True), (k, j, 0, False)]
+            else:
+                stack += [(i, k, 1, False), (k, j, 1, True)]
+        else:
+            k = inc_bp[i, j, d]
+            if d == 0:
+                heads[i] = int(j) + 1
+            else:
+                heads[j] = int(i) + 1
+            stack += [(i, k, 1, True), (k + 1, j, 0, True)]
+    heads[root] = 0
+    return heads

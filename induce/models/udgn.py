@@ -1,0 +1,194 @@
+"""UDGN (Shen et al., 2022): a head-selective BiLSTM parser whose dependency distribution
+drives a Dependency Graph Network of gated, competing heads.
+
+Equations are numbered as in the paper.  Details from the reference code: the parser has its
+own embedding; ``p_ij`` is a softmax over ``j`` that includes ``j = i`` (choosing oneself is
+choosing the root) and the diagonal is then dropped; the competitive controller multiplies
+``m_ij`` by a softmax over heads (no normalisation over ``j``); a layer is a residual update
+only (no feed-forward block, no per-layer LayerNorm); a final LayerNorm and a tied output
+layer score the masked positions.  The paper's latent tag embeddings were removed from the
+final reference code and are not offered.
+
+Ablation switches (paper Tables 4/8): ``gates`` (Eqs. 7-8), ``competition`` (Eqs. 9-11: off
+gives each head an independent sigmoid), ``relative_bias`` (Eqs. 12-13), ``position:
+absolute`` (a positional encoding instead), ``edge_marginals: kirchhoff`` (edge marginals of
+the distribution over spanning trees, by the matrix-tree theorem, instead of Eq. 5's softmax).
+
+Shapes: ``B`` batch, ``L`` length, ``D`` model width, ``H`` heads, ``d`` head size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from induce.models.layers import Dropout
+from induce.models.transformer import EncoderOutput
+
+
+@dataclass(frozen=True)
+class UDGNConfig:
+    d_model: int = 512
+    head_size: int = 128
+    n_layers: int = 8
+    n_heads: int = 8
+    n_parser_layers: int = 3
+    dropout: float = 0.2
+    parser_dropout: float = 0.2
+    attn_dropout: float = 0.1
+    position: str = "none"           # none | absolute (ablation: positional encoding)
+    max_length: int = 500
+    init_range: float = 0.1
+    gates: bool = True
+    competition: bool = True
+    relative_bias: bool = True
+    edge_marginals: str = "softmax"  # softmax (Eq. 5) | kirchhoff
+
+    def check(self) -> None:
+        from induce.data.errors import ConfigError
+
+        if self.position not in ("none", "absolute"):
+            raise ConfigError("model.position must be none or absolute for udgn")
+        if self.edge_marginals not in ("softmax", "kirchhoff"):
+            raise ConfigError("model.edge_marginals must be softmax or kirchhoff")
+        if min(self.d_model, self.head_size, self.n_layers, self.n_heads,
+               self.n_parser_layers, self.max_length) < 1:
+            raise ConfigError("model sizes must be positive")
+
+
+class DGNLayer(nn.Module):
+    """One Dependency Graph Network layer (Eqs. 7-15): ``x + drop(out(drop(o)))`` with
+    ``o_i = gate_i * sum_j a_ijh tanh(v_j)``."""
+
+    def __init__(self, c: UDGNConfig) -> None:
+        super().__init__()
+        self.c = c
+        parts = 4 if c.gates else 3
+        self.proj = nn.Linear(c.d_model, parts * c.n_heads * c.head_size)
+        self.out = nn.Linear(c.n_heads * c.head_size, c.d_model)
+        self.direction_bias = nn.Parameter(
+            torch.empty(2, c.n_heads).uniform_(-0.1, 0.1)) if c.relative_bias else None
+        self.drop = Dropout(c.dropout)
+        self.drop_weights = Dropout(c.attn_dropout)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        """``x [B, L, D]``, ``keep [B, L]``, ``m [B, L, L]`` (Eq. 6)."""
+        b, n, _ = x.shape
+        c = self.c
+        parts = self.proj(x).view(b, n, -1, c.n_heads, c.head_size).unbind(2)
+        q, k, v = parts[:3]
+        scores = torch.einsum("bihd,bjhd->bijh", q, k)                  # [B, L, L, H]
+        if self.direction_bias is not None:
+            # Eqs. 12-13: one bias per head for "j before i" and one for "j after i"
+            ones = torch.ones(n, n, device=x.device, dtype=scores.dtype)
+            before, after = ones.tril(-1), ones.triu(1)
+            scores = scores + before[None, :, :, None] * self.direction_bias[0] \
+                + after[None, :, :, None] * self.direction_bias[1]
+        scores = scores / math.sqrt(c.head_size)
+        if c.competition:
+            # Eqs. 9-11: heads compete for each edge; the edge's probability scales them
+            weights = torch.softmax(scores, dim=-1) * (m + 1e-6)[..., None]
+        else:
+            weights = torch.sigmoid(scores) * m[..., None]
+        weights = weights.masked_fill(~keep[:, None, :, None], 0.0)
+        weights = self.drop_weights(weights)
+        o = torch.einsum("bijh,bjhd->bihd", weights, torch.tanh(v))        # Eq. 14
+        if c.gates:
+            o = o * torch.sigmoid(parts[3])                                # Eqs. 7-8
+        return x + self.drop(self.out(self.drop(o.reshape(b, n, -1))))   # Eq. 15
+
+    def head_weights(self, x, keep, m):  # pragma: no cover - used by analyses
+        raise NotImplementedError
+
+
+class UDGN(nn.Module):
+    config_class = UDGNConfig
+
+    def __init__(self, config: UDGNConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__()
+        c = self.config = config
+        self.pad_id = pad_id
+        self.embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
+        self.positions = nn.Embedding(c.max_length, c.d_model) \
+            if c.position == "absolute" else None
+        self.drop = Dropout(c.dropout)
+        self.parser_embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
+        self.parser_drop = Dropout(c.parser_dropout)
+        self.lstm = nn.LSTM(c.d_model, c.d_model, num_layers=c.n_parser_layers,
+                            dropout=c.parser_dropout if c.n_parser_layers > 1 else 0.0,
+                            bidirectional=True, batch_first=True)
+        self.parser_ff = nn.Linear(2 * c.d_model, 2 * c.d_model)
+        self.layers = nn.ModuleList(DGNLayer(c) for _ in range(c.n_layers))
+        self.norm = nn.LayerNorm(c.d_model)
+        self.out_bias = nn.Parameter(torch.zeros(vocab_size))
+        for table in (self.embed, self.parser_embed) + \
+                ((self.positions,) if self.positions is not None else ()):
+            nn.init.uniform_(table.weight, -c.init_range, c.init_range)
+        nn.init.xavier_uniform_(self.parser_ff.weight)
+        nn.init.zeros_(self.parser_ff.bias)
+
+    def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """Eqs. 1-5: ``p [B, L, L]``, row i a distribution over the head j of word i, with
+        ``p_ii`` the probability that i is the root."""
+        lengths = keep.sum(1).cpu()
+        h = self.parser_drop(self.parser_embed(ids))
+        packed = nn.utils.rnn.pack_padded_sequence(h, lengths.clamp_min(1), batch_first=True,
+                                                   enforce_sorted=False)
+        h, _ = self.lstm(packed)                                                   # Eq. 1
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True,
+                                                total_length=ids.shape[1])
+        parent, child = self.parser_ff(self.parser_drop(h)).chunk(2, -1)          # Eqs. 2-3
+        logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])
+        logits = logits.float().masked_fill(~keep[:, None, :], float("-inf"))     # Eq. 4
+        if self.config.edge_marginals == "kirchhoff":
+            return kirchhoff_marginals(logits, keep)
+        return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5
+
+    def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
+        p = self.parse(ids, keep)
+        eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
+        roots = torch.diagonal(p, dim1=1, dim2=2)
+        parents = p.masked_fill(eye, 0.0)
+        m = parents + parents.transpose(1, 2) - parents * parents.transpose(1, 2)   # Eq. 6
+        h = self.embed(ids)
+        if self.positions is not None:
+            if ids.shape[1] > self.config.max_length:
+                from induce.data.errors import InputError
+                raise InputError(f"a sentence of {ids.shape[1]} tokens is longer than the "
+                                 f"model's max_length {self.config.max_length}")
+            h = h + self.positions(torch.arange(ids.shape[1], device=ids.device))[None]
+        h = self.drop(h)
+        m = m.to(h.dtype)
+        for layer in self.layers:
+            h = layer(h, keep, m)
+        return EncoderOutput(self.drop(self.norm(h)), parents=parents, roots=roots)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return F.linear(hidden, self.embed.weight, self.out_bias)
+
+
+def kirchhoff_marginals(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """Arc marginals of the distribution over single-root spanning trees whose weights are
+    products of ``exp(logits[i, j])`` (word i's head j; ``j = i``: the root), by the
+    matrix-tree theorem: ``d log Z / d logits`` with ``Z = det`` of the root-replaced
+    Laplacian (Koo et al., 2007).  ``[B, L, L]`` in and out, float64 inside."""
+    with torch.enable_grad():
+        x = logits.double()
+        if not x.requires_grad:
+            x = x.detach().requires_grad_(True)
+        b, n, _ = x.shape
+        shift = x.masked_fill(~torch.isfinite(x), -1e300).amax((1, 2), keepdim=True).detach()
+        w = torch.exp(x - shift).masked_fill(~(keep[:, :, None] & keep[:, None, :]), 0.0)
+        eye = torch.eye(n, dtype=torch.bool, device=x.device)
+        root = torch.diagonal(w, dim1=1, dim2=2)                     # [B, L]
+        arcs = w.masked_fill(eye, 0.0).transpose(1, 2)               # arcs[h, d]
+        lap = torch.diag_embed(arcs.sum(1)) - arcs
+        lap = lap + torch.diag_embed((~keep).double())               # padding: identity
+        lap = torch.cat([root[:, None, :], lap[:, 1:, :]], 1)         # first row: roots
+        log_z = torch.linalg.slogdet(lap).logabsdet
+        grads = torch.autograd.grad(log_z.sum(), x, create_graph=logits.requires_grad)[0]
+    return grads.to(logits.dtype).masked_fill(~keep[..., None], 0.0)

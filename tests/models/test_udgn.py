@@ -1,0 +1,81 @@
+"""UDGN: the edge distribution, Kirchhoff marginals against enumeration, ablations, gradients."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from induce.models import build_model
+from induce.models.udgn import kirchhoff_marginals
+
+SMALL = {"d_model": 32, "head_size": 8, "n_layers": 2, "n_heads": 4, "n_parser_layers": 2}
+
+
+def _batch():
+    torch.manual_seed(0)
+    ids = torch.randint(3, 50, (3, 7))
+    keep = torch.ones(3, 7, dtype=torch.bool)
+    keep[1, 4:] = False
+    ids[1, 4:] = 1
+    return ids, keep
+
+
+def _trees(n):
+    for heads in itertools.product(range(n), repeat=n):   # heads[i] == i: the root
+        if sum(h == i for i, h in enumerate(heads)) != 1:
+            continue
+        ok = True
+        for start in range(n):
+            seen, node = set(), start
+            while heads[node] != node and ok:
+                ok = node not in seen
+                seen.add(node)
+                node = heads[node]
+        if ok:
+            yield heads
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_kirchhoff_marginals_equal_enumeration(n):
+    logits = torch.randn(1, n, n, dtype=torch.float64) * 2
+    expected = torch.zeros(n, n, dtype=torch.float64)
+    total = 0.0
+    for heads in _trees(n):
+        w = torch.exp(sum(logits[0, i, h] for i, h in enumerate(heads)))
+        total = total + w
+        for i, h in enumerate(heads):
+            expected[i, h] += w
+    got = kirchhoff_marginals(logits, torch.ones(1, n, dtype=torch.bool))[0]
+    assert torch.allclose(got, expected / total, atol=1e-12)
+    padded = torch.full((1, n + 2, n + 2), float("-inf"), dtype=torch.float64)
+    padded[0, :n, :n] = logits[0]
+    keep = torch.tensor([[True] * n + [False, False]])
+    assert torch.allclose(kirchhoff_marginals(padded, keep)[0, :n, :n], got, atol=1e-12)
+
+
+@pytest.mark.parametrize("switch", [{}, {"gates": False}, {"competition": False},
+                                    {"relative_bias": False, "position": "absolute"},
+                                    {"edge_marginals": "kirchhoff"}])
+def test_forward_and_gradients(switch):
+    model = build_model("udgn", {**SMALL, **switch}, 50, 1).train()
+    ids, keep = _batch()
+    out = model(ids, keep)
+    rows = out.parents.sum(-1) + out.roots
+    assert torch.allclose(rows[keep], torch.ones(int(keep.sum())), atol=1e-5)
+    assert torch.all(torch.diagonal(out.parents, dim1=1, dim2=2) == 0)
+    model.logits(out.hidden[keep]).logsumexp(-1).sum().backward()
+    for name, p in model.named_parameters():
+        if name.startswith(("parser", "lstm")):
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_padding_does_not_change_a_sentence():
+    model = build_model("udgn", SMALL, 50, 1).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        batch = model(ids, keep)
+        alone = model(ids[1:2, :4], keep[1:2, :4])
+    assert torch.allclose(batch.parents[1, :4, :4], alone.parents[0], atol=1e-5)
+    assert torch.allclose(batch.hidden[1, :4], alone.hidden[0], atol=1e-5)

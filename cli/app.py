@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 import induce
-from induce.cli import convert, evaluate, preprocess, train
+from induce.cli import convert, evaluate, parse, preprocess, train
 
 app = typer.Typer(
     name="induce",
@@ -22,6 +22,7 @@ app.add_typer(evaluate.app, name="evaluate")
 app.add_typer(convert.app, name="convert")
 app.add_typer(preprocess.app, name="preprocess")
 app.command("train")(train.train)
+app.command("parse")(parse.parse)
 
 
 def _version(value: bool) -> None:

@@ -194,6 +194,46 @@ def mlm(
     emit_report(report, json_path, fmt, quiet, table)
 
 
+@app.command("pcc")
+@handle_errors
+def pcc(
+    gold: str = typer.Argument(..., help="Gold dependencies (CoNLL-U, CoNLL-X or Malt-TAB)."),
+    model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
+    direction: str = typer.Option("child-to-parent", "--direction",
+                                  help="child-to-parent | parent-to-child."),
+    subtypes: bool = typer.Option(False, "--subtypes", help="Keep label subtypes "
+                                  "(nsubj:pass); default: the universal part."),
+    top: int = typer.Option(10, "--top", help="Labels in the table (most frequent first)."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Heat map PNG (needs "
+                                       "matplotlib)."),
+    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    json_path: Optional[str] = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """Pearson correlation between every attention head and every dependency label over the
+    gold edges (UDGN Table 3): the best head for the most frequent labels."""
+    _check_format(fmt, ("table", "json"))
+    from induce.pcc import head_label_correlation, plot_heatmap
+
+    report = head_label_correlation(model, gold, direction, device, weights, subtypes,
+                                    top=top)
+    if plot:
+        plot_heatmap(report, plot)
+
+    def table() -> None:
+        s = report["settings"]
+        typer.echo(f"{s['arch']} {s['model']} on {s['gold']} ({s['direction']}, "
+                   f"{report['edges']} edges)")
+        typer.echo(f"{'label':<12} {'edges':>7} {'best head':>10} {'r':>8}")
+        for row in report["best"]:
+            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} "
+                       f"{row['r']:>8.3f}")
+
+    emit_report(report, json_path, fmt, quiet, table)
+
+
 def _render(kind: str, *args) -> None:
     from induce.cli import render
     getattr(render, kind)(*args)

@@ -88,6 +88,8 @@ class SelfAttention(nn.Module):
         self.attn_dropout = attn_dropout
         self.drop_weights = Dropout(attn_dropout)
         self.relative = relative
+        self.record = False                       # keep the weights of the last call
+        self.recorded: torch.Tensor | None = None  # [B, H, L, L] (analyses such as PCC)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor,
                 gate: torch.Tensor | None = None) -> torch.Tensor:
@@ -102,6 +104,9 @@ class SelfAttention(nn.Module):
             bias = bias.masked_fill(~keep[:, None, None, :], float("-inf"))
             if self.relative is not None:
                 bias = bias + self.relative(n).to(q.dtype)[None]
+            if self.record:
+                scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+                self.recorded = torch.softmax(scores + bias, -1).detach()
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
         else:
             scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
@@ -109,6 +114,8 @@ class SelfAttention(nn.Module):
                 scores = scores + self.relative(n).to(scores.dtype)[None]
             weights = torch.sigmoid(scores) * gate.to(scores.dtype)
             weights = weights.masked_fill(~keep[:, None, None, :], 0.0)
+            if self.record:
+                self.recorded = weights.detach()
             y = torch.matmul(self.drop_weights(weights), v)
         return self.out(y.transpose(1, 2).reshape(b, n, d))
 

@@ -107,6 +107,16 @@ class TransformerMLM(nn.Module):
             h = layer(h, keep)
         return EncoderOutput(self.finish(h))
 
+    def record_attention(self, on: bool = True) -> None:
+        """Keep every layer's attention weights of the next forward passes."""
+        for layer in self.layers:
+            layer.attn.record, layer.attn.recorded = on, None
+
+    def attention(self) -> list[torch.Tensor]:
+        """Per layer, the recorded weights ``[B, H, L, L]`` (query i, key j): softmax
+        attention for the Transformer, the gated sigmoid weights for StructFormer."""
+        return [layer.attn.recorded for layer in self.layers]
+
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Tied output layer: ``hidden [M, D] -> [M, V]``."""
         return nn.functional.linear(hidden, self.embed.weight, self.out_bias)

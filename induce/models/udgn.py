@@ -6,8 +6,11 @@ own embedding; ``p_ij`` is a softmax over ``j`` that includes ``j = i`` (choosin
 choosing the root) and the diagonal is then dropped; the competitive controller multiplies
 ``m_ij`` by a softmax over heads (no normalisation over ``j``); a layer is a residual update
 only (no feed-forward block, no per-layer LayerNorm); a final LayerNorm and a tied output
-layer score the masked positions.  The paper's latent tag embeddings were removed from the
-final reference code and are not offered.
+layer score the masked positions.  The paper's latent tag embeddings, removed from the final
+reference code, are ``n_tags`` (default 0: off): as in the earlier reference code, each word
+type has a learned distribution over ``n_tags`` tags plus a "no tag" slot (uniform at first),
+and the mixture of tag vectors is added to the parser's word embedding (the paper's 6 outputs
+are ``n_tags: 5`` plus that slot).
 
 Ablation switches (paper Tables 4/8): ``gates`` (Eqs. 7-8), ``competition`` (Eqs. 9-11: off
 gives each head an independent sigmoid), ``relative_bias`` (Eqs. 12-13), ``position:
@@ -47,6 +50,7 @@ class UDGNConfig:
     competition: bool = True
     relative_bias: bool = True
     edge_marginals: str = "softmax"  # softmax (Eq. 5) | kirchhoff
+    n_tags: int = 0                  # latent tag embeddings of the parser (0: off)
 
     def check(self) -> None:
         from induce.data.errors import ConfigError
@@ -56,8 +60,8 @@ class UDGNConfig:
         if self.edge_marginals not in ("softmax", "kirchhoff"):
             raise ConfigError("model.edge_marginals must be softmax or kirchhoff")
         if min(self.d_model, self.head_size, self.n_layers, self.n_heads,
-               self.n_parser_layers, self.max_length) < 1:
-            raise ConfigError("model sizes must be positive")
+               self.n_parser_layers, self.max_length) < 1 or self.n_tags < 0:
+            raise ConfigError("model sizes must be positive (n_tags: 0 or more)")
 
 
 class DGNLayer(nn.Module):
@@ -74,6 +78,8 @@ class DGNLayer(nn.Module):
             torch.empty(2, c.n_heads).uniform_(-0.1, 0.1)) if c.relative_bias else None
         self.drop = Dropout(c.dropout)
         self.drop_weights = Dropout(c.attn_dropout)
+        self.record = False
+        self.recorded: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         """``x [B, L, D]``, ``keep [B, L]``, ``m [B, L, L]`` (Eq. 6)."""
@@ -91,18 +97,19 @@ class DGNLayer(nn.Module):
         scores = scores / math.sqrt(c.head_size)
         if c.competition:
             # Eqs. 9-11: heads compete for each edge; the edge's probability scales them
-            weights = torch.softmax(scores, dim=-1) * (m + 1e-6)[..., None]
+            share = torch.softmax(scores, dim=-1)
+            weights = share * (m + 1e-6)[..., None]
         else:
-            weights = torch.sigmoid(scores) * m[..., None]
+            share = torch.sigmoid(scores)
+            weights = share * m[..., None]
+        if self.record:      # the competition probabilities (Eq. 10) as [B, H, L, L]
+            self.recorded = share.permute(0, 3, 1, 2).detach()
         weights = weights.masked_fill(~keep[:, None, :, None], 0.0)
         weights = self.drop_weights(weights)
         o = torch.einsum("bijh,bjhd->bihd", weights, torch.tanh(v))        # Eq. 14
         if c.gates:
             o = o * torch.sigmoid(parts[3])                                # Eqs. 7-8
         return x + self.drop(self.out(self.drop(o.reshape(b, n, -1))))   # Eq. 15
-
-    def head_weights(self, x, keep, m):  # pragma: no cover - used by analyses
-        raise NotImplementedError
 
 
 class UDGN(nn.Module):
@@ -118,6 +125,12 @@ class UDGN(nn.Module):
         self.drop = Dropout(c.dropout)
         self.parser_embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
         self.parser_drop = Dropout(c.parser_dropout)
+        self.tag_logits = self.tag_embed = None
+        if c.n_tags:
+            self.tag_logits = nn.Embedding(vocab_size, c.n_tags + 1)
+            nn.init.zeros_(self.tag_logits.weight)
+            self.tag_embed = nn.Linear(c.n_tags, c.d_model, bias=False)
+            nn.init.uniform_(self.tag_embed.weight, -c.init_range, c.init_range)
         self.lstm = nn.LSTM(c.d_model, c.d_model, num_layers=c.n_parser_layers,
                             dropout=c.parser_dropout if c.n_parser_layers > 1 else 0.0,
                             bidirectional=True, batch_first=True)
@@ -135,7 +148,11 @@ class UDGN(nn.Module):
         """Eqs. 1-5: ``p [B, L, L]``, row i a distribution over the head j of word i, with
         ``p_ii`` the probability that i is the root."""
         lengths = keep.sum(1).cpu()
-        h = self.parser_drop(self.parser_embed(ids))
+        h = self.parser_embed(ids)
+        if self.tag_logits is not None:      # slot 0 of the tag distribution: "no tag"
+            tags = torch.softmax(self.tag_logits(ids), dim=-1)
+            h = h + self.tag_embed(tags[..., 1:])
+        h = self.parser_drop(h)
         packed = nn.utils.rnn.pack_padded_sequence(h, lengths.clamp_min(1), batch_first=True,
                                                    enforce_sorted=False)
         h, _ = self.lstm(packed)                                                   # Eq. 1
@@ -166,6 +183,15 @@ class UDGN(nn.Module):
         for layer in self.layers:
             h = layer(h, keep, m)
         return EncoderOutput(self.drop(self.norm(h)), parents=parents, roots=roots)
+
+    def record_attention(self, on: bool = True) -> None:
+        for layer in self.layers:
+            layer.record, layer.recorded = on, None
+
+    def attention(self) -> list[torch.Tensor]:
+        """Per layer, the heads' competition probabilities ``[B, H, L, L]`` (Eq. 10; the
+        edge i -> j for query i and key j, before the edge probability scales them)."""
+        return [layer.recorded for layer in self.layers]
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return F.linear(hidden, self.embed.weight, self.out_bias)

@@ -57,7 +57,7 @@ def test_kirchhoff_marginals_equal_enumeration(n):
 
 @pytest.mark.parametrize("switch", [{}, {"gates": False}, {"competition": False},
                                     {"relative_bias": False, "position": "absolute"},
-                                    {"edge_marginals": "kirchhoff"}])
+                                    {"edge_marginals": "kirchhoff"}, {"n_tags": 5}])
 def test_forward_and_gradients(switch):
     model = build_model("udgn", {**SMALL, **switch}, 50, 1).train()
     ids, keep = _batch()
@@ -67,7 +67,7 @@ def test_forward_and_gradients(switch):
     assert torch.all(torch.diagonal(out.parents, dim1=1, dim2=2) == 0)
     model.logits(out.hidden[keep]).logsumexp(-1).sum().backward()
     for name, p in model.named_parameters():
-        if name.startswith(("parser", "lstm")):
+        if name.startswith(("parser", "lstm", "tag_embed")):
             assert p.grad is not None and p.grad.abs().sum() > 0, name
 
 

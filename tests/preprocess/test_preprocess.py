@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from induce.cli.app import app
 from induce.data.dataset import load_dataset
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
-from induce.data.ptb import parse_trees, read_trees
+from induce.data.ptb import parse_trees
 from induce.metrics.conventions import load_tagset
 from induce.data import treetext as tb
 from induce.data.treescan import scan_clean_file

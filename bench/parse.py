@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Benchmark ``induce parse``: sentences/s for StructFormer and UDGN at the paper size.
+
+Builds a run directory per architecture with freshly initialised weights (parsing speed does
+not depend on training) and a vocabulary from WSJ section 22 (``../shared``), then times the
+whole command on the 1,700 sentences of ``dev22.trees`` (words only, pre-tokenised), as a
+user runs it: start-up, reading, batching, the model, decoding and writing included.
+
+    python bench/parse.py [--threads 2] [--device cpu] [--format conllu] [--shared ../shared]
+
+Target (issue 6): at least 5x the sentences/s of the reference test scripts, which parse
+one sentence per batch and run Chu-Liu/Edmonds once per candidate root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
+    from collections import Counter
+
+    import torch
+
+    from induce.data.vocab import build_vocabulary
+    from induce.models import build_model
+    from induce.train.config import load_config
+    from induce.train.run import save_weights, write_run_files
+
+    vocab = build_vocabulary(Counter(w for s in words for w in s), max_size=10_000)
+    config = load_config(arch)
+    torch.manual_seed(0)
+    model = build_model(arch, config.model, len(vocab), vocab.id("<pad>"))
+    folder.mkdir(parents=True)
+    write_run_files(folder, config, vocab, {"normalization": {"lowercase": True,
+                                                              "digits": "N"}})
+    save_weights(model, folder / "best" / "model.safetensors")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--format", default="conllu")
+    ap.add_argument("--archs", default="structformer,udgn")
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    args = ap.parse_args()
+    from induce.data.ptb import read_trees
+
+    dev = Path(args.shared) / "data" / "wsj" / "dev22.trees"
+    if not dev.exists():
+        sys.exit(f"needs {dev}")
+    from induce.metrics.conventions import load_tagset
+
+    tags = load_tagset("ptb_word_tags")
+    words = [[w for w, t in tree.pos() if t in tags] for tree in read_trees(str(dev)).trees
+             if tree is not None]
+    words = [s for s in words if s]
+    induce = Path(sys.executable).with_name("induce")
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    with tempfile.TemporaryDirectory() as tmp:
+        text = Path(tmp) / "dev22.txt"
+        text.write_text("".join(" ".join(s) + "\n" for s in words))
+        print(f"{len(words)} sentences of WSJ section 22, {args.threads} threads, "
+              f"device {args.device}, --format {args.format}")
+        print(f"{'arch':<13} {'decoder':<10} {'seconds':>8} {'sent/s':>8} {'peak RSS MiB':>13}")
+        for arch in args.archs.split(","):
+            run = Path(tmp) / arch
+            make_run(run, arch, words)
+            for decoder in (["argmax", "algorithm3"] if arch == "structformer"
+                            else ["mst", "eisner"]):
+                began = time.perf_counter()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                done = subprocess.run(
+                    [str(induce), "parse", str(text), "-m", str(run), "--pretokenized",
+                     "-f", args.format, "--device", args.device, "--decoder", decoder,
+                     "-o", str(Path(tmp) / "out")], env=env, capture_output=True, text=True)
+                seconds = time.perf_counter() - began
+                if done.returncode:
+                    print(f"{arch:<13} {decoder:<10} failed: {done.stderr.strip()[-300:]}")
+                    continue
+                peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+                print(f"{arch:<13} {decoder:<10} {seconds:>8.2f} {len(words) / seconds:>8.0f} "
+                      f"{peak / 1024:>13.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

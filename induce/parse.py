@@ -1,0 +1,265 @@
+"""``induce parse``: induced trees for any text with a trained model.
+
+Input: raw text one sentence per line (tokenised by nltk's rule-based Penn Treebank
+tokenizer, which needs no downloaded data), pre-tokenised text, or CoNLL-U (HEAD/DEPREL are
+filled in, every other column and comment is kept).  Words are normalised as the model's
+dataset was (lower-case, digits, ``<unk>``); the original tokens are written back.
+
+Punctuation policy.  A token made only of punctuation or symbol characters that is not in
+the model's vocabulary (the model never saw it: the PTB word-tag filter removed it) is not
+given to the model.  ``attach`` (default): it is attached to the nearest word before it (after
+it at the start of a sentence) with the label ``punct``, and in trees it joins that word's
+leaf; ``drop``: it is left out of the output (not allowed for CoNLL-U, whose tokens all stay).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from induce.data.errors import ConfigError, InputError
+from induce.data.files import read_text
+from induce.data.types import Tree
+from induce.decode.dependencies import arc_scores, decode, eisner
+from induce.decode.distances import decode_sentence
+from induce.structure.heights import projective_tree
+from induce.train.batches import Specials, evaluation_batches
+
+INPUTS = ("text", "pretokenized", "conllu")
+FORMATS = ("conllu", "ptb", "jsonl")
+DECODERS = {"structformer": ("argmax", "algorithm3"), "udgn": ("mst", "argmax", "eisner")}
+
+
+@dataclass
+class Sentence:
+    tokens: list[str]
+    line: int
+    text: str = ""
+    conllu: Any = None                       # the conllu TokenList (CoNLL-U input)
+    punct: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class Parsed:
+    sentence: Sentence
+    heads: list[int]                          # over all tokens (punctuation attached)
+    labels: list[str]
+    tree: str
+    scores: dict[str, Any] | None = None
+
+
+def read_sentences(path: str, kind: str) -> list[Sentence]:
+    """Sentences of ``path`` (``-``: standard input); ``kind`` in :data:`INPUTS`."""
+    text = read_text(path)
+    name = "<stdin>" if path == "-" else path
+    if kind == "conllu":
+        return _read_conllu(text, name)
+    if kind not in INPUTS:
+        raise ConfigError(f"--input must be one of {', '.join(INPUTS)}")
+    tokenize = str.split
+    if kind == "text":
+        from nltk.tokenize import TreebankWordTokenizer
+        tokenize = TreebankWordTokenizer().tokenize
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [Sentence(tokenize(line), k, line.strip()) for k, line in enumerate(lines, 1)]
+
+
+def _read_conllu(text: str, path: str) -> list[Sentence]:
+    from conllu.exceptions import ParseException
+    from conllu.parser import parse_token_and_metadata
+
+    from induce.data.conll import _FIELD_PARSERS, _blocks
+
+    out = []
+    for start, block in _blocks(text):
+        try:
+            tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
+        except ParseException as err:
+            raise InputError(f"CoNLL-U: {err}", path, start) from None
+        words = [t for t in tokens if isinstance(t["id"], int)]
+        for k, t in enumerate(words, 1):
+            if t["id"] != k:
+                raise InputError(f"token IDs must run 1, 2, 3, ...; got {t['id']}", path, start)
+        sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
+        sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
+        out.append(sentence)
+    return out
+
+
+def is_punctuation(token: str) -> bool:
+    return bool(token) and all(unicodedata.category(c)[0] in "PS" for c in token)
+
+
+class Parser:
+    """A trained run, ready to parse batches of sentences."""
+
+    def __init__(self, run_path: str, device: str = "auto", weights: str = "best",
+                 decoder: str | None = None) -> None:
+        from induce.train.mlm import load_trained
+
+        self.run, self.model = load_trained(run_path, weights, device)
+        arch = self.run.config.arch
+        if arch not in DECODERS:
+            raise ConfigError(f"a {arch} model induces no structure: parse needs a "
+                              f"structformer or udgn run")
+        self.decoder = decoder or DECODERS[arch][0]
+        if self.decoder not in DECODERS[arch]:
+            raise ConfigError(f"--decoder for {arch} must be one of {', '.join(DECODERS[arch])}")
+        self.arch = arch
+        self.norm = self.run.normalization
+        vocab = self.run.vocab
+        self.vocab = vocab
+        self.specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
+        self.device = next(self.model.parameters()).device
+        self.max_length = getattr(self.model.config, "max_length", None) \
+            if getattr(self.model.config, "position", "none") == "absolute" else None
+
+    def parse(self, sentences: list[Sentence], punct: str = "attach", scores: bool = False,
+              batch_tokens: int = 8192, source: str = "<input>",
+              progress=None) -> list[Parsed]:
+        if punct not in ("attach", "drop"):
+            raise ConfigError("--punct must be attach or drop")
+        words_of, ids = [], []
+        for s in sentences:
+            flags = s.punct or [False] * len(s.tokens)
+            normalised = self.norm.words(s.tokens) if s.tokens else []
+            s.punct = [f or (is_punctuation(t) and w not in self.vocab)
+                       for f, t, w in zip(flags, s.tokens, normalised)]
+            kept = [w for w, p in zip(normalised, s.punct) if not p]
+            if self.max_length is not None and len(kept) > self.max_length:
+                raise InputError(f"a sentence of {len(kept)} words is longer than the model "
+                                 f"can read ({self.max_length})", source, s.line)
+            words_of.append(kept)
+            ids.append(self.vocab.ids(kept))
+        outputs: dict[int, tuple] = {}
+        order = [k for k, w in enumerate(ids) if w]
+        with torch.no_grad():
+            done = 0
+            for batch in evaluation_batches([ids[k] for k in order], batch_tokens,
+                                            self.specials, None, 0):
+                out = self.model(batch.ids.to(self.device), batch.keep.to(self.device))
+                for row, index in enumerate(batch.index):
+                    n = len(ids[order[index]])
+                    outputs[order[index]] = tuple(
+                        None if t is None else (t[row, :n, :n] if t.dim() == 3 else t[row, :n])
+                        .float().cpu() for t in (out.distances, out.heights, out.parents,
+                                                 out.roots))
+                done += len(batch.index)
+                if progress is not None:
+                    progress(done, len(order))
+        return [self._one(s, words_of[k], outputs.get(k), punct, scores)
+                for k, s in enumerate(sentences)]
+
+    def _one(self, s: Sentence, words: list[str], out, punct: str, want: bool) -> Parsed:
+        keep = [k for k, p in enumerate(s.punct) if not p]
+        shown = [s.tokens[k] for k in keep]
+        extra: dict[str, Any] | None = {} if want else None
+        if not words:
+            heads, tree = [], None
+        elif self.arch == "structformer":
+            d, h, p, _ = out
+            parse = decode_sentence(shown, d.tolist()[:-1], h.tolist(), p.tolist(),
+                                    self.decoder)
+            heads, tree = parse.heads, parse.tree
+            if want:
+                extra.update(distances=d.tolist()[:-1], heights=h.tolist(),
+                             parents=p.tolist())
+        else:
+            _, _, p, r = out
+            arcs = arc_scores(p.numpy(), r.numpy())
+            heads = decode(arcs, self.decoder)
+            tree = projective_tree([Tree("X", [w]) for w in shown], eisner(arcs))
+            if want:
+                extra.update(parents=p.tolist(), roots=r.tolist())
+        return _with_punctuation(s, keep, heads, tree, punct, extra)
+
+
+def _with_punctuation(s: Sentence, keep: list[int], heads: list[int], tree: Tree | None,
+                      punct: str, extra) -> Parsed:
+    n = len(s.tokens)
+    position = {k: i + 1 for i, k in enumerate(keep)}       # token index -> word number
+    all_heads = [0] * n
+    labels = ["punct"] * n
+    for i, k in enumerate(keep):
+        all_heads[k] = keep[heads[i] - 1] + 1 if heads[i] else 0
+        labels[k] = "root" if heads[i] == 0 else "dep"
+    host: dict[int, int] = {}
+    for k in range(n):
+        if k in position:
+            continue
+        before = [j for j in keep if j < k]
+        after = [j for j in keep if j > k]
+        target = before[-1] if before else (after[0] if after else None)
+        if target is None:                 # no word at all: a chain from the first token
+            all_heads[k] = 0 if k == 0 else 1
+            labels[k] = "root" if k == 0 else "punct"
+        else:
+            all_heads[k] = target + 1
+            host.setdefault(target, -1)
+            host[k] = target
+    if punct == "drop":
+        s = Sentence([s.tokens[k] for k in keep], s.line, s.text, None, [False] * len(keep))
+        all_heads, labels = list(heads), ["root" if h == 0 else "dep" for h in heads]
+        return Parsed(s, all_heads, labels, tree.to_string() if tree else "", extra)
+    text = _tree_with_punctuation(s, keep, tree, host) if n else ""
+    return Parsed(s, all_heads, labels, text, extra)
+
+
+def _tree_with_punctuation(s: Sentence, keep: list[int], tree: Tree | None,
+                           host: dict[int, int]) -> str:
+    """The tree over all tokens: each punctuation token joins its host word's leaf."""
+    n = len(s.tokens)
+    if tree is None:
+        return "(X " + " ".join(f"(X {t})" for t in s.tokens) + ")" if n > 1 else \
+            f"(X {s.tokens[0]})"
+    leaves = [node for node in tree.preterminals()]
+    groups: dict[int, list[int]] = {k: [k] for k in keep}
+    for k, target in host.items():
+        if k != target and target >= 0 and k not in groups:
+            groups[target].append(k)
+    for leaf, k in zip(leaves, keep):
+        members = sorted(groups[k])
+        if len(members) > 1:
+            leaf.children = [Tree("X", [s.tokens[m]]) for m in members]
+    return tree.to_string()
+
+
+def format_parsed(parsed: list[Parsed], fmt: str) -> str:
+    if fmt == "jsonl":
+        out = []
+        for p in parsed:
+            record = {"words": p.sentence.tokens, "heads": p.heads, "labels": p.labels,
+                      "tree": p.tree}
+            if p.scores is not None:
+                record["scores"] = p.scores
+            out.append(json.dumps(record, ensure_ascii=False) + "\n")
+        return "".join(out)
+    if fmt == "ptb":
+        return "".join(p.tree + "\n" for p in parsed)
+    if fmt != "conllu":
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
+    import copy
+
+    blocks = []
+    for k, p in enumerate(parsed, 1):
+        s = p.sentence
+        if s.conllu is not None:
+            tokens = copy.deepcopy(s.conllu)
+            words = [t for t in tokens if isinstance(t["id"], int)]
+            for t, h, label in zip(words, p.heads, p.labels):
+                t["head"], t["deprel"] = h, label
+            blocks.append(tokens.serialize())
+            continue
+        if not s.tokens:
+            continue                      # CoNLL-U has no empty sentence (counted by the caller)
+        lines = [f"# sent_id = {s.line}"] + ([f"# text = {s.text}"] if s.text else [])
+        lines += [f"{i}\t{t}\t_\t_\t_\t_\t{h}\t{label}\t_\t_"
+                  for i, (t, h, label) in enumerate(zip(s.tokens, p.heads, p.labels), 1)]
+        blocks.append("\n".join(lines) + "\n\n")
+    return "".join(blocks)

@@ -1,0 +1,22 @@
+import numpy as np
+
+from induce.metrics.correlation import pearson_matrix
+
+
+def test_pearson_matrix_matches_numpy():
+    rng = np.random.default_rng(0)
+    labels = list(rng.choice(["det", "nsubj", "obj", "case"], size=200, p=[.4, .3, .2, .1]))
+    x = rng.random((200, 5))
+    x[:, 0] += np.array([label == "det" for label in labels])     # a "det" head
+    names, r = pearson_matrix(x, labels)
+    assert names[0] == "det" and sorted(names) == sorted(set(labels))
+    for j, name in enumerate(names):
+        y = np.array([label == name for label in labels], dtype=float)
+        for i in range(5):
+            assert np.isclose(r[i, j], np.corrcoef(x[:, i], y)[0, 1])
+    assert r[0, 0] == r[:, 0].max()
+
+
+def test_constant_columns_have_no_correlation():
+    names, r = pearson_matrix(np.ones((3, 2)), ["a", "b", "a"])
+    assert np.isnan(r).all()

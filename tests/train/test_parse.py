@@ -1,0 +1,137 @@
+"""``induce parse`` with tiny trained runs: formats, punctuation, CoNLL-U round trip, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.train.engine import TrainOptions, train
+from tests.conftest import SHARED, needs_shared
+from tests.train.helpers import make_dataset, tiny
+
+TEXT = "The bill passed easily .\n\nProfits rose 5 % , analysts said\n"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("parse")
+    data = make_dataset(root)
+    out = {}
+    for arch in ("structformer", "udgn", "transformer"):
+        out[arch] = root / arch
+        train(TrainOptions(str(out[arch]), arch, str(data), tiny(arch) + ["train.max_steps=2"],
+                           device="cpu"))
+    return out
+
+
+def _run(*args):
+    return CliRunner().invoke(app, ["parse", *map(str, args), "--device", "cpu"])
+
+
+def _is_tree(heads):
+    if sum(h == 0 for h in heads) != 1:
+        return False
+    for start in range(1, len(heads) + 1):
+        seen, node = set(), start
+        while node:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = heads[node - 1]
+    return True
+
+
+@pytest.mark.parametrize("arch,decoder", [("structformer", "argmax"),
+                                          ("structformer", "algorithm3"), ("udgn", "mst"),
+                                          ("udgn", "eisner"), ("udgn", "argmax")])
+def test_jsonl_keeps_tokens_and_gives_trees(runs, tmp_path, arch, decoder):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    result = _run(src, "-m", runs[arch], "-f", "jsonl", "--pretokenized", "--decoder",
+                  decoder, "--scores")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["words"] for r in records] == [line.split() for line in TEXT.splitlines()]
+    first = records[0]
+    assert first["labels"][-1] == "punct" and first["heads"][-1] == 4   # "." -> "easily"
+    if decoder in ("mst", "eisner", "algorithm3"):
+        assert _is_tree(first["heads"])
+    assert "scores" in first and records[1]["tree"] == ""
+
+
+def test_ptb_and_drop(runs, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    ptb = _run(src, "-m", runs["structformer"], "-f", "ptb")
+    assert ptb.exit_code == 0
+    lines = ptb.stdout.split("\n")
+    assert lines[0].count("(X ") >= 5 and lines[1] == "" and "(X .)" in lines[0]
+    dropped = _run(src, "-m", runs["udgn"], "-f", "jsonl", "--punct", "drop")
+    words = json.loads(dropped.stdout.splitlines()[2])["words"]
+    assert "," not in words and "%" in words or "%" not in words   # % is a word if in vocab
+
+
+def test_conllu_round_trip_keeps_other_columns(runs, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text("# sent_id = a\n# text = The bill passed .\n"
+                   "1\tThe\tthe\tDET\tDT\tDefinite=Def\t_\t_\t_\tSpaceAfter=No|X=1\n"
+                   "2-3\tbillpassed\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                   "2\tbill\tbill\tNOUN\tNN\t_\t_\t_\t_\t_\n"
+                   "3\tpassed\tpass\tVERB\tVBD\tMood=Ind|Tense=Past\t_\t_\t_\t_\n"
+                   "4\t.\t.\tPUNCT\t.\t_\t_\t_\t_\t_\n\n")
+    out = tmp_path / "out.conllu"
+    result = _run(src, "-m", runs["udgn"], "-o", out)
+    assert result.exit_code == 0, result.output
+    got = [line.split("\t") for line in out.read_text().splitlines() if "\t" in line]
+    want = [line.split("\t") for line in src.read_text().splitlines() if "\t" in line]
+    for g, w in zip(got, want, strict=True):
+        assert g[:6] + g[8:] == w[:6] + w[8:]
+    assert got[-1][7] == "punct"
+    assert _run(src, "-m", runs["udgn"], "--punct", "drop").exit_code == 2
+
+
+def test_bad_inputs(runs, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine line\nbad \xff byte\n")
+    result = _run(bad, "-m", runs["structformer"])
+    assert result.exit_code == 2 and "bad.txt:2" in result.stderr
+    long = tmp_path / "long.txt"
+    long.write_text(" ".join(["the"] * 250) + "\n")
+    assert _run(long, "-m", runs["structformer"], "-f", "jsonl").exit_code == 0
+    assert _run(long, "-m", runs["transformer"]).exit_code == 2
+    assert _run(long, "-m", runs["udgn"], "--decoder", "algorithm3").exit_code == 2
+    assert _run(long, "-m", tmp_path / "none").exit_code == 2
+
+
+@pytest.mark.parametrize("arch", ["udgn", "structformer", "transformer"])
+def test_head_label_correlation(runs, tmp_path, arch):
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+                    "3\tpassed\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\tPUNCT\t.\t_\t3\tpunct\t_\t_\n"
+                    "\n1\tprofits\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\trose\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n"
+                    "3\tsharply\t_\tADV\tRB\t_\t2\tadvmod:emph\t_\t_\n\n")
+    out = tmp_path / "pcc.json"
+    result = CliRunner().invoke(app, ["evaluate", "pcc", str(gold), "-m", str(runs[arch]),
+                                      "--json", str(out), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["edges"] == 4 and report["labels"][0] == "nsubj"
+    assert "advmod" in report["labels"]            # subtypes cut by default
+    assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
+
+
+@needs_shared("reference", "dev-sample", "words_nopunct.txt")
+def test_parse_then_evaluate_on_the_reference_words(runs, tmp_path):
+    folder = SHARED / "reference" / "dev-sample"
+    out = tmp_path / "pred.ptb"
+    result = _run(folder / "words_nopunct.txt", "-m", runs["structformer"], "--pretokenized",
+                  "-f", "ptb", "-o", out)
+    assert result.exit_code == 0, result.output
+    scored = CliRunner().invoke(app, ["evaluate", "unsupervised", str(folder / "gold.mrg"),
+                                      str(out), "-f", "json"])
+    assert scored.exit_code == 0, scored.output
+    report = json.loads(scored.stdout)
+    assert report["sentences"] == 1921 and 0 < report["sentence_f1"] < 100

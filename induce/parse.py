@@ -143,7 +143,9 @@ class Parser:
             done = 0
             for batch in evaluation_batches([ids[k] for k in order], batch_tokens,
                                             self.specials, None, 0):
-                out = self.model(batch.ids.to(self.device), batch.keep.to(self.device))
+                # trees depend on the parser only: skip the encoder layers
+                out = self.model.structure(batch.ids.to(self.device),
+                                           batch.keep.to(self.device))
                 for row, index in enumerate(batch.index):
                     n = len(ids[order[index]])
                     outputs[order[index]] = tuple(

@@ -102,6 +102,14 @@ class StructFormer(TransformerMLM):
             return torch.sigmoid(self.relation_logits)
         return torch.softmax(self.relation_logits, dim=-1)
 
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
+        """The parser's scores only (no Transformer layers, ``hidden`` empty): all that
+        parsing needs, at a fraction of a full forward pass."""
+        distances, heights = self.parse(ids, keep)
+        temperature = self.log_temperature.exp()
+        parents = parent_distribution(distances, heights, temperature[0], temperature[1])
+        return EncoderOutput(ids.new_zeros(0), distances, heights, parents)
+
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
         distances, heights = self.parse(ids, keep)
         temperature = self.log_temperature.exp()

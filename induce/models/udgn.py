@@ -165,6 +165,13 @@ class UDGN(nn.Module):
             return kirchhoff_marginals(logits, keep)
         return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5
 
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
+        """The parser's edge distribution only (no DGN layers, ``hidden`` empty)."""
+        p = self.parse(ids, keep)
+        eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
+        return EncoderOutput(ids.new_zeros(0), parents=p.masked_fill(eye, 0.0),
+                             roots=torch.diagonal(p, dim1=1, dim2=2))
+
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
         p = self.parse(ids, keep)
         eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)

@@ -52,7 +52,7 @@ def parse_batches(model, sentences: Sequence[Sequence[int]], specials: Specials,
     for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
         batch = batch.to(device)
         with autocast():
-            out = model(batch.ids, batch.keep)
+            out = model.structure(batch.ids, batch.keep)     # the parser alone
         for k, index in enumerate(batch.index):
             n = len(sentences[index])
             rows.append((index, (

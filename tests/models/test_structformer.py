@@ -150,3 +150,12 @@ def test_unknown_model_settings_are_refused():
         _model(conv_sise=3)
     with pytest.raises(ConfigError, match="relations"):
         _model(relations=["sibling"])
+
+
+def test_structure_gives_the_forward_passes_scores():
+    model = _model().eval()
+    ids, keep = torch.randint(3, 40, (2, 6)), torch.ones(2, 6, dtype=torch.bool)
+    with torch.no_grad():
+        full, parser = model(ids, keep), model.structure(ids, keep)
+    for name in ("distances", "heights", "parents"):
+        assert torch.equal(getattr(full, name), getattr(parser, name))

@@ -79,3 +79,11 @@ def test_padding_does_not_change_a_sentence():
         alone = model(ids[1:2, :4], keep[1:2, :4])
     assert torch.allclose(batch.parents[1, :4, :4], alone.parents[0], atol=1e-5)
     assert torch.allclose(batch.hidden[1, :4], alone.hidden[0], atol=1e-5)
+
+
+def test_structure_gives_the_forward_passes_scores():
+    model = build_model("udgn", SMALL, 50, 1).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        full, parser = model(ids, keep), model.structure(ids, keep)
+    assert torch.equal(full.parents, parser.parents) and torch.equal(full.roots, parser.roots)

@@ -54,6 +54,9 @@ def main() -> None:
     ap.add_argument("--format", default="conllu")
     ap.add_argument("--archs", default="structformer,udgn")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--reference-style", type=int, default=300, metavar="N",
+                    help="also time an emulation of the reference scripts' scheme on the "
+                         "first N sentences (0: skip)")
     args = ap.parse_args()
     from induce.data.ptb import read_trees
 
@@ -92,6 +95,43 @@ def main() -> None:
                 peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
                 print(f"{arch:<13} {decoder:<10} {seconds:>8.2f} {len(words) / seconds:>8.0f} "
                       f"{peak / 1024:>13.0f}", flush=True)
+            if args.reference_style and arch == "udgn":
+                subset = words[:args.reference_style]
+                seconds = reference_style(run, subset, args.threads)
+                print(f"{arch:<13} {'ref-style':<10} {seconds:>8.2f} "
+                      f"{len(subset) / seconds:>8.0f} {'':>13}  (first {len(subset)} "
+                      f"sentences: batch of 1, MST once per candidate root)", flush=True)
+
+
+def reference_style(run: Path, words: list[list[str]], threads: int) -> float:
+    """Seconds to parse ``words`` the way the reference test scripts do: one sentence per
+    forward pass, Chu-Liu/Edmonds run once per candidate root word, best total kept.  Our
+    model and CLE, their scheme: a same-machine stand-in for the side-by-side review."""
+    import numpy as np
+    import torch
+
+    from induce.decode.dependencies import _chu_liu_edmonds, arc_scores
+    from induce.train.mlm import load_trained
+
+    torch.set_num_threads(threads)
+    run_, model = load_trained(str(run), "best", "cpu")
+    began = time.perf_counter()
+    with torch.no_grad():
+        for sentence in words:
+            ids = torch.tensor([run_.vocab.ids(sentence)])
+            out = model.structure(ids, torch.ones_like(ids, dtype=torch.bool))
+            s = arc_scores(out.parents[0].numpy(), out.roots[0].numpy())
+            n = len(sentence)
+            best = -np.inf
+            for root in range(n):
+                w = np.full((n + 1, n + 1), -np.inf)
+                w[1:, 1:] = s[:, 1:].T
+                w[0, root + 1] = s[root, 0]
+                np.fill_diagonal(w, -np.inf)
+                heads = _chu_liu_edmonds(w)
+                total = w[heads[1:], np.arange(1, n + 1)].sum()
+                best = max(best, total)
+    return time.perf_counter() - began
 
 
 if __name__ == "__main__":

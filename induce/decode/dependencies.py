@@ -100,13 +100,13 @@ def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
     c = len(rest)                                   # index of the contracted node
     cyc = np.array(cycle)
     sub = np.full((c + 1, c + 1), -np.inf)
-    sub[:c, :c] = w[np.ix_(rest, rest)]
+    sub[:c, :c] = w[rest[:, None], rest]
     # into the cycle: entering d (in the cycle) from h replaces d's cycle arc
-    enter = w[np.ix_(rest, cyc)] - w[heads[cyc], cyc][None, :]          # [rest, cycle]
+    enter = w[rest[:, None], cyc] - w[heads[cyc], cyc][None, :]          # [rest, cycle]
     best_d = enter.argmax(1)
     sub[:c, c] = enter[np.arange(c), best_d]
     # out of the cycle: the best cycle node as head of each outside node
-    leave = w[np.ix_(cyc, rest)]                                         # [cycle, rest]
+    leave = w[cyc[:, None], rest]                                         # [cycle, rest]
     best_h = leave.argmax(0)
     sub[c, :c] = leave[best_h, np.arange(c)]
     sub[c, 0] = -np.inf                                                  # nothing heads 0
@@ -157,24 +157,27 @@ def eisner(scores) -> list[int]:
     inc = np.full((n, n, 2), neg)
     comp_bp = np.zeros((n, n, 2), dtype=np.int64)
     inc_bp = np.zeros((n, n, 2), dtype=np.int64)
-    for i in range(n):
-        comp[i, i, :] = 0.0
+    idx = np.arange(n)
+    comp[idx, idx, :] = 0.0
+    # one vectorised step per span width: every span i..i+width at once
     for width in range(1, n):
-        for i in range(n - width):
-            j = i + width
-            ks = np.arange(i, j)
-            both = comp[i, ks, 1] + comp[ks + 1, j, 0]
-            k = int(both.argmax())
-            inc[i, j, 0] = both[k] + arc[j, i]       # j heads i
-            inc[i, j, 1] = both[k] + arc[i, j]       # i heads j
-            inc_bp[i, j, :] = i + k
-            left = comp[i, ks, 0] + inc[ks, j, 0]     # head j, complete on the left
-            k = int(left.argmax())
-            comp[i, j, 0], comp_bp[i, j, 0] = left[k], i + k
-            right = inc[i, ks + 1, 1] + comp[ks + 1, j, 1]
-            k = int(right.argmax())
-            comp[i, j, 1], comp_bp[i, j, 1] = right[k], i + 1 + k
-    root_scores = np.array([comp[0, r, 0] + comp[r, n - 1, 1] + s[r, 0] for r in range(n)])
+        i = np.arange(n - width)
+        j = i + width
+        rows = np.arange(len(i))
+        ks = i[:, None] + np.arange(width)[None, :]              # [spans, width]: i..j-1
+        both = comp[i[:, None], ks, 1] + comp[ks + 1, j[:, None], 0]
+        k = both.argmax(1)
+        best = both[rows, k]
+        inc[i, j, 0] = best + arc[j, i]                          # j heads i
+        inc[i, j, 1] = best + arc[i, j]                          # i heads j
+        inc_bp[i, j, 0] = inc_bp[i, j, 1] = i + k
+        left = comp[i[:, None], ks, 0] + inc[ks, j[:, None], 0]   # head j, complete left
+        k = left.argmax(1)
+        comp[i, j, 0], comp_bp[i, j, 0] = left[rows, k], i + k
+        right = inc[i[:, None], ks + 1, 1] + comp[ks + 1, j[:, None], 1]
+        k = right.argmax(1)
+        comp[i, j, 1], comp_bp[i, j, 1] = right[rows, k], i + 1 + k
+    root_scores = comp[0, idx, 0] + comp[idx, n - 1, 1] + s[:, 0]
     root = int(root_scores.argmax())
     heads = [0] * n
     stack = [(0, root, 0, True), (root, n - 1, 1, True)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 import induce
-from induce.cli import convert, evaluate, parse, preprocess, train
+from induce.cli import convert, evaluate, parse, preprocess, report, train
 
 app = typer.Typer(
     name="induce",
@@ -23,6 +23,7 @@ app.add_typer(convert.app, name="convert")
 app.add_typer(preprocess.app, name="preprocess")
 app.command("train")(train.train)
 app.command("parse")(parse.parse)
+app.command("report")(report.report)
 
 
 def _version(value: bool) -> None:

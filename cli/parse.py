@@ -13,7 +13,9 @@ from induce.cli.common import handle_errors, warn
 @handle_errors
 def parse(
     input_path: str = typer.Argument(..., metavar="INPUT", help="Text or CoNLL-U; - for stdin."),
-    model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
+    model: Optional[str] = typer.Option(None, "--model", "-m",
+                                        help="Run directory from `induce train` "
+                                             "[default: the most recent run]."),
     fmt: str = typer.Option("conllu", "--format", "-f", help="conllu | ptb | jsonl."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Write here (atomically) instead of stdout."),
@@ -43,6 +45,11 @@ def parse(
         "pretokenized" if pretokenized else "text"
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
+    if model is None:
+        from induce.train.demo import latest_run
+
+        model = str(latest_run())
+        typer.echo(f"no --model: using the most recent run, {model}", err=True)
     parser = Parser(model, device, weights, decoder)
     sentences = read_sentences(input_path, kind)
     empty = sum(1 for s in sentences if not s.tokens)

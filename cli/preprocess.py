@@ -223,3 +223,27 @@ def text(
                                test_trees, _tokenizer(tokenizer, tokenizer_files,
                                                       space_first_word), force, progress)
     _summary(data, out)
+
+
+@app.command("synthetic")
+@handle_errors
+def synthetic(
+    out: str = OUT,
+    sentences: int = typer.Option(20_000, "--sentences", "-n", help="Training sentences."),
+    valid: int = typer.Option(1_000, "--valid", help="Validation sentences."),
+    test: int = typer.Option(1_000, "--test", help="Test sentences."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same dataset)."),
+    grammar: str = typer.Option("english", "--grammar",
+                                help="A built-in grammar (english) or a .grammar file."),
+    max_words: int = typer.Option(40, "--max-words", help="Longest sentence drawn."),
+    force: bool = FORCE,
+) -> None:
+    """Sentences sampled from a head-marked PCFG, with gold trees and dependencies."""
+    from induce.preprocess.synthetic import SyntheticOptions, preprocess_synthetic
+
+    options = SyntheticOptions(sentences=sentences, valid=valid, test=test, seed=seed,
+                               grammar=grammar, max_words=max_words,
+                               normalization=_normalization("ptb_word_tags", False, False))
+    with _progress() as progress:
+        data = preprocess_synthetic(out, options, force, progress)
+    _summary(data, out)

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from induce.cli.common import handle_errors
+from induce.data.errors import ConfigError
 
 
 def _fmt(record: dict) -> str:
@@ -71,13 +72,20 @@ class _Display:
 
 @handle_errors
 def train(
-    arch: str = typer.Option("structformer", "--arch", "-a",
-                             help="Architecture: transformer | structformer."),
+    arch: str = typer.Option("udgn", "--arch", "-a",
+                             help="Architecture: udgn | structformer | transformer."),
     data: Optional[str] = typer.Option(None, "--data", "-d",
-                                       help="Dataset directory from `induce preprocess`."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="New run directory."),
+                                       help="Dataset directory from `induce preprocess`; "
+                                            "without it, the built-in synthetic treebank "
+                                            "(generated once into the user cache)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o",
+                                      help="New run directory [default: runs/ARCH-TIME]."),
     resume: Optional[str] = typer.Option(None, "--resume",
                                          help="Continue the run in this directory."),
+    config: Optional[str] = typer.Option(None, "--config", "-c",
+                                         help="paper (the papers' settings), demo (a few "
+                                              "minutes on a CPU) or a YAML file "
+                                              "[default: paper with --data, else demo]."),
     set_: list[str] = typer.Option([], "--set", help="Override a setting: key.sub=value "
                                    "(repeatable), e.g. model.d_model=256."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
@@ -86,15 +94,63 @@ def train(
                                        help="Deterministic algorithms only (CPU runs are "
                                        "bit-reproducible with or without it)."),
 ) -> None:
-    """Train a masked-LM grammar inducer; Ctrl-C or SIGTERM saves a checkpoint and stops."""
-    from induce.data.errors import ConfigError
+    """Train a masked-LM grammar inducer; Ctrl-C or SIGTERM saves a checkpoint and stops.
+
+    With no --data it trains on the built-in synthetic treebank with the demo settings and
+    ends with validation UF1 and UAS/UUAS next to trivial baselines."""
+    import time
+
+    from induce.train import demo
     from induce.train.engine import TrainOptions, train as run_training
 
-    if (out is None) == (resume is None):
+    if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
+    if resume is None and data is None:
+        began = time.perf_counter()
+        path, generated = demo.builtin_dataset()
+        if generated:
+            typer.echo(f"built-in dataset: generated {path} in "
+                       f"{time.perf_counter() - began:.1f} s", err=True)
+        else:
+            typer.echo(f"built-in dataset: {path}", err=True)
+        data = str(path)
+        config = config or "demo"
+    if resume is None and out is None:
+        out = f"runs/{arch}-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
     options = TrainOptions(out=out or resume or "", arch=arch, data=data, overrides=overrides,
                            resume=resume is not None, device=device,
-                           deterministic=deterministic)
-    if run_training(options, _Display()) == "interrupted":
+                           deterministic=deterministic, config=config or "paper")
+    outcome = run_training(options, _Display())
+    demo.remember_run(options.out)
+    _final_table(options.out)
+    if outcome == "interrupted":
         raise typer.Exit(130)
+
+
+def _final_table(run: str) -> None:
+    """Validation scores of the run next to the baselines, on stderr."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from induce.train import demo
+
+    best, last = demo.run_rows(run)
+    console = Console(stderr=True, highlight=False)
+    dataset = demo.run_dataset(run)
+    if best is None:
+        typer.echo(f"run directory: {run}", err=True)
+        return
+    rows = [best] + ([last] if last is not None else [])
+    if dataset is not None and dataset.has("valid.trees") and \
+            any(r.uf1 is not None or r.uas is not None for r in rows):
+        rows += demo.baseline_rows(dataset)
+    table = Table(title="Validation", title_justify="left")
+    for column in ("", "UF1", "UAS", "UUAS"):
+        table.add_column(column, justify="left" if not column else "right")
+    for r in rows:
+        table.add_row(r.name, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas,
+                                                                          r.uuas)))
+    console.print(table)
+    typer.echo(f"run directory: {run}   (parse with: induce parse FILE --model {run})",
+               err=True)

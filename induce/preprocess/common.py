@@ -118,6 +118,10 @@ class SplitWriter:
             sentences = sentences[:kept[-1] + 1] if kept else []
         return self._write(split, sentences)
 
+    def add_sentences(self, split: str, sentences: list[tuple[str | None, str]]) -> int:
+        """Write ``(tree text or None, normalised line)`` pairs; how many had words."""
+        return self._write(split, sentences)
+
     def _write(self, split: str, sentences: list[tuple[str | None, str]]) -> int:
         """Write a batch of sentences at once (one write per file, C-level counting)."""
         stats = self.splits.setdefault(split, SplitStats())

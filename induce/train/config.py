@@ -77,15 +77,20 @@ def architectures() -> list[str]:
     return resource_names("configs")
 
 
+PRESETS = ("paper", "demo")
+
+
 def load_config(arch: str, overrides: list[str] | None = None,
-                base: dict[str, Any] | None = None) -> RunConfig:
+                base: dict[str, Any] | None = None, preset: str = "paper") -> RunConfig:
     """The shipped config of ``arch`` (or ``base``, e.g. a run's ``config.yaml``) with
-    ``key.sub=value`` overrides applied (values are YAML: ``0.1``, ``true``, ``[a, b]``)."""
+    ``key.sub=value`` overrides applied (values are YAML: ``0.1``, ``true``, ``[a, b]``).
+    ``preset``: ``paper`` (the papers' settings), ``demo`` (a few minutes on a laptop CPU),
+    or a YAML file."""
     if base is None:
         if arch not in architectures():
             raise ConfigError(f"unknown architecture {arch!r} (known: "
                               f"{', '.join(architectures())})")
-        base = load_resource_yaml("configs", f"{arch}.yaml")
+        base = _preset(arch, preset)
     data = _deep_copy(base)
     data.setdefault("arch", arch)
     for item in overrides or []:
@@ -142,3 +147,28 @@ def _check(config: RunConfig) -> None:
         raise ConfigError(f"optim.betas must be two numbers, got {list(o.betas)}")
     if min(t.epochs, t.max_steps, t.eval_every, t.log_every, t.checkpoint_every) < 0:
         raise ConfigError("train: counts must not be negative")
+
+
+def _preset(arch: str, preset: str) -> dict[str, Any]:
+    if preset == "paper":
+        return load_resource_yaml("configs", f"{arch}.yaml")
+    if preset == "demo":
+        return load_resource_yaml("configs", "demo", f"{arch}.yaml")
+    from pathlib import Path
+
+    import yaml
+
+    from induce.data.errors import InputError
+    from induce.data.files import read_text
+
+    if not Path(preset).is_file():
+        raise ConfigError(f"--config must be {' or '.join(PRESETS)} or a YAML file, "
+                          f"got {preset!r}")
+    try:
+        data = yaml.safe_load(read_text(preset))
+    except yaml.YAMLError as err:
+        raise InputError(f"not valid YAML: {' '.join(str(err).split())}", preset) from None
+    if not isinstance(data, dict):
+        raise InputError("a config file is a mapping (arch, model, data, optim, train)",
+                         preset)
+    return data

@@ -44,6 +44,7 @@ class TrainOptions:
     resume: bool = False
     device: str = "auto"
     deterministic: bool = False
+    config: str = "paper"          # paper | demo | a YAML file (new runs only)
 
 
 def pick_device(spec: str, world: dd.World | None = None) -> torch.device:
@@ -86,7 +87,7 @@ class Trainer:
             if self.world.main and self.path.exists() and any(self.path.iterdir()):
                 raise InputError("the run directory exists and is not empty; use --resume to "
                                  "continue it or choose another --out", str(self.path))
-            self.config = load_config(options.arch, options.overrides)
+            self.config = load_config(options.arch, options.overrides, preset=options.config)
             data = options.data
         if options.deterministic:
             torch.use_deterministic_algorithms(True)

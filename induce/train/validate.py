@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from induce.convert.headtables import load_head_table
 from induce.data.dataset import Dataset
+from induce.data.errors import InputError
 from induce.data.ptb import parse_trees
 from induce.decode.distances import SentenceParse
 from induce.evaluate.common import EMPTY_TAGS
@@ -48,6 +49,7 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
     convention = load_span_convention("structformer")
     out: list[GoldSentence | None] = []
     lines = list(dataset.lines(name))
+    given = _given_heads(dataset, split, len(lines))
     tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
     aligned = dataset.has(f"{split}.align")
     words = [line.split() for line in dataset.lines(f"{split}.words")] if aligned else tokens
@@ -65,7 +67,10 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
             continue
         heads = None
         clean = strip_empty(tree)
-        if clean is not None:
+        if given is not None:       # the dataset's own gold dependencies (synthetic data)
+            if len(given[k]) == len(keep):
+                heads = restrict_heads(list(given[k].heads), keep)
+        elif clean is not None:
             try:
                 deps = lexical_heads(unwrap(clean), table)
                 kept = [p.label not in EMPTY_TAGS and (tags is None or p.label in tags)
@@ -75,6 +80,20 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
                 heads = None
         out.append(GoldSentence(n, restrict_spans(gold_spans, keep), heads))
     return Gold(out)
+
+
+def _given_heads(dataset: Dataset, split: str, count: int):
+    """Gold dependency trees that come with the dataset (``{split}.conllu``), or ``None``."""
+    name = f"{split}.conllu"
+    if not dataset.has(name):
+        return None
+    from induce.data.conll import parse_deps
+
+    path = dataset.path / name
+    deps = parse_deps("\n".join(dataset.lines(name)) + "\n", str(path), "conllu").sentences
+    if len(deps) != count:
+        raise InputError(f"{len(deps)} dependency trees for {count} gold trees", str(path))
+    return deps
 
 
 @dataclass

@@ -107,8 +107,8 @@ def test_command_line(data, tmp_path):
     assert again.exit_code == 2 and "--resume" in again.stderr
     missing = run(app, ["train", "--resume", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "not an induce run" in missing.stderr
-    both = run(app, ["train", "--data", str(data)])
-    assert both.exit_code == 2
+    both = run(app, ["train", "--out", str(tmp_path / "x"), "--resume", str(out)])
+    assert both.exit_code == 2 and "--out RUN for a new run or --resume" in both.stderr
     ppl = [run(app, ["evaluate", "mlm", "-m", str(out), "-d", str(data), "--split", split,
                      "-f", "json", "--device", "cpu"]) for split in ("valid", "valid", "train")]
     assert all(r.exit_code == 0 for r in ppl), ppl[0].output

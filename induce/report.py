@@ -1,0 +1,156 @@
+"""``induce report``: the evaluation results of several runs (seeds) as the papers' "mean (std)"
+table.
+
+A run contributes the JSON files that ``induce evaluate ... --json`` wrote into ``RUN/eval/``
+(the reproduction scripts put them there) and, when it has none of a kind, its best validation
+record in ``metrics.jsonl``.  Each file is recognised by its contents:
+
+- unsupervised bracketing (``sentence_f1``): UF1 (sentence level), corpus UF1 and the per-label
+  recall of the most frequent labels;
+- dependencies (``uas``): UAS and UUAS, named after the file (``deps-stanford.json`` gives
+  ``UAS stanford``);
+- masked-LM perplexity (``perplexity``): PPL.
+
+Runs are grouped by everything in their ``config.yaml`` except the seed, so one table row is
+one setting over its seeds; the standard deviation is the sample one (``ddof = 1``), as the
+papers report it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from induce.data.errors import InputError
+from induce.data.files import read_text
+
+LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")   # the papers' per-label columns
+
+
+@dataclass
+class RunResults:
+    path: Path
+    arch: str
+    setting: str                        # the config without its seed, for grouping
+    seed: int | None
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def read_run(path: str | Path) -> RunResults:
+    """The headline numbers of one run directory."""
+    import yaml
+
+    folder = Path(path)
+    if not (folder / "config.yaml").is_file():
+        raise InputError("not an induce run directory: no config.yaml", str(folder))
+    config = yaml.safe_load(read_text(folder / "config.yaml")) or {}
+    seed = (config.get("train") or {}).pop("seed", None) if isinstance(config, dict) else None
+    setting = json.dumps(config, sort_keys=True)
+    out = RunResults(folder, str(config.get("arch", "?")), setting, seed)
+    for file in sorted((folder / "eval").glob("*.json")):
+        try:
+            data = json.loads(read_text(file))
+        except json.JSONDecodeError as err:
+            raise InputError(f"not JSON: {err.msg}", str(file), err.lineno) from None
+        out.values.update(_headline(file.stem, data))
+    if not any(k in out.values for k in ("UF1", "PPL")):
+        out.values.update(_validation(folder))
+    return out
+
+
+def _headline(stem: str, data: dict[str, Any]) -> dict[str, float]:
+    if "sentence_f1" in data:
+        values = {"UF1": data["sentence_f1"], "corpus UF1": data["corpus_f1"]}
+        for label in LABELS:
+            recall = (data.get("per_label_recall") or {}).get(label)
+            if recall is not None:
+                values[f"{label} recall"] = recall
+        return values
+    if "uas" in data:
+        name = stem[len("deps"):].strip("-_ ") if stem.startswith("deps") else stem
+        suffix = f" {name}" if name else ""
+        return {f"UAS{suffix}": data["uas"], f"UUAS{suffix}": data["uuas"]}
+    if "perplexity" in data:
+        return {"PPL": data["perplexity"]}
+    return {}
+
+
+def _validation(folder: Path) -> dict[str, float]:
+    best = None
+    metrics = folder / "metrics.jsonl"
+    if metrics.is_file():
+        for line in read_text(metrics).splitlines():
+            record = json.loads(line) if line.strip() else {}
+            if record.get("kind") == "eval" and record.get("best"):
+                best = record
+    if best is None:
+        return {}
+    names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS",
+             "uuas": "valid UUAS"}
+    return {name: best[key] for key, name in names.items() if best.get(key) is not None}
+
+
+def aggregate(runs: list[RunResults]):
+    """A pandas DataFrame: one row per setting, ``mean`` and ``std`` of every number, and the
+    number of runs (seeds)."""
+    import pandas as pd
+
+    groups: dict[str, list[RunResults]] = {}
+    for run in runs:
+        groups.setdefault(run.setting, []).append(run)
+    rows = []
+    names = {}
+    for k, members in enumerate(groups.values()):
+        arch = members[0].arch
+        names[arch] = names.get(arch, 0) + 1
+        label = arch if names[arch] == 1 else f"{arch} ({names[arch]})"
+        frame = pd.DataFrame([m.values for m in members])
+        row: dict[str, Any] = {"model": label, "runs": len(members)}
+        for column in frame.columns:
+            values = frame[column].dropna()
+            row[(column, "mean")] = values.mean() if len(values) else math.nan
+            row[(column, "std")] = values.std(ddof=1) if len(values) > 1 else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def to_markdown(table) -> str:
+    """``mean (std)`` cells, two decimals; a single run shows its value alone."""
+    metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
+    header = ["Model", "Runs"] + metrics
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] *
+                                                              (len(header) - 1)) + "|"]
+    for _, row in table.iterrows():
+        cells = [str(row["model"]), str(row["runs"])]
+        for metric in metrics:
+            mean, std = row.get((metric, "mean")), row.get((metric, "std"))
+            if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+                cells.append("")
+            elif std is None or math.isnan(std):
+                cells.append(f"{mean:.2f}")
+            else:
+                cells.append(f"{mean:.2f} ({std:.2f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def ordered(metrics) -> list[str]:
+    """The papers' column order: UF1, per-label recall, UAS/UUAS, perplexity, validation."""
+    def key(name: str) -> tuple:
+        for rank, prefix in enumerate(("UF1", "corpus UF1", *(f"{x} recall" for x in LABELS),
+                                       "UAS", "UUAS", "PPL", "valid")):
+            if name == prefix or (prefix in ("UAS", "UUAS", "valid") and
+                                  name.startswith(prefix + " ")):
+                return rank, name
+        return 99, name
+    return sorted(metrics, key=key)
+
+
+def to_csv(table) -> str:
+    metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
+    flat = table[["model", "runs"] + [(m, part) for m in metrics for part in ("mean", "std")]]
+    flat.columns = [" ".join(c) if isinstance(c, tuple) else c for c in flat.columns]
+    return flat.to_csv(index=False)

@@ -1,0 +1,80 @@
+"""`induce preprocess synthetic`: a normal dataset, deterministic for a seed, whose gold
+dependencies are what validation and `evaluate deps` score against."""
+
+from __future__ import annotations
+
+
+import yaml
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.data.conll import read_deps
+from induce.data.dataset import load_dataset
+from induce.evaluate.deps import evaluate_deps
+from induce.evaluate.unsupervised import evaluate_unsupervised
+from induce.train.demo import baseline_rows
+from induce.train.validate import load_gold
+
+
+def make(tmp_path, name="syn", *extra):
+    out = tmp_path / name
+    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "300",
+                                      "--valid", "60", "--test", "40", *extra])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_layout_and_determinism(tmp_path):
+    a = make(tmp_path, "a", "--seed", "3")
+    b = make(tmp_path, "b", "--seed", "3")
+    c = make(tmp_path, "c", "--seed", "4")
+    files = ["train.txt", "valid.txt", "test.txt", "valid.trees", "test.trees",
+             "valid.conllu", "test.conllu", "vocab.json"]
+    for name in files:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert (a / "train.txt").read_bytes() != (c / "train.txt").read_bytes()
+    manifest = yaml.safe_load((a / "manifest.yaml").read_text())
+    assert manifest["kind"] == "synthetic" and manifest["source"]["seed"] == 3
+    assert manifest["counts"]["valid"]["sentences"] == 60
+    dataset = load_dataset(a)          # verifies every file against the manifest
+    assert len(list(dataset.sentences("test"))) == 40
+
+
+def test_validation_set_does_not_depend_on_the_training_size(tmp_path):
+    a = make(tmp_path, "a")
+    out = tmp_path / "big"
+    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "500",
+                                      "--valid", "60", "--test", "40"])
+    assert result.exit_code == 0
+    assert (a / "valid.conllu").read_bytes() == (out / "valid.conllu").read_bytes()
+
+
+def test_gold_dependencies_line_up_with_trees_and_words(tmp_path):
+    out = make(tmp_path)
+    deps = read_deps(out / "valid.conllu").sentences
+    words = [line.split() for line in (out / "valid.txt").read_text().splitlines()]
+    assert [[w.lower() for w in d.words] for d in deps] == words
+    gold = load_gold(load_dataset(out), "valid")
+    assert not gold.problem
+    assert [g.heads for g in gold.sentences] == [list(d.heads) for d in deps]
+
+
+def test_baselines_match_the_evaluate_commands(tmp_path):
+    """The demo's baseline rows and `induce evaluate` agree on the same gold files."""
+    out = make(tmp_path)
+    rows = {r.name: r for r in baseline_rows(load_dataset(out))}
+    right = evaluate_unsupervised(str(out / "valid.trees"), baseline="right").to_dict()
+    assert rows["right-branching"].uf1 == round(right["sentence_f1"], 2)
+    left = evaluate_unsupervised(str(out / "valid.trees"), baseline="left").to_dict()
+    assert rows["left-branching"].uf1 == round(left["sentence_f1"], 2)
+    nxt = evaluate_deps(str(out / "valid.conllu"), baseline="next").to_dict()
+    assert rows["next word"].uas == round(nxt["uas"], 2)
+    assert rows["next word"].uuas == round(nxt["uuas"], 2)
+    assert rows["random tree"].uf1 is not None and rows["random dependencies"].uas is not None
+
+
+def test_bad_sizes_are_one_line_errors(tmp_path):
+    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(tmp_path / "x"),
+                                      "-n", "0"])
+    assert result.exit_code == 2 and "at least 1" in result.output
+    assert not (tmp_path / "x").exists()

@@ -1,0 +1,135 @@
+"""The head-marked PCFG: reading, sampling against exact derivation probabilities, and the gold
+dependencies agreeing with the gold trees."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from induce.data.errors import InputError
+from induce.data.types import DepTree
+from induce.structure.grammar import load_grammar, parse_grammar, sample
+from induce.structure.trees import spans
+
+TINY = """\
+start S
+zipf 1.0
+S -> NP:nsubj VP*        | 3
+S -> VP*                 | 1
+NP -> DT:det NN.x*       | 1
+VP -> VB*                | 1
+VP -> VB* @obj:dobj      | 1
+@obj -> NP               | 1
+lexicon DT: the a
+lexicon NN.x: dog
+lexicon VB: runs
+"""
+
+
+def exact_distribution() -> dict[str, float]:
+    """Every tree of TINY with its probability, enumerated by hand (the oracle)."""
+    det = {"the": 2 / 3, "a": 1 / 3}            # Zipf 1: weights 1 and 1/2
+    out: Counter = Counter()
+    for subj in (None, "the", "a"):
+        p_s = (1 / 4) if subj is None else (3 / 4) * det[subj]
+        for obj in (None, "the", "a"):
+            p_vp = 0.5 if obj is None else 0.5 * det[obj]
+            np_s = f"(NP (DT {subj}) (NN dog)) " if subj else ""
+            np_o = f" (NP (DT {obj}) (NN dog))" if obj else ""
+            out[f"(S {np_s}(VP (VB runs){np_o}))"] += p_s * p_vp
+    return dict(out)
+
+
+def test_sampling_matches_the_exact_distribution():
+    g = parse_grammar(TINY)
+    rng = random.Random(5)
+    n = 30_000
+    counts = Counter(sample(g, rng).tree.to_string() for _ in range(n))
+    exact = exact_distribution()
+    assert set(counts) == set(exact)
+    for tree, p in exact.items():
+        sd = (p * (1 - p) / n) ** 0.5
+        assert abs(counts[tree] / n - p) < 5 * sd, tree
+
+
+def test_heads_and_labels_follow_the_marks():
+    g = parse_grammar(TINY)
+    rng = random.Random(0)
+    for _ in range(200):
+        s = sample(g, rng)
+        tree = s.tree.to_string()
+        if tree == "(S (NP (DT the) (NN dog)) (VP (VB runs) (NP (DT a) (NN dog))))":
+            assert s.heads == (2, 3, 0, 5, 3)
+            assert s.labels == ("det", "nsubj", "root", "det", "dobj")
+            return
+    pytest.fail("the transitive sentence was never drawn")
+
+
+def test_same_seed_same_sentences():
+    g = load_grammar("english")
+    a = [sample(g, random.Random(7)).tree.to_string() for _ in range(3)]
+    b = [sample(g, random.Random(7)).tree.to_string() for _ in range(3)]
+    assert a == b
+
+
+def test_builtin_gold_dependencies_agree_with_the_gold_trees():
+    """Every constituent is a connected piece of the dependency tree: exactly one of its words
+    has its head outside it.  Trees are well formed and words stay under PTB tags."""
+    g = load_grammar("english")
+    rng = random.Random(1)
+    for _ in range(500):
+        s = sample(g, rng, max_words=30)
+        words = s.words
+        assert 2 <= len(words) <= 30
+        DepTree(tuple(words), s.heads, tuple(s.tree.tags()), s.labels)   # a tree, one root
+        assert all("." not in t or t == "." for t in s.tree.tags())
+        for start, end, _ in spans(s.tree):
+            outside = [i for i in range(start, end) if not start < s.heads[i] <= end]
+            assert len(outside) == 1, (s.tree.to_string(), start, end)
+
+
+def test_builtin_grammar_has_its_phenomena():
+    g = load_grammar("english")
+    words = g.words()
+    assert len(words) >= 300
+    tags_of: dict[str, set] = {}
+    for symbol, choices in g.lexicon.items():
+        for w in choices.items:
+            tags_of.setdefault(w, set()).add(g.tag(symbol))
+    ambiguous = {w for w, t in tags_of.items() if len(t) > 1}
+    assert {"saw", "that", "like", "walk"} <= ambiguous
+    rng = random.Random(2)
+    labels, tags, phrases = Counter(), Counter(), Counter()
+    for _ in range(3000):
+        s = sample(g, rng)
+        labels.update(s.labels)
+        tags.update(s.tree.tags())
+        phrases.update(t.label for t in s.tree.subtrees() if not t.is_preterminal)
+    for label in ("det", "amod", "nn", "prep", "pobj", "nsubj", "dobj", "iobj", "ccomp",
+                  "advcl", "rcmod", "aux", "neg", "cc", "conj", "advmod", "mark", "poss"):
+        assert labels[label] > 0, label
+    for phrase in ("S", "NP", "VP", "PP", "SBAR", "WHNP", "ADVP", "ADJP"):
+        assert phrases[phrase] > 0, phrase
+    # Zipf-like: the commonest noun is far more frequent than the 40th
+    nouns = g.lexicon["NN"]
+    assert nouns.items[0] == "man" and nouns.weights[0] > 40 * nouns.weights[39]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("S -> A:x B:y | 1\nlexicon A: a\nlexicon B: b\n", "exactly one head"),
+    ("S -> A* B | 1\nlexicon A: a\nlexicon B: b\n", "dependency label"),
+    ("S -> A* | 0\nlexicon A: a\n", "positive"),
+    ("S -> A* C:x | 1\nlexicon A: a\n", "has no rules or words"),
+    ("lexicon A B:\n  a\n", "needs 2 words"),
+    ("S => A\n", "cannot read"),
+])
+def test_bad_grammars_name_the_line(text, message):
+    with pytest.raises(InputError, match=message):
+        parse_grammar(text, "g.grammar")
+
+
+def test_unknown_builtin_grammar():
+    with pytest.raises(InputError, match="no built-in grammar"):
+        load_grammar("klingon")

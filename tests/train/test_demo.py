@@ -1,0 +1,119 @@
+"""The embedded default: `induce train` with no --data, the cache, `parse` without --model,
+and `induce report`."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.train import demo
+from tests.train.helpers import tiny
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INDUCE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(demo.BUILTIN, "sentences", 120)
+    monkeypatch.setitem(demo.BUILTIN, "valid", 30)
+    monkeypatch.setitem(demo.BUILTIN, "test", 20)
+    return tmp_path / "cache"
+
+
+def test_builtin_dataset_is_generated_once(cache):
+    path, generated = demo.builtin_dataset()
+    assert generated and (path / "valid.conllu").is_file() and path.parent.parent == cache
+    again, generated = demo.builtin_dataset()
+    assert again == path and not generated
+
+
+@pytest.mark.parametrize("arch", ["udgn", "structformer"])
+def test_train_without_data_then_parse_without_model(cache, tmp_path, monkeypatch, arch):
+    monkeypatch.chdir(tmp_path)
+    sets = [x for s in tiny(arch) + ["train.max_steps=4", "train.eval_every=2"]
+            for x in ("--set", s)]
+    result = CliRunner().invoke(app, ["train", "--arch", arch, *sets])
+    assert result.exit_code == 0, result.output
+    assert "built-in dataset: generated" in result.output
+    for row in ("this run, best", "right-branching", "left-branching", "random tree",
+                "next word", "previous word", "random dependencies", "run directory: runs/"):
+        assert row in result.output, row
+    runs = list((tmp_path / "runs").iterdir())
+    assert len(runs) == 1 and runs[0].name.startswith(f"{arch}-")
+    config = yaml.safe_load((runs[0] / "config.yaml").read_text())
+    demo_lr = {"udgn": 2e-3, "structformer": 1e-3}[arch]            # the demo preset
+    assert config["train"]["max_steps"] == 4 and config["optim"]["lr"] == demo_lr
+    assert (cache / "latest-run").read_text().strip() == str(runs[0].resolve())
+    (tmp_path / "in.txt").write_text("the dog saw a cat .\n")
+    parsed = CliRunner().invoke(app, ["parse", str(tmp_path / "in.txt")])
+    assert parsed.exit_code == 0, parsed.output
+    assert f"using the most recent run, {runs[0].resolve()}" in parsed.stderr
+    tokens = [line for line in parsed.stdout.splitlines() if line[:1].isdigit()]
+    assert [t.split("\t")[1] for t in tokens] == ["the", "dog", "saw", "a", "cat", "."]
+
+
+def test_transformer_demo_has_no_structure_to_score(cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sets = [x for s in tiny("transformer") + ["train.max_steps=2", "train.eval_every=2"]
+            for x in ("--set", s)]
+    result = CliRunner().invoke(app, ["train", "--arch", "transformer", "--out", "tf", *sets])
+    assert result.exit_code == 0, result.output
+    assert "this run, best" in result.output and "right-branching" not in result.output
+    (tmp_path / "in.txt").write_text("a b\n")
+    parsed = CliRunner().invoke(app, ["parse", str(tmp_path / "in.txt")])
+    assert parsed.exit_code == 2 and "induces no structure" in parsed.output
+
+
+def test_parse_without_any_run(cache, tmp_path):
+    (tmp_path / "in.txt").write_text("a b\n")
+    result = CliRunner().invoke(app, ["parse", str(tmp_path / "in.txt")])
+    assert result.exit_code == 2 and "no run yet" in result.output
+
+
+def test_unknown_config_preset(cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "fast"])
+    assert result.exit_code == 2 and "--config must be paper or demo" in result.output
+
+
+def _fake_run(folder, seed, uf1, uas, ppl, lr=1e-3):
+    (folder / "eval").mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(
+        {"arch": "udgn", "optim": {"lr": lr}, "train": {"seed": seed}}))
+    (folder / "eval" / "uf1.json").write_text(json.dumps(
+        {"sentence_f1": uf1, "corpus_f1": uf1 - 5, "per_label_recall": {"NP": 50.0}}))
+    (folder / "eval" / "deps-conll.json").write_text(json.dumps({"uas": uas, "uuas": uas + 9}))
+    (folder / "eval" / "mlm.json").write_text(json.dumps({"perplexity": ppl}))
+
+
+def test_report_means_and_sample_deviations(tmp_path):
+    values = [(1, 40.0, 30.0, 60.0), (2, 44.0, 33.0, 58.0), (3, 45.5, 31.5, 59.0)]
+    runs = []
+    for seed, uf1, uas, ppl in values:
+        _fake_run(tmp_path / f"s{seed}", seed, uf1, uas, ppl)
+        runs.append(str(tmp_path / f"s{seed}"))
+    _fake_run(tmp_path / "other", 1, 20.0, 10.0, 90.0, lr=5e-4)
+    csv = tmp_path / "t.csv"
+    result = CliRunner().invoke(app, ["report", *runs, str(tmp_path / "other"), "--csv",
+                                      str(csv)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[:4] == ["Model", "Runs", "UF1", "corpus UF1"]
+    assert "UAS conll" in header and "PPL" in header and "NP recall" in header
+    row = [c.strip() for c in lines[2].strip("|").split("|")]
+    uf1 = [v[1] for v in values]
+    assert row[0] == "udgn" and row[1] == "3"
+    assert row[2] == f"{statistics.mean(uf1):.2f} ({statistics.stdev(uf1):.2f})"
+    other = [c.strip() for c in lines[3].strip("|").split("|")]
+    assert other[:3] == ["udgn (2)", "1", "20.00"]
+    assert "UF1 mean" in csv.read_text().splitlines()[0]
+
+
+def test_report_of_a_folder_that_is_no_run(tmp_path):
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "not an induce run directory" in result.output

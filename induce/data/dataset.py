@@ -84,8 +84,10 @@ class DatasetWriter:
                 raise InputError("exists and is not an induce dataset: --force only replaces "
                                  "datasets", str(self.out))
         parent = self.out.parent
-        if not parent.is_dir():
-            raise InputError("the parent folder does not exist", str(parent))
+        try:        # `--out data/ptb` on a fresh checkout: make data/
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the folder: {err.strerror}", str(parent)) from None
         self.force = force
         try:
             self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp",

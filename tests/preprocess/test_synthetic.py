@@ -78,3 +78,11 @@ def test_bad_sizes_are_one_line_errors(tmp_path):
                                       "-n", "0"])
     assert result.exit_code == 2 and "at least 1" in result.output
     assert not (tmp_path / "x").exists()
+
+
+def test_missing_parent_folders_are_made(tmp_path):
+    out = tmp_path / "data" / "nested" / "syn"
+    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "20",
+                                      "--valid", "5", "--test", "5"])
+    assert result.exit_code == 0, result.output
+    assert load_dataset(out).has("valid.conllu")

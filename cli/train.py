@@ -137,13 +137,15 @@ def _final_table(run: str) -> None:
 
     best, last = demo.run_rows(run)
     console = Console(stderr=True, highlight=False)
-    dataset = demo.run_dataset(run)
-    if best is None:
+    rows = [r for r in (best, last) if r is not None]
+    if not any(r.uf1 is not None or r.uas is not None for r in rows):
+        # no trees to show (a transformer, or a dataset without gold structures)
+        if best is not None:
+            typer.echo(f"best validation: {best.name.split('(', 1)[1].rstrip(')')}", err=True)
         typer.echo(f"run directory: {run}", err=True)
         return
-    rows = [best] + ([last] if last is not None else [])
-    if dataset is not None and dataset.has("valid.trees") and \
-            any(r.uf1 is not None or r.uas is not None for r in rows):
+    dataset = demo.run_dataset(run)
+    if dataset is not None and dataset.has("valid.trees"):
         rows += demo.baseline_rows(dataset)
     table = Table(title="Validation", title_justify="left")
     for column in ("", "UF1", "UAS", "UUAS"):

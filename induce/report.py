@@ -141,9 +141,9 @@ def ordered(metrics) -> list[str]:
     """The papers' column order: UF1, per-label recall, UAS/UUAS, perplexity, validation."""
     def key(name: str) -> tuple:
         for rank, prefix in enumerate(("UF1", "corpus UF1", *(f"{x} recall" for x in LABELS),
-                                       "UAS", "UUAS", "PPL", "valid")):
-            if name == prefix or (prefix in ("UAS", "UUAS", "valid") and
-                                  name.startswith(prefix + " ")):
+                                       "UAS", "UUAS", "PPL", "valid UF1", "valid UAS",
+                                       "valid UUAS", "valid PPL")):
+            if name == prefix or (prefix in ("UAS", "UUAS") and name.startswith(prefix + " ")):
                 return rank, name
         return 99, name
     return sorted(metrics, key=key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 from typing import Optional
 
@@ -122,8 +123,9 @@ def train(
                            resume=resume is not None, device=device,
                            deterministic=deterministic, config=config or "paper")
     outcome = run_training(options, _Display())
-    demo.remember_run(options.out)
-    _final_table(options.out)
+    if os.environ.get("RANK", "0") == "0":      # under torchrun: rank 0 reports, once
+        demo.remember_run(options.out)
+        _final_table(options.out)
     if outcome == "interrupted":
         raise typer.Exit(130)
 

@@ -143,7 +143,7 @@ def _final_table(run: str) -> None:
     if not any(r.uf1 is not None or r.uas is not None for r in rows):
         # no trees to show (a transformer, or a dataset without gold structures)
         if best is not None:
-            typer.echo(f"best validation: {best.name.split('(', 1)[1].rstrip(')')}", err=True)
+            typer.echo(f"best validation: {best.detail}", err=True)
         typer.echo(f"run directory: {run}", err=True)
         return
     dataset = demo.run_dataset(run)
@@ -153,7 +153,7 @@ def _final_table(run: str) -> None:
     for column in ("", "UF1", "UAS", "UUAS"):
         table.add_column(column, justify="left" if not column else "right")
     for r in rows:
-        table.add_row(r.name, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas,
+        table.add_row(r.label, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas,
                                                                           r.uuas)))
     console.print(table)
     typer.echo(f"run directory: {run}   (parse with: induce parse FILE --model {run})",

@@ -179,12 +179,12 @@ def _check(g: Grammar) -> None:
                          g.source)
     if g.start not in g.rules:
         raise InputError(f"the start symbol {g.start} has no rules", g.source)
-    for lhs, choices in list(g.rules.items()) + [(a, None) for a in g.aliases]:
-        used = [c.symbol for rule in choices.items for c in rule] if choices else \
-            g.aliases[lhs].items
-        for symbol in used:
-            if not defined(symbol):
-                raise InputError(f"{lhs} uses {symbol}, which has no rules or words", g.source)
+    uses = [(lhs, c.symbol) for lhs, choices in g.rules.items()
+            for rule in choices.items for c in rule]
+    uses += [(alias, symbol) for alias, choices in g.aliases.items() for symbol in choices.items]
+    for lhs, symbol in uses:
+        if not defined(symbol):
+            raise InputError(f"{lhs} uses {symbol}, which has no rules or words", g.source)
     for symbol, choices in g.lexicon.items():
         if not choices.items:
             raise InputError(f"lexicon {symbol} has no words", g.source)

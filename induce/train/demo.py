@@ -88,6 +88,11 @@ class Row:
     uf1: float | None = None
     uas: float | None = None
     uuas: float | None = None
+    detail: str = ""        # e.g. "step 360, ppl 45.897" for a run's validation
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.detail})" if self.detail else self.name
 
 
 def baseline_rows(dataset: Dataset, split: str = "valid", seed: int = 0) -> list[Row]:
@@ -130,8 +135,8 @@ def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
     best = [r for r in records if r.get("best")] or records
 
     def row(name: str, r: dict) -> Row:
-        return Row(f"{name} (step {r['step']}, ppl {r.get('valid_ppl')})", r.get("uf1"),
-                   r.get("uas"), r.get("uuas"))
+        return Row(name, r.get("uf1"), r.get("uas"), r.get("uuas"),
+                   f"step {r['step']}, ppl {r.get('valid_ppl')}")
 
     last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None
     return row("this run, best", best[-1]), last

@@ -118,3 +118,25 @@ def test_report_means_and_sample_deviations(tmp_path):
 def test_report_of_a_folder_that_is_no_run(tmp_path):
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "not an induce run directory" in result.output
+
+
+def test_config_file_that_is_not_a_config(cache, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text("model: [unclosed\n")
+    result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "bad.yaml",
+                                      "--out", "r"])
+    assert result.exit_code == 2 and "bad.yaml" in result.output and "YAML" in result.output
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "list.yaml",
+                                      "--out", "r"])
+    assert result.exit_code == 2 and "mapping" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_of_a_broken_result_file(tmp_path):
+    _fake_run(tmp_path / "s1", 1, 40.0, 30.0, 60.0)
+    (tmp_path / "s1" / "eval" / "uf1.json").write_text('{"sentence_f1": 4')
+    out = tmp_path / "t.md"
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "s1"), "--markdown", str(out)])
+    assert result.exit_code == 2 and "uf1.json:1: not JSON" in result.output
+    assert not out.exists()

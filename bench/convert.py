@@ -70,11 +70,12 @@ def main() -> None:
         for tree in trees:
             lexical_heads(tree, fresh)
 
-    print(f"WSJ 22: {n} sentences, {sum(len(i[0]) for i in inputs)} words, best of "
-          f"{args.repeat}")
+    print(f"WSJ 22: {n} sentences, {sum(len(i[0]) for i in inputs)} words, best of {args.repeat}")
     print(f"{'conversion':<44} {'seconds':>8} {'sentences/s':>12}")
-    for name, run in (("Algorithm 3 (distances+heights -> tree+deps)", algorithm3),
-                      ("head rules (penn2malt, labelled)", headrules)):
+    for name, run in (
+        ("Algorithm 3 (distances+heights -> tree+deps)", algorithm3),
+        ("head rules (penn2malt, labelled)", headrules),
+    ):
         seconds = best(args.repeat, run)
         print(f"{name:<44} {seconds:8.3f} {n / seconds:12.0f}")
 
@@ -82,15 +83,25 @@ def main() -> None:
     if induce:
         with tempfile.TemporaryDirectory() as tmp:
             jsonl = Path(tmp) / "dev.jsonl"
-            jsonl.write_text(format_jsonl(
-                {"words": [p.children[0] for p in leaves], "distances": d, "heights": h}
-                for leaves, d, h in inputs))
-            for name, argv in (("induce convert distances --to conllu",
-                                [induce, "convert", "distances", str(jsonl), "--to", "conllu"]),
-                               ("induce convert headrules", [induce, "convert", "headrules",
-                                                             str(source)])):
-                seconds = best(args.repeat, lambda: subprocess.run(
-                    argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            jsonl.write_text(
+                format_jsonl(
+                    {"words": [p.children[0] for p in leaves], "distances": d, "heights": h}
+                    for leaves, d, h in inputs
+                )
+            )
+            for name, argv in (
+                (
+                    "induce convert distances --to conllu",
+                    [induce, "convert", "distances", str(jsonl), "--to", "conllu"],
+                ),
+                ("induce convert headrules", [induce, "convert", "headrules", str(source)]),
+            ):
+                seconds = best(
+                    args.repeat,
+                    lambda argv=argv: subprocess.run(
+                        argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                    ),
+                )
                 print(f"{name + ' (whole command)':<44} {seconds:8.3f} {n / seconds:12.0f}")
 
 

@@ -36,8 +36,11 @@ def make_inputs(shared: Path, count: int, folder: Path) -> dict[str, str]:
     if not gold.exists():
         sys.exit(f"needs {gold} (WSJ section 22, one tree per line)")
     ref = shared / "reference" / "dev22"
-    files = {"gold": folder / "gold.mrg", "pred": folder / "pred.mrg",
-             "words": folder / "pred_words.txt"}
+    files = {
+        "gold": folder / "gold.mrg",
+        "pred": folder / "pred.mrg",
+        "words": folder / "pred_words.txt",
+    }
     files["gold"].write_text(repeat_lines(gold, count), encoding="utf-8")
     if (ref / "pred_perturbed_s1.mrg").exists():
         # The reference predictions are over the cleaned gold of the same sentences.
@@ -46,9 +49,9 @@ def make_inputs(shared: Path, count: int, folder: Path) -> dict[str, str]:
         files["words"].write_text(repeat_lines(ref / "mpred_perturbed_s1.txt", count), "utf-8")
     else:
         sys.path.insert(0, str(ROOT))
-        from induce.data.ptb import format_trees
+        from induce.data.ptb import format_trees, read_trees
         from induce.evaluate.brackets import baseline_trees
-        from induce.data.ptb import read_trees
+
         trees = baseline_trees(read_trees(files["gold"]), "right")
         files["pred"].write_text(format_trees(trees), encoding="utf-8")
         files["words"] = files["pred"]
@@ -78,25 +81,55 @@ def main() -> None:
         f = make_inputs(args.shared, args.sentences, Path(tmp))
         out = str(Path(tmp) / "out.json")
         commands = {
-            "evaluate brackets": [induce, "evaluate", "brackets", f["gold"], f["pred"],
-                                  "--json", out, "-q"],
-            "evaluate unsupervised": [induce, "evaluate", "unsupervised", f["gold"],
-                                      f["words"], "--json", out, "-q"],
-            "evaluate unsupervised (cpcfg)": [induce, "evaluate", "unsupervised", f["gold"],
-                                              f["words"], "-c", "cpcfg", "--json", out, "-q"],
+            "evaluate brackets": [
+                induce,
+                "evaluate",
+                "brackets",
+                f["gold"],
+                f["pred"],
+                "--json",
+                out,
+                "-q",
+            ],
+            "evaluate unsupervised": [
+                induce,
+                "evaluate",
+                "unsupervised",
+                f["gold"],
+                f["words"],
+                "--json",
+                out,
+                "-q",
+            ],
+            "evaluate unsupervised (cpcfg)": [
+                induce,
+                "evaluate",
+                "unsupervised",
+                f["gold"],
+                f["words"],
+                "-c",
+                "cpcfg",
+                "--json",
+                out,
+                "-q",
+            ],
             "python -c pass (interpreter start)": [sys.executable, "-c", "pass"],
         }
         print(f"{args.sentences} sentences, {args.repeat} runs each, {os.cpu_count()} CPUs")
-        print(f"{'command':<36} {'wall min':>8} {'median':>7} {'cpu min':>8} {'sent/s':>7} "
-              f"{'peak RSS MiB':>13}")
+        print(
+            f"{'command':<36} {'wall min':>8} {'median':>7} {'cpu min':>8} {'sent/s':>7} "
+            f"{'peak RSS MiB':>13}"
+        )
         for name, argv in commands.items():
             runs = [run_once(argv) for _ in range(args.repeat)]
             walls = [w for w, _, _ in runs]
             cpu = min(c for _, c, _ in runs)
             rss = max(r for _, _, r in runs)
             best = min(walls)
-            print(f"{name:<36} {best:8.3f} {statistics.median(walls):7.3f} {cpu:8.3f} "
-                  f"{args.sentences / best:7.0f} {rss:13.1f}")
+            print(
+                f"{name:<36} {best:8.3f} {statistics.median(walls):7.3f} {cpu:8.3f} "
+                f"{args.sentences / best:7.0f} {rss:13.1f}"
+            )
 
 
 if __name__ == "__main__":

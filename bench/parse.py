@@ -42,8 +42,7 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
     torch.manual_seed(0)
     model = build_model(arch, config.model, len(vocab), vocab.id("<pad>"))
     folder.mkdir(parents=True)
-    write_run_files(folder, config, vocab, {"normalization": {"lowercase": True,
-                                                              "digits": "N"}})
+    write_run_files(folder, config, vocab, {"normalization": {"lowercase": True, "digits": "N"}})
     save_weights(model, folder / "best" / "model.safetensors")
 
 
@@ -54,9 +53,14 @@ def main() -> None:
     ap.add_argument("--format", default="conllu")
     ap.add_argument("--archs", default="structformer,udgn")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
-    ap.add_argument("--reference-style", type=int, default=300, metavar="N",
-                    help="also time an emulation of the reference scripts' scheme on the "
-                         "first N sentences (0: skip)")
+    ap.add_argument(
+        "--reference-style",
+        type=int,
+        default=300,
+        metavar="N",
+        help="also time an emulation of the reference scripts' scheme on the "
+        "first N sentences (0: skip)",
+    )
     args = ap.parse_args()
     from induce.data.ptb import read_trees
 
@@ -66,41 +70,70 @@ def main() -> None:
     from induce.metrics.conventions import load_tagset
 
     tags = load_tagset("ptb_word_tags")
-    words = [[w for w, t in tree.pos() if t in tags] for tree in read_trees(str(dev)).trees
-             if tree is not None]
+    words = [
+        [w for w, t in tree.pos() if t in tags]
+        for tree in read_trees(str(dev)).trees
+        if tree is not None
+    ]
     words = [s for s in words if s]
     induce = Path(sys.executable).with_name("induce")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory() as tmp:
         text = Path(tmp) / "dev22.txt"
         text.write_text("".join(" ".join(s) + "\n" for s in words))
-        print(f"{len(words)} sentences of WSJ section 22, {args.threads} threads, "
-              f"device {args.device}, --format {args.format}")
+        print(
+            f"{len(words)} sentences of WSJ section 22, {args.threads} threads, "
+            f"device {args.device}, --format {args.format}"
+        )
         print(f"{'arch':<13} {'decoder':<10} {'seconds':>8} {'sent/s':>8} {'peak RSS MiB':>13}")
         for arch in args.archs.split(","):
             run = Path(tmp) / arch
             make_run(run, arch, words)
-            for decoder in (["argmax", "algorithm3"] if arch == "structformer"
-                            else ["mst", "eisner"]):
+            for decoder in (
+                ["argmax", "algorithm3"] if arch == "structformer" else ["mst", "eisner"]
+            ):
                 began = time.perf_counter()
                 before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
                 done = subprocess.run(
-                    [str(induce), "parse", str(text), "-m", str(run), "--pretokenized",
-                     "-f", args.format, "--device", args.device, "--decoder", decoder,
-                     "-o", str(Path(tmp) / "out")], env=env, capture_output=True, text=True)
+                    [
+                        str(induce),
+                        "parse",
+                        str(text),
+                        "-m",
+                        str(run),
+                        "--pretokenized",
+                        "-f",
+                        args.format,
+                        "--device",
+                        args.device,
+                        "--decoder",
+                        decoder,
+                        "-o",
+                        str(Path(tmp) / "out"),
+                    ],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 seconds = time.perf_counter() - began
                 if done.returncode:
                     print(f"{arch:<13} {decoder:<10} failed: {done.stderr.strip()[-300:]}")
                     continue
                 peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-                print(f"{arch:<13} {decoder:<10} {seconds:>8.2f} {len(words) / seconds:>8.0f} "
-                      f"{peak / 1024:>13.0f}", flush=True)
+                print(
+                    f"{arch:<13} {decoder:<10} {seconds:>8.2f} {len(words) / seconds:>8.0f} "
+                    f"{peak / 1024:>13.0f}",
+                    flush=True,
+                )
             if args.reference_style and arch == "udgn":
-                subset = words[:args.reference_style]
+                subset = words[: args.reference_style]
                 seconds = reference_style(run, subset, args.threads)
-                print(f"{arch:<13} {'ref-style':<10} {seconds:>8.2f} "
-                      f"{len(subset) / seconds:>8.0f} {'':>13}  (first {len(subset)} "
-                      f"sentences: batch of 1, MST once per candidate root)", flush=True)
+                print(
+                    f"{arch:<13} {'ref-style':<10} {seconds:>8.2f} "
+                    f"{len(subset) / seconds:>8.0f} {'':>13}  (first {len(subset)} "
+                    f"sentences: batch of 1, MST once per candidate root)",
+                    flush=True,
+                )
 
 
 def reference_style(run: Path, words: list[list[str]], threads: int) -> float:

@@ -52,7 +52,8 @@ def make_ptb(folder: Path, trees: list[str], count: int, rng: random.Random) -> 
         path = folder / "parsed" / "mrg" / "wsj" / f"{section:02d}"
         path.mkdir(parents=True, exist_ok=True)
         (path / f"wsj_{section:02d}{k // per_file:05d}.mrg").write_text(
-            "\n" + "\n".join(ldc(t) for t in chosen) + "\n")
+            "\n" + "\n".join(ldc(t) for t in chosen) + "\n"
+        )
 
 
 def make_bllip(folder: Path, trees: list[str], count: int, rng: random.Random) -> None:
@@ -66,7 +67,8 @@ def make_bllip(folder: Path, trees: list[str], count: int, rng: random.Random) -
         chosen = [trees[rng.randrange(len(trees))] for _ in range(min(per_file, count - k))]
         (path / f"w{str(year)[-1]}_{section:03d}_{k:07d}").write_text(
             "\n".join(t.replace("(TOP ", "(S1 ", 1).replace("( (", "(S1 (", 1) for t in chosen)
-            + "\n")
+            + "\n"
+        )
 
 
 def run(argv: list[str]) -> tuple[float, float]:
@@ -87,8 +89,10 @@ def main() -> None:
     trees = source_trees(args.shared)
     sizes = (args.trees // 2, args.trees)
     print(f"{len(trees)} distinct trees repeated; {os.cpu_count()} CPUs")
-    print(f"{'corpus':<8} {'trees':>8} {'workers':>7} {'seconds':>8} {'trees/s':>8} "
-          f"{'peak RSS MiB':>13}")
+    print(
+        f"{'corpus':<8} {'trees':>8} {'workers':>7} {'seconds':>8} {'trees/s':>8} "
+        f"{'peak RSS MiB':>13}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("ptb", "bllip"):
             for size in sizes:
@@ -98,17 +102,41 @@ def main() -> None:
                 for workers in (1, 2):
                     out = Path(tmp) / "out"
                     if kind == "ptb":
-                        argv = [induce, "preprocess", "ptb", "-t", str(corpus), "-o", str(out),
-                                "--preset", "mikolov", "-j", str(workers)]
-                        used = size   # the Mikolov preset reads every section
+                        argv = [
+                            induce,
+                            "preprocess",
+                            "ptb",
+                            "-t",
+                            str(corpus),
+                            "-o",
+                            str(out),
+                            "--preset",
+                            "mikolov",
+                            "-j",
+                            str(workers),
+                        ]
+                        used = size  # the Mikolov preset reads every section
                     else:
-                        argv = [induce, "preprocess", "bllip", "-r", str(corpus), "-s", "lg",
-                                "-o", str(out), "-j", str(workers)]
+                        argv = [
+                            induce,
+                            "preprocess",
+                            "bllip",
+                            "-r",
+                            str(corpus),
+                            "-s",
+                            "lg",
+                            "-o",
+                            str(out),
+                            "-j",
+                            str(workers),
+                        ]
                         used = size
                     seconds, rss = run(argv)
                     shutil.rmtree(out)
-                    print(f"{kind:<8} {used:>8} {workers:>7} {seconds:8.2f} "
-                          f"{used / seconds:8.0f} {rss:13.1f}")
+                    print(
+                        f"{kind:<8} {used:>8} {workers:>7} {seconds:8.2f} "
+                        f"{used / seconds:8.0f} {rss:13.1f}"
+                    )
                 shutil.rmtree(corpus)
 
 

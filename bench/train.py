@@ -40,15 +40,19 @@ def lengths(shared: Path, count: int, rng: random.Random) -> list[int]:
         from induce.metrics.conventions import load_tagset
 
         tags = load_tagset("ptb_word_tags")
-        found = [sum(t in tags for _, t in tree.pos())
-                 for tree in read_trees(str(dev)).trees if tree is not None]
+        found = [
+            sum(t in tags for _, t in tree.pos())
+            for tree in read_trees(str(dev)).trees
+            if tree is not None
+        ]
         found = [n for n in found if n > 0]
         return [rng.choice(found) for _ in range(count)]
     return [max(2, min(120, int(rng.gauss(21, 11)))) for _ in range(count)]
 
 
-def one(arch: str, size: str, device: str, steps: int, warmup: int, threads: int,
-        shared: Path) -> dict:
+def one(
+    arch: str, size: str, device: str, steps: int, warmup: int, threads: int, shared: Path
+) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -94,11 +98,16 @@ def one(arch: str, size: str, device: str, steps: int, warmup: int, threads: int
         torch.cuda.synchronize()
     seconds = time.perf_counter() - began
     peak_gpu = torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else 0
-    return {"arch": arch, "size": size, "device": device,
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "tokens_per_s": tokens / seconds, "steps": steps,
-            "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-            "peak_gpu_gib": peak_gpu}
+    return {
+        "arch": arch,
+        "size": size,
+        "device": device,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "tokens_per_s": tokens / seconds,
+        "steps": steps,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "peak_gpu_gib": peak_gpu,
+    }
 
 
 def main() -> None:
@@ -113,28 +122,61 @@ def main() -> None:
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one(args.one[0], args.one[1], args.device, args.steps, args.warmup,
-                             args.threads, Path(args.shared))))
+        print(
+            json.dumps(
+                one(
+                    args.one[0],
+                    args.one[1],
+                    args.device,
+                    args.steps,
+                    args.warmup,
+                    args.threads,
+                    Path(args.shared),
+                )
+            )
+        )
         return
-    print(f"4,096-token batches, mask 0.3, vocabulary 10,000, {args.threads} threads, "
-          f"{args.steps} timed steps after {args.warmup} warm-up, device {args.device}")
-    print(f"{'arch':<13} {'size':<6} {'params':>11} {'tokens/s':>9} {'peak RSS GiB':>13}"
-          + (f" {'peak GPU GiB':>13}" if args.device.startswith("cuda") else ""))
+    print(
+        f"4,096-token batches, mask 0.3, vocabulary 10,000, {args.threads} threads, "
+        f"{args.steps} timed steps after {args.warmup} warm-up, device {args.device}"
+    )
+    print(
+        f"{'arch':<13} {'size':<6} {'params':>11} {'tokens/s':>9} {'peak RSS GiB':>13}"
+        + (f" {'peak GPU GiB':>13}" if args.device.startswith("cuda") else "")
+    )
     for arch in args.archs.split(","):
         for size in args.sizes.split(","):
             done = subprocess.run(
-                [sys.executable, __file__, "--one", arch, size, "--device", args.device,
-                 "--steps", str(args.steps), "--warmup", str(args.warmup),
-                 "--threads", str(args.threads), "--shared", args.shared],
-                capture_output=True, text=True)
+                [
+                    sys.executable,
+                    __file__,
+                    "--one",
+                    arch,
+                    size,
+                    "--device",
+                    args.device,
+                    "--steps",
+                    str(args.steps),
+                    "--warmup",
+                    str(args.warmup),
+                    "--threads",
+                    str(args.threads),
+                    "--shared",
+                    args.shared,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode:
                 print(f"{arch:<13} {size:<6} failed: {done.stderr.strip().splitlines()[-1:]}")
                 continue
             r = json.loads(done.stdout)
-            print(f"{arch:<13} {size:<6} {r['parameters']:>11,} {r['tokens_per_s']:>9.0f} "
-                  f"{r['peak_rss_gib']:>13.2f}"
-                  + (f" {r['peak_gpu_gib']:>13.2f}" if args.device.startswith("cuda") else ""),
-                  flush=True)
+            print(
+                f"{arch:<13} {size:<6} {r['parameters']:>11,} {r['tokens_per_s']:>9.0f} "
+                f"{r['peak_rss_gib']:>13.2f}"
+                + (f" {r['peak_gpu_gib']:>13.2f}" if args.device.startswith("cuda") else ""),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

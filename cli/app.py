@@ -35,8 +35,13 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: bool = typer.Option(
-        False, "--version", "-V", callback=_version, is_eager=True,
-        help="Print the version and exit."),
+        False,
+        "--version",
+        "-V",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     """Unsupervised grammar induction and its evaluation."""
 

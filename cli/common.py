@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
@@ -25,6 +26,7 @@ def handle_errors(command: F) -> F:
 
     Anything else is a bug and keeps its traceback.
     """
+
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -50,9 +52,14 @@ def to_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def emit_report(report: dict, json_path: str | None, fmt: str, quiet: bool,
-                render_table: Callable[[], None], render_text: Callable[[], str] | None = None
-                ) -> None:
+def emit_report(
+    report: dict,
+    json_path: str | None,
+    fmt: str,
+    quiet: bool,
+    render_table: Callable[[], None],
+    render_text: Callable[[], str] | None = None,
+) -> None:
     """Write the JSON file (atomically) first, then the chosen stdout format."""
     from induce.data.files import atomic_write
 

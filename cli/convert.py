@@ -7,7 +7,6 @@ atomically (nothing half-written on errors or Ctrl-C).  No torch is imported.
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -15,31 +14,41 @@ from induce.cli.common import handle_errors, warn
 
 app = typer.Typer(
     help="Convert between syntactic distances/heights, trees and dependencies, and between "
-         "treebank formats.",
-    no_args_is_help=True)
+    "treebank formats.",
+    no_args_is_help=True,
+)
 
-INPUT = typer.Argument(..., help="Input file (a directory of treebank files for trees); - for "
-                                 "stdin.")
-OUTPUT = typer.Option(None, "--output", "-o", help="Write here (atomically) instead of stdout "
-                                                    "(- for stdout).")
-REMOVE_PUNCT = typer.Option(False, "--remove-punct",
-                            help="Remove punctuation (, . : `` '' -LRB- -RRB-) the same way "
-                                 "from trees and dependency files.")
-KEEP_TAGS = typer.Option(None, "--keep-tags",
-                         help="Keep only words whose tag is in this tag set (e.g. "
-                              "ptb_word_tags, the unsupervised-parsing word filter).")
+INPUT = typer.Argument(
+    ..., help="Input file (a directory of treebank files for trees); - for stdin."
+)
+OUTPUT = typer.Option(
+    None, "--output", "-o", help="Write here (atomically) instead of stdout (- for stdout)."
+)
+REMOVE_PUNCT = typer.Option(
+    False,
+    "--remove-punct",
+    help="Remove punctuation (, . : `` '' -LRB- -RRB-) the same way "
+    "from trees and dependency files.",
+)
+KEEP_TAGS = typer.Option(
+    None,
+    "--keep-tags",
+    help="Keep only words whose tag is in this tag set (e.g. "
+    "ptb_word_tags, the unsupervised-parsing word filter).",
+)
 
 
-def _emit(text: str, output: Optional[str]) -> None:
+def _emit(text: str, output: str | None) -> None:
     if output and output != "-":
         from induce.data.files import atomic_write
+
         atomic_write(output, text)
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
 
 
-def _tag_filters(remove_punct: bool, keep_tags: Optional[str]):
+def _tag_filters(remove_punct: bool, keep_tags: str | None):
     from induce.metrics.conventions import load_tagset
 
     drop = load_tagset("ptb_punctuation") if remove_punct else None
@@ -56,11 +65,17 @@ def _choice(value: str, allowed: tuple[str, ...], option: str) -> None:
 @handle_errors
 def distances(
     source: str = INPUT,
-    to: str = typer.Option("ptb", "--to", help="ptb (Algorithm 1), conllu (Algorithm 3) or "
-                                                "both (JSON lines with tree, heads, root)."),
-    ties: str = typer.Option("left", "--ties", help="Equal distances: split at the leftmost "
-                                                     "(left) or rightmost (right) first."),
-    output: Optional[str] = OUTPUT,
+    to: str = typer.Option(
+        "ptb",
+        "--to",
+        help="ptb (Algorithm 1), conllu (Algorithm 3) or both (JSON lines with tree, heads, root).",
+    ),
+    ties: str = typer.Option(
+        "left",
+        "--ties",
+        help="Equal distances: split at the leftmost (left) or rightmost (right) first.",
+    ),
+    output: str | None = OUTPUT,
 ) -> None:
     """Trees and dependencies from syntactic distances and heights (StructFormer Alg. 1-3).
 
@@ -73,12 +88,15 @@ def distances(
     done = convert_distances(source, need_heights=to != "ptb", ties=ties)
     if to == "ptb":
         from induce.data.ptb import format_trees
+
         text = format_trees(c.tree for c in done)
     elif to == "conllu":
         from induce.data.conll import format_deps
+
         text = format_deps((c.deptree() for c in done), "conllu")
     else:
         from induce.data.jsonl import format_jsonl
+
         text = format_jsonl(c.record() for c in done)
     _emit(text, output)
 
@@ -87,10 +105,11 @@ def distances(
 @handle_errors
 def headrules(
     source: str = INPUT,
-    rules: str = typer.Option("penn2malt", "--rules", "-r",
-                              help="Head table: penn2malt, collins or a YAML file."),
+    rules: str = typer.Option(
+        "penn2malt", "--rules", "-r", help="Head table: penn2malt, collins or a YAML file."
+    ),
     to: str = typer.Option("conllu", "--to", help="conllu, conllx or malt."),
-    output: Optional[str] = OUTPUT,
+    output: str | None = OUTPUT,
 ) -> None:
     """Dependency trees from treebank trees with head rules (traces removed first)."""
     _choice(to, ("conllu", "conllx", "malt"), "--to")
@@ -99,8 +118,10 @@ def headrules(
 
     done = convert_headrules(source, rules)
     if done.labels_need_function_tags:
-        warn("the trees carry no function tags (NP-SBJ, ...-PRD): labels such as SBJ and PRD "
-             "cannot be assigned")
+        warn(
+            "the trees carry no function tags (NP-SBJ, ...-PRD): labels such as SBJ and PRD "
+            "cannot be assigned"
+        )
     _emit(format_deps(done.sentences, to), output)
 
 
@@ -108,27 +129,34 @@ def headrules(
 @handle_errors
 def trees(
     source: str = INPUT,
-    strip_traces: bool = typer.Option(False, "--strip-traces",
-                                      help="Remove -NONE- elements and phrases left empty."),
-    strip_function_tags: bool = typer.Option(False, "--strip-function-tags",
-                                             help="NP-SBJ-1 -> NP (-LRB- etc. kept)."),
+    strip_traces: bool = typer.Option(
+        False, "--strip-traces", help="Remove -NONE- elements and phrases left empty."
+    ),
+    strip_function_tags: bool = typer.Option(
+        False, "--strip-function-tags", help="NP-SBJ-1 -> NP (-LRB- etc. kept)."
+    ),
     remove_punct: bool = REMOVE_PUNCT,
-    keep_tags: Optional[str] = KEEP_TAGS,
-    unwrap: bool = typer.Option(False, "--unwrap",
-                                help="Drop a TOP/ROOT/S1 or unlabelled root with one child."),
-    collapse_unary: bool = typer.Option(False, "--collapse-unary",
-                                        help="Collapse unary chains (the top label stays)."),
+    keep_tags: str | None = KEEP_TAGS,
+    unwrap: bool = typer.Option(
+        False, "--unwrap", help="Drop a TOP/ROOT/S1 or unlabelled root with one child."
+    ),
+    collapse_unary: bool = typer.Option(
+        False, "--collapse-unary", help="Collapse unary chains (the top label stays)."
+    ),
     lowercase: bool = typer.Option(False, "--lowercase", help="Lower-case the words."),
-    binarize: Optional[str] = typer.Option(None, "--binarize",
-                                           help="right or left factored; new nodes are "
-                                                "labelled X|<A-B-...>."),
-    unbinarize: bool = typer.Option(False, "--unbinarize",
-                                    help="Splice out X|<...> nodes made by --binarize."),
-    to: str = typer.Option("ptb", "--to", help="ptb (one tree per line) or distances (JSON "
-                                                "lines, Definition 3.1)."),
-    one_per_line: bool = typer.Option(True, "--one-per-line",
-                                      help="One tree per line (always; accepted for clarity)."),
-    output: Optional[str] = OUTPUT,
+    binarize: str | None = typer.Option(
+        None, "--binarize", help="right or left factored; new nodes are labelled X|<A-B-...>."
+    ),
+    unbinarize: bool = typer.Option(
+        False, "--unbinarize", help="Splice out X|<...> nodes made by --binarize."
+    ),
+    to: str = typer.Option(
+        "ptb", "--to", help="ptb (one tree per line) or distances (JSON lines, Definition 3.1)."
+    ),
+    one_per_line: bool = typer.Option(
+        True, "--one-per-line", help="One tree per line (always; accepted for clarity)."
+    ),
+    output: str | None = OUTPUT,
 ) -> None:
     """Clean and reshape treebank trees; multi-line .mrg files become one tree per line."""
     _choice(to, ("ptb", "distances"), "--to")
@@ -137,19 +165,28 @@ def trees(
     from induce.convert.trees import TreeOps, convert_trees
 
     drop, keep = _tag_filters(remove_punct, keep_tags)
-    ops = TreeOps(strip_traces=strip_traces, strip_function_tags=strip_function_tags,
-                  drop_tags=drop, keep_tags=keep, unwrap=unwrap,
-                  collapse_unary=collapse_unary, lowercase=lowercase, unbinarize=unbinarize,
-                  binarize=binarize)
+    ops = TreeOps(
+        strip_traces=strip_traces,
+        strip_function_tags=strip_function_tags,
+        drop_tags=drop,
+        keep_tags=keep,
+        unwrap=unwrap,
+        collapse_unary=collapse_unary,
+        lowercase=lowercase,
+        unbinarize=unbinarize,
+        binarize=binarize,
+    )
     done, dropped = convert_trees(source, ops)
     if dropped:
         warn(f"{dropped} sentence(s) left without words were dropped")
     if to == "ptb":
         from induce.data.ptb import format_trees
+
         _emit(format_trees(done), output)
     else:
         from induce.convert.trees import distance_records
         from induce.data.jsonl import format_jsonl
+
         _emit(format_jsonl(distance_records(done)), output)
 
 
@@ -157,13 +194,15 @@ def trees(
 @handle_errors
 def deps(
     source: str = INPUT,
-    source_format: Optional[str] = typer.Option(None, "--from",
-                                                help="conllu, conllx or malt (default: guess)."),
-    to: str = typer.Option("conllu", "--to", help="conllu, conllx, malt, or heights (JSON "
-                                                   "lines, Definition 3.2)."),
+    source_format: str | None = typer.Option(
+        None, "--from", help="conllu, conllx or malt (default: guess)."
+    ),
+    to: str = typer.Option(
+        "conllu", "--to", help="conllu, conllx, malt, or heights (JSON lines, Definition 3.2)."
+    ),
     remove_punct: bool = REMOVE_PUNCT,
-    keep_tags: Optional[str] = KEEP_TAGS,
-    output: Optional[str] = OUTPUT,
+    keep_tags: str | None = KEEP_TAGS,
+    output: str | None = OUTPUT,
 ) -> None:
     """Convert dependency files (Malt-TAB, CoNLL-X -> CoNLL-U, ...), optionally without
     punctuation, or write each word's syntactic height."""
@@ -176,10 +215,13 @@ def deps(
         warn(f"{dropped} sentence(s) left without words were dropped")
     if to == "heights":
         from induce.data.jsonl import format_jsonl
+
         _emit(format_jsonl(height_records(done)), output)
-    elif to == "conllu" and done.raw is not None:   # CoNLL-U in: keep every other column
+    elif to == "conllu" and done.raw is not None:  # CoNLL-U in: keep every other column
         from induce.data.conll import format_conllu_like
+
         _emit(format_conllu_like(done, done.sentences), output)
     else:
         from induce.data.conll import format_deps
+
         _emit(format_deps(done.sentences, to), output)

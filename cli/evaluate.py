@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from induce.cli.common import emit_report, handle_errors, one_of, warn
 
 app = typer.Typer(
     help="Score trees or dependencies against a gold standard, the way the reference "
-         "scorers do (EVALB; the StructFormer/UDGN and compound-PCFG conventions).",
-    no_args_is_help=True)
+    "scorers do (EVALB; the StructFormer/UDGN and compound-PCFG conventions).",
+    no_args_is_help=True,
+)
 
 GOLD = typer.Argument(..., help="Gold file (or a directory of them); - for stdin.")
 PRED = typer.Argument(None, help="Prediction file; omit it when using --baseline.")
-JSON = typer.Option(None, "--json", help="Also write every number and setting to this "
-                                          "JSON file (written atomically).")
+JSON = typer.Option(
+    None,
+    "--json",
+    help="Also write every number and setting to this JSON file (written atomically).",
+)
 QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
-TAGSET = typer.Option(None, "--tagset", help="Which gold tags mark words: ptb_word_tags "
-                                             "(default), bllip_word_tags, or all.")
+TAGSET = typer.Option(
+    None,
+    "--tagset",
+    help="Which gold tags mark words: ptb_word_tags (default), bllip_word_tags, or all.",
+)
 TREE_BASELINE = typer.Option(
-    None, "--baseline", help="Score a baseline instead of PRED: right, left, balanced, "
-                             "random[:SEED].")
+    None,
+    "--baseline",
+    help="Score a baseline instead of PRED: right, left, balanced, random[:SEED].",
+)
 
 
 @app.callback()
@@ -47,11 +54,12 @@ def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
 @handle_errors
 def brackets(
     gold: str = GOLD,
-    pred: Optional[str] = PRED,
-    param: str = typer.Option("collins", "--param", "-p",
-                              help="EVALB parameters: collins, unlabeled, nk or a .prm file."),
-    baseline: Optional[str] = TREE_BASELINE,
-    json_path: Optional[str] = JSON,
+    pred: str | None = PRED,
+    param: str = typer.Option(
+        "collins", "--param", "-p", help="EVALB parameters: collins, unlabeled, nk or a .prm file."
+    ),
+    baseline: str | None = TREE_BASELINE,
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, evalb (EVALB's own report), json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -69,6 +77,7 @@ def brackets(
 
     def text() -> str:
         from induce.metrics.evalb_text import format_evalb
+
         return format_evalb(report.result)
 
     emit_report(data, json_path, fmt, quiet, lambda: _render("brackets", data), text)
@@ -78,20 +87,32 @@ def brackets(
 @handle_errors
 def unsupervised(
     gold: str = GOLD,
-    pred: Optional[str] = PRED,
-    convention: str = typer.Option("structformer", "--convention", "-c",
-                                   help="structformer (also UDGN, ON-LSTM, PRPN) or cpcfg."),
-    baseline: Optional[str] = TREE_BASELINE,
-    label: Optional[list[str]] = typer.Option(
-        None, "--label", "-l", help="Label for per-label recall (repeatable; 'all' for every "
-                                    "gold label). Default: SBAR NP VP PP ADJP ADVP."),
-    max_words: Optional[int] = typer.Option(
-        None, "--max-words", help="Skip sentences with more words (0 = no limit). Default: "
-                                  "the convention's (cpcfg: 150)."),
-    tagset: Optional[str] = TAGSET,
+    pred: str | None = PRED,
+    convention: str = typer.Option(
+        "structformer",
+        "--convention",
+        "-c",
+        help="structformer (also UDGN, ON-LSTM, PRPN) or cpcfg.",
+    ),
+    baseline: str | None = TREE_BASELINE,
+    label: list[str] | None = typer.Option(
+        None,
+        "--label",
+        "-l",
+        help="Label for per-label recall (repeatable; 'all' for every "
+        "gold label). Default: SBAR NP VP PP ADJP ADVP.",
+    ),
+    max_words: int | None = typer.Option(
+        None,
+        "--max-words",
+        help="Skip sentences with more words (0 = no limit). Default: "
+        "the convention's (cpcfg: 150).",
+    ),
+    tagset: str | None = TAGSET,
     unlabelled: bool = typer.Option(
-        False, "--unlabelled", help="PRED is a bare bracketing such as ((the cat) sat)."),
-    json_path: Optional[str] = JSON,
+        False, "--unlabelled", help="PRED is a bare bracketing such as ((the cat) sat)."
+    ),
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -100,9 +121,16 @@ def unsupervised(
     _check_format(fmt, ("table", "json"))
     from induce.evaluate.unsupervised import evaluate_unsupervised
 
-    report = evaluate_unsupervised(gold, pred, convention=convention, baseline=baseline,
-                                   labels=label, max_words=max_words, tagset=tagset,
-                                   unlabelled=unlabelled)
+    report = evaluate_unsupervised(
+        gold,
+        pred,
+        convention=convention,
+        baseline=baseline,
+        labels=label,
+        max_words=max_words,
+        tagset=tagset,
+        unlabelled=unlabelled,
+    )
     data = report.to_dict()
     emit_report(data, json_path, fmt, quiet, lambda: _render("unsupervised", data))
 
@@ -111,19 +139,24 @@ def unsupervised(
 @handle_errors
 def deps(
     gold: str = GOLD,
-    pred: Optional[str] = PRED,
-    convention: str = typer.Option("position", "--convention", "-c",
-                                   help="position (UDGN's DDA/UDA) or structformer (its "
-                                        "word-string matching)."),
-    baseline: Optional[str] = typer.Option(
-        None, "--baseline", help="Score a baseline instead of PRED: next, prev, "
-                                 "random[:SEED]."),
-    gold_format: Optional[str] = typer.Option(None, "--gold-format",
-                                              help="conllu, conllx or malt (default: guess)."),
-    pred_format: Optional[str] = typer.Option(None, "--pred-format",
-                                              help="conllu, conllx or malt (default: guess)."),
-    tagset: Optional[str] = TAGSET,
-    json_path: Optional[str] = JSON,
+    pred: str | None = PRED,
+    convention: str = typer.Option(
+        "position",
+        "--convention",
+        "-c",
+        help="position (UDGN's DDA/UDA) or structformer (its word-string matching).",
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Score a baseline instead of PRED: next, prev, random[:SEED]."
+    ),
+    gold_format: str | None = typer.Option(
+        None, "--gold-format", help="conllu, conllx or malt (default: guess)."
+    ),
+    pred_format: str | None = typer.Option(
+        None, "--pred-format", help="conllu, conllx or malt (default: guess)."
+    ),
+    tagset: str | None = TAGSET,
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -132,8 +165,15 @@ def deps(
     _check_format(fmt, ("table", "json"))
     from induce.evaluate.deps import evaluate_deps
 
-    report = evaluate_deps(gold, pred, convention=convention, baseline=baseline,
-                           gold_format=gold_format, pred_format=pred_format, tagset=tagset)
+    report = evaluate_deps(
+        gold,
+        pred,
+        convention=convention,
+        baseline=baseline,
+        gold_format=gold_format,
+        pred_format=pred_format,
+        tagset=tagset,
+    )
     data = report.to_dict()
     emit_report(data, json_path, fmt, quiet, lambda: _render("deps", data))
 
@@ -141,10 +181,11 @@ def deps(
 @app.command("baselines")
 @handle_errors
 def baselines(
-    gold: Optional[str] = typer.Argument(
-        None, help="Gold trees; default: the small treebank shipped with induce."),
+    gold: str | None = typer.Argument(
+        None, help="Gold trees; default: the small treebank shipped with induce."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the random baseline."),
-    json_path: Optional[str] = JSON,
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -158,8 +199,9 @@ def baselines(
         warn(f"no gold trees given: using the built-in sample treebank {gold}")
     rows = score_baselines(gold, seed)
     data = {"settings": {"metric": "baselines", "gold": gold, "seed": seed}, "rows": rows}
-    emit_report(data, json_path, fmt, quiet,
-                lambda: _render("baselines", rows, f"Baselines on {gold}"))
+    emit_report(
+        data, json_path, fmt, quiet, lambda: _render("baselines", rows, f"Baselines on {gold}")
+    )
 
 
 @app.command("mlm")
@@ -169,12 +211,14 @@ def mlm(
     data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
     split: str = typer.Option("test", "--split", help="train | valid | test."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Mask seed (default: the run's "
-                                       "data.eval_seed)."),
-    mask_rate: Optional[float] = typer.Option(None, "--mask-rate",
-                                              help="Default: the run's data.mask_rate."),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Mask seed (default: the run's data.eval_seed)."
+    ),
+    mask_rate: float | None = typer.Option(
+        None, "--mask-rate", help="Default: the run's data.mask_rate."
+    ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    json_path: Optional[str] = JSON,
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -186,10 +230,12 @@ def mlm(
 
     def table() -> None:
         s = report["settings"]
-        typer.echo(f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
-                   f"perplexity {report['perplexity']:.2f} (loss {report['loss']:.4f}, "
-                   f"{report['masked_tokens']} masked tokens of {report['sentences']} "
-                   f"sentences, mask rate {s['mask_rate']}, seed {s['seed']})")
+        typer.echo(
+            f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
+            f"perplexity {report['perplexity']:.2f} (loss {report['loss']:.4f}, "
+            f"{report['masked_tokens']} masked tokens of {report['sentences']} "
+            f"sentences, mask rate {s['mask_rate']}, seed {s['seed']})"
+        )
 
     emit_report(report, json_path, fmt, quiet, table)
 
@@ -199,16 +245,17 @@ def mlm(
 def pcc(
     gold: str = typer.Argument(..., help="Gold dependencies (CoNLL-U, CoNLL-X or Malt-TAB)."),
     model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
-    direction: str = typer.Option("child-to-parent", "--direction",
-                                  help="child-to-parent | parent-to-child."),
-    subtypes: bool = typer.Option(False, "--subtypes", help="Keep label subtypes "
-                                  "(nsubj:pass); default: the universal part."),
+    direction: str = typer.Option(
+        "child-to-parent", "--direction", help="child-to-parent | parent-to-child."
+    ),
+    subtypes: bool = typer.Option(
+        False, "--subtypes", help="Keep label subtypes (nsubj:pass); default: the universal part."
+    ),
     top: int = typer.Option(10, "--top", help="Labels in the table (most frequent first)."),
-    plot: Optional[str] = typer.Option(None, "--plot", help="Heat map PNG (needs "
-                                       "matplotlib)."),
+    plot: str | None = typer.Option(None, "--plot", help="Heat map PNG (needs matplotlib)."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    json_path: Optional[str] = JSON,
+    json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -217,23 +264,23 @@ def pcc(
     _check_format(fmt, ("table", "json"))
     from induce.pcc import head_label_correlation, plot_heatmap
 
-    report = head_label_correlation(model, gold, direction, device, weights, subtypes,
-                                    top=top)
+    report = head_label_correlation(model, gold, direction, device, weights, subtypes, top=top)
     if plot:
         plot_heatmap(report, plot)
 
     def table() -> None:
         s = report["settings"]
-        typer.echo(f"{s['arch']} {s['model']} on {s['gold']} ({s['direction']}, "
-                   f"{report['edges']} edges)")
+        typer.echo(
+            f"{s['arch']} {s['model']} on {s['gold']} ({s['direction']}, {report['edges']} edges)"
+        )
         typer.echo(f"{'label':<12} {'edges':>7} {'best head':>10} {'r':>8}")
         for row in report["best"]:
-            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} "
-                       f"{row['r']:>8.3f}")
+            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row['r']:>8.3f}")
 
     emit_report(report, json_path, fmt, quiet, table)
 
 
 def _render(kind: str, *args) -> None:
     from induce.cli import render
+
     getattr(render, kind)(*args)

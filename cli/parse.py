@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -13,23 +12,35 @@ from induce.cli.common import handle_errors, warn
 @handle_errors
 def parse(
     input_path: str = typer.Argument(..., metavar="INPUT", help="Text or CoNLL-U; - for stdin."),
-    model: Optional[str] = typer.Option(None, "--model", "-m",
-                                        help="Run directory from `induce train` "
-                                             "[default: the most recent run]."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Run directory from `induce train` [default: the most recent run].",
+    ),
     fmt: str = typer.Option("conllu", "--format", "-f", help="conllu | ptb | jsonl."),
-    output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="Write here (atomically) instead of stdout."),
-    pretokenized: bool = typer.Option(False, "--pretokenized",
-                                      help="Tokens separated by spaces (no tokenizer)."),
-    conllu: bool = typer.Option(False, "--conllu", help="The input is CoNLL-U (also "
-                                "guessed from a .conllu suffix)."),
-    decoder: Optional[str] = typer.Option(
-        None, "--decoder", help="structformer: argmax (default) | algorithm3; "
-                                "udgn: mst (default) | argmax | eisner."),
-    punct: str = typer.Option("attach", "--punct", help="Punctuation the model never saw: "
-                              "attach (to the word before it) | drop."),
-    scores: bool = typer.Option(False, "--scores", help="jsonl: add distances, heights and "
-                                "head distributions."),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Write here (atomically) instead of stdout."
+    ),
+    pretokenized: bool = typer.Option(
+        False, "--pretokenized", help="Tokens separated by spaces (no tokenizer)."
+    ),
+    conllu: bool = typer.Option(
+        False, "--conllu", help="The input is CoNLL-U (also guessed from a .conllu suffix)."
+    ),
+    decoder: str | None = typer.Option(
+        None,
+        "--decoder",
+        help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | eisner.",
+    ),
+    punct: str = typer.Option(
+        "attach",
+        "--punct",
+        help="Punctuation the model never saw: attach (to the word before it) | drop.",
+    ),
+    scores: bool = typer.Option(
+        False, "--scores", help="jsonl: add distances, heights and head distributions."
+    ),
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Tokens per batch."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
@@ -41,8 +52,13 @@ def parse(
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
-    kind = "conllu" if conllu or input_path.endswith(".conllu") else \
-        "pretokenized" if pretokenized else "text"
+    kind = (
+        "conllu"
+        if conllu or input_path.endswith(".conllu")
+        else "pretokenized"
+        if pretokenized
+        else "text"
+    )
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     if model is None:
@@ -56,16 +72,25 @@ def parse(
     source = "<stdin>" if input_path == "-" else input_path
     if sys.stderr.isatty() and len(sentences) > 2000:
         from rich.progress import Progress
+
         with Progress(transient=True) as bar:
             task = bar.add_task("parse", total=len(sentences))
-            parsed = parser.parse(sentences, punct, scores, batch_tokens, source,
-                                  lambda done, total: bar.update(task, completed=done))
+            parsed = parser.parse(
+                sentences,
+                punct,
+                scores,
+                batch_tokens,
+                source,
+                lambda done, total: bar.update(task, completed=done),
+            )
     else:
         parsed = parser.parse(sentences, punct, scores, batch_tokens, source)
     text = format_parsed(parsed, fmt)
     if empty:
-        warn(f"{empty} empty line(s): " + ("left out of the CoNLL-U output" if fmt == "conllu"
-                                           else "written as empty records"))
+        warn(
+            f"{empty} empty line(s): "
+            + ("left out of the CoNLL-U output" if fmt == "conllu" else "written as empty records")
+        )
     if output:
         atomic_write(output, text)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import typer
 
@@ -12,26 +12,35 @@ from induce.cli.common import handle_errors, warn
 
 app = typer.Typer(
     help="Turn treebanks and corpora into dataset directories for train, parse and evaluate.",
-    no_args_is_help=True)
+    no_args_is_help=True,
+)
 
 OUT = typer.Option(..., "--out", "-o", help="Dataset directory to create (written atomically).")
 FORCE = typer.Option(False, "--force", help="Replace an existing dataset directory.")
-MIN_FREQ = typer.Option(1, "--min-freq", min=1,
-                        help="Keep training words seen at least this many times.")
-MAX_VOCAB = typer.Option(None, "--max-vocab", min=4,
-                         help="At most this many vocabulary entries, <unk> <pad> <mask> "
-                              "included.")
+MIN_FREQ = typer.Option(
+    1, "--min-freq", min=1, help="Keep training words seen at least this many times."
+)
+MAX_VOCAB = typer.Option(
+    None,
+    "--max-vocab",
+    min=4,
+    help="At most this many vocabulary entries, <unk> <pad> <mask> included.",
+)
 NO_LOWER = typer.Option(False, "--keep-case", help="Do not lower-case words.")
 KEEP_DIGITS = typer.Option(False, "--keep-digits", help="Do not rewrite digit runs as N.")
-SKIP_BAD = typer.Option(False, "--skip-bad",
-                        help="Skip malformed trees (and count them) instead of stopping.")
+SKIP_BAD = typer.Option(
+    False, "--skip-bad", help="Skip malformed trees (and count them) instead of stopping."
+)
 WORKERS = typer.Option(1, "--workers", "-j", min=1, help="Processes reading treebank files.")
-TOKENIZER = typer.Option("words", "--tokenizer",
-                         help="words, or gpt2 (byte-level BPE subwords with word alignment).")
-TOKENIZER_FILES = typer.Option(None, "--tokenizer-files",
-                               help="Folder with tokenizer.json, or vocab.json + merges.txt.")
-SPACE_FIRST = typer.Option(False, "--space-first-word",
-                           help="GPT-2 subwords: a space before the first word too.")
+TOKENIZER = typer.Option(
+    "words", "--tokenizer", help="words, or gpt2 (byte-level BPE subwords with word alignment)."
+)
+TOKENIZER_FILES = typer.Option(
+    None, "--tokenizer-files", help="Folder with tokenizer.json, or vocab.json + merges.txt."
+)
+SPACE_FIRST = typer.Option(
+    False, "--space-first-word", help="GPT-2 subwords: a space before the first word too."
+)
 
 
 def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
@@ -39,11 +48,15 @@ def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
     from induce.metrics.conventions import load_tagset
 
     tags = load_tagset(tagset)
-    return Normalization(lowercase=not keep_case, digits=None if keep_digits else "N",
-                         word_tags=tags, tagset=None if tags is None else tagset)
+    return Normalization(
+        lowercase=not keep_case,
+        digits=None if keep_digits else "N",
+        word_tags=tags,
+        tagset=None if tags is None else tagset,
+    )
 
 
-def _tokenizer(kind: str, files: Optional[str], space_first: bool):
+def _tokenizer(kind: str, files: str | None, space_first: bool):
     from induce.data.errors import ConfigError
 
     if kind == "words":
@@ -53,9 +66,12 @@ def _tokenizer(kind: str, files: Optional[str], space_first: bool):
     if kind != "gpt2":
         raise ConfigError(f"--tokenizer must be words or gpt2, not {kind!r}")
     if not files:
-        raise ConfigError("--tokenizer gpt2 needs --tokenizer-files DIR (a folder with "
-                          "tokenizer.json, or vocab.json + merges.txt); nothing is downloaded")
+        raise ConfigError(
+            "--tokenizer gpt2 needs --tokenizer-files DIR (a folder with "
+            "tokenizer.json, or vocab.json + merges.txt); nothing is downloaded"
+        )
     from induce.preprocess.subwords import SubwordTokenizer
+
     return SubwordTokenizer(files, space_first)
 
 
@@ -87,17 +103,25 @@ def _summary(data: dict, out: str) -> None:
     for column in ("split", "sentences", "words", "tokens", "unknown", "dropped", "bad trees"):
         table.add_column(column, justify="left" if column == "split" else "right")
     for split, c in data["counts"].items():
-        table.add_row(split, str(c["sentences"]), str(c["words"]), str(c["tokens"]),
-                      f"{100 * c['unknown_token_rate']:.2f}%", str(c["dropped_without_words"]),
-                      str(c["skipped_bad_trees"]))
+        table.add_row(
+            split,
+            str(c["sentences"]),
+            str(c["words"]),
+            str(c["tokens"]),
+            f"{100 * c['unknown_token_rate']:.2f}%",
+            str(c["dropped_without_words"]),
+            str(c["skipped_bad_trees"]),
+        )
     console = Console(highlight=False, markup=False)
     console.print(table)
     console.print(f"vocabulary: {data['vocabulary']['size']} entries")
     for split, spec in data.get("splits", {}).items():
         if isinstance(spec, dict) and spec.get("missing_sections"):
             absent = spec["missing_sections"]
-            warn(f"{split}: {len(absent)} section(s) not in the treebank: "
-                 f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}")
+            warn(
+                f"{split}: {len(absent)} section(s) not in the treebank: "
+                f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}"
+            )
     if data.get("first_problem"):
         skipped = sum(c["skipped_bad_trees"] for c in data["counts"].values())
         warn(f"skipped {skipped} malformed tree(s); the first: {data['first_problem']}")
@@ -106,78 +130,125 @@ def _summary(data: dict, out: str) -> None:
 @app.command("ptb")
 @handle_errors
 def ptb(
-    treebank: str = typer.Option(..., "--treebank", "-t",
-                                 help="LDC Penn Treebank 3 directory (parsed/mrg/wsj/NN/...), "
-                                      "or a flat directory of wsj_NNxx.mrg or NN.mrg files."),
+    treebank: str = typer.Option(
+        ...,
+        "--treebank",
+        "-t",
+        help="LDC Penn Treebank 3 directory (parsed/mrg/wsj/NN/...), "
+        "or a flat directory of wsj_NNxx.mrg or NN.mrg files.",
+    ),
     out: str = OUT,
-    preset: str = typer.Option("structformer", "--preset",
-                               help="structformer (02-21/22/23) or mikolov (00-20/21-22/23-24)."),
-    train: Optional[str] = typer.Option(None, "--train", help="Training sections, e.g. 02-21."),
-    valid: Optional[str] = typer.Option(None, "--valid", help="Validation sections."),
-    test: Optional[str] = typer.Option(None, "--test", help="Test sections."),
-    tagset: str = typer.Option("ptb_word_tags", "--tagset",
-                               help="Keep words with these tags (ptb_word_tags drops "
-                                    "punctuation, $, # and traces), or all."),
-    keep_case: bool = NO_LOWER, keep_digits: bool = KEEP_DIGITS,
-    min_freq: int = MIN_FREQ, max_vocab: Optional[int] = MAX_VOCAB,
-    tokenizer: str = TOKENIZER, tokenizer_files: Optional[str] = TOKENIZER_FILES,
+    preset: str = typer.Option(
+        "structformer",
+        "--preset",
+        help="structformer (02-21/22/23) or mikolov (00-20/21-22/23-24).",
+    ),
+    train: str | None = typer.Option(None, "--train", help="Training sections, e.g. 02-21."),
+    valid: str | None = typer.Option(None, "--valid", help="Validation sections."),
+    test: str | None = typer.Option(None, "--test", help="Test sections."),
+    tagset: str = typer.Option(
+        "ptb_word_tags",
+        "--tagset",
+        help="Keep words with these tags (ptb_word_tags drops "
+        "punctuation, $, # and traces), or all.",
+    ),
+    keep_case: bool = NO_LOWER,
+    keep_digits: bool = KEEP_DIGITS,
+    min_freq: int = MIN_FREQ,
+    max_vocab: int | None = MAX_VOCAB,
+    tokenizer: str = TOKENIZER,
+    tokenizer_files: str | None = TOKENIZER_FILES,
     space_first_word: bool = SPACE_FIRST,
-    skip_bad: bool = SKIP_BAD, workers: int = WORKERS, force: bool = FORCE,
+    skip_bad: bool = SKIP_BAD,
+    workers: int = WORKERS,
+    force: bool = FORCE,
 ) -> None:
     """Penn Treebank WSJ, prepared as the StructFormer/UDGN code does."""
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 
     sections = preset_sections(preset)
-    options = PtbOptions(train=train or sections["train"], valid=valid or sections["valid"],
-                         test=test or sections["test"],
-                         normalization=_normalization(tagset, keep_case, keep_digits),
-                         min_freq=min_freq, max_vocab=max_vocab, skip_bad=skip_bad,
-                         workers=workers)
+    options = PtbOptions(
+        train=train or sections["train"],
+        valid=valid or sections["valid"],
+        test=test or sections["test"],
+        normalization=_normalization(tagset, keep_case, keep_digits),
+        min_freq=min_freq,
+        max_vocab=max_vocab,
+        skip_bad=skip_bad,
+        workers=workers,
+    )
     with _progress() as progress:
-        data = preprocess_ptb(treebank, out, options,
-                              _tokenizer(tokenizer, tokenizer_files, space_first_word),
-                              force, progress)
+        data = preprocess_ptb(
+            treebank,
+            out,
+            options,
+            _tokenizer(tokenizer, tokenizer_files, space_first_word),
+            force,
+            progress,
+        )
     _summary(data, out)
 
 
 @app.command("bllip")
 @handle_errors
 def bllip(
-    root: str = typer.Option(..., "--root", "-r",
-                             help="BLLIP 1987-89 release (LDC2000T43): 1987/w7_001/..."),
+    root: str = typer.Option(
+        ..., "--root", "-r", help="BLLIP 1987-89 release (LDC2000T43): 1987/w7_001/..."
+    ),
     split: str = typer.Option(..., "--split", "-s", help="xs, sm, md or lg (Hu et al. 2020)."),
     out: str = OUT,
-    shared_vocab: bool = typer.Option(False, "--shared-vocab",
-                                      help="The vocabulary all splits share: LG words seen "
-                                           "more than 27 times."),
-    tagset: str = typer.Option("bllip_word_tags", "--tagset",
-                               help="Keep words with these tags (with AUX, AUXG), or all."),
-    keep_case: bool = NO_LOWER, keep_digits: bool = KEEP_DIGITS,
-    min_freq: int = MIN_FREQ, max_vocab: Optional[int] = MAX_VOCAB,
-    tokenizer: str = TOKENIZER, tokenizer_files: Optional[str] = TOKENIZER_FILES,
+    shared_vocab: bool = typer.Option(
+        False,
+        "--shared-vocab",
+        help="The vocabulary all splits share: LG words seen more than 27 times.",
+    ),
+    tagset: str = typer.Option(
+        "bllip_word_tags", "--tagset", help="Keep words with these tags (with AUX, AUXG), or all."
+    ),
+    keep_case: bool = NO_LOWER,
+    keep_digits: bool = KEEP_DIGITS,
+    min_freq: int = MIN_FREQ,
+    max_vocab: int | None = MAX_VOCAB,
+    tokenizer: str = TOKENIZER,
+    tokenizer_files: str | None = TOKENIZER_FILES,
     space_first_word: bool = SPACE_FIRST,
-    skip_bad: bool = SKIP_BAD, workers: int = WORKERS, force: bool = FORCE,
+    skip_bad: bool = SKIP_BAD,
+    workers: int = WORKERS,
+    force: bool = FORCE,
 ) -> None:
     """BLLIP XS/SM/MD/LG with the shared dev and test sets, streamed."""
     from induce.preprocess.bllip import BllipOptions, preprocess_bllip
 
-    options = BllipOptions(split=split.lower(),
-                           normalization=_normalization(tagset, keep_case, keep_digits),
-                           min_freq=min_freq, max_vocab=max_vocab, shared_vocab=shared_vocab,
-                           skip_bad=skip_bad, workers=workers)
+    options = BllipOptions(
+        split=split.lower(),
+        normalization=_normalization(tagset, keep_case, keep_digits),
+        min_freq=min_freq,
+        max_vocab=max_vocab,
+        shared_vocab=shared_vocab,
+        skip_bad=skip_bad,
+        workers=workers,
+    )
     with _progress() as progress:
-        data = preprocess_bllip(root, out, options,
-                                _tokenizer(tokenizer, tokenizer_files, space_first_word),
-                                force, progress)
+        data = preprocess_bllip(
+            root,
+            out,
+            options,
+            _tokenizer(tokenizer, tokenizer_files, space_first_word),
+            force,
+            progress,
+        )
     _summary(data, out)
 
 
 @app.command("mikolov")
 @handle_errors
 def mikolov(
-    folder: str = typer.Option(..., "--dir", "-d",
-                               help="Folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt."),
-    out: str = OUT, min_freq: int = MIN_FREQ, max_vocab: Optional[int] = MAX_VOCAB,
+    folder: str = typer.Option(
+        ..., "--dir", "-d", help="Folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt."
+    ),
+    out: str = OUT,
+    min_freq: int = MIN_FREQ,
+    max_vocab: int | None = MAX_VOCAB,
     force: bool = FORCE,
 ) -> None:
     """Mikolov's PTB language-modelling text (already normalised): no trees."""
@@ -190,38 +261,62 @@ def mikolov(
 @app.command("text")
 @handle_errors
 def text(
-    train: list[str] = typer.Option(..., "--train",
-                                    help="Training corpus (repeatable): text lines, CoNLL-U "
-                                         "or word/tag column files."),
+    train: list[str] = typer.Option(
+        ...,
+        "--train",
+        help="Training corpus (repeatable): text lines, CoNLL-U or word/tag column files.",
+    ),
     out: str = OUT,
-    valid: Optional[str] = typer.Option(None, "--valid", help="Validation text."),
-    valid_trees: Optional[str] = typer.Option(None, "--valid-trees",
-                                              help="Validation gold trees."),
-    test: Optional[str] = typer.Option(None, "--test", help="Test text."),
-    test_trees: Optional[str] = typer.Option(None, "--test-trees", help="Test gold trees."),
-    text_format: str = typer.Option("auto", "--format",
-                                    help="Format of the text files: auto, lines (one "
-                                         "sentence a line), conllu, or columns (word first, "
-                                         "then its tag; blank line between sentences)."),
-    tagset: str = typer.Option("ptb_word_tags", "--tagset",
-                               help="Where tags are known, keep words with these tags "
-                                    "(ud_word_tags for UPOS-only CoNLL-U); or all."),
-    keep_case: bool = NO_LOWER, keep_digits: bool = KEEP_DIGITS,
-    min_freq: int = MIN_FREQ, max_vocab: Optional[int] = MAX_VOCAB,
-    tokenizer: str = TOKENIZER, tokenizer_files: Optional[str] = TOKENIZER_FILES,
+    valid: str | None = typer.Option(None, "--valid", help="Validation text."),
+    valid_trees: str | None = typer.Option(None, "--valid-trees", help="Validation gold trees."),
+    test: str | None = typer.Option(None, "--test", help="Test text."),
+    test_trees: str | None = typer.Option(None, "--test-trees", help="Test gold trees."),
+    text_format: str = typer.Option(
+        "auto",
+        "--format",
+        help="Format of the text files: auto, lines (one "
+        "sentence a line), conllu, or columns (word first, "
+        "then its tag; blank line between sentences).",
+    ),
+    tagset: str = typer.Option(
+        "ptb_word_tags",
+        "--tagset",
+        help="Where tags are known, keep words with these tags "
+        "(ud_word_tags for UPOS-only CoNLL-U); or all.",
+    ),
+    keep_case: bool = NO_LOWER,
+    keep_digits: bool = KEEP_DIGITS,
+    min_freq: int = MIN_FREQ,
+    max_vocab: int | None = MAX_VOCAB,
+    tokenizer: str = TOKENIZER,
+    tokenizer_files: str | None = TOKENIZER_FILES,
     space_first_word: bool = SPACE_FIRST,
-    skip_bad: bool = SKIP_BAD, force: bool = FORCE,
+    skip_bad: bool = SKIP_BAD,
+    force: bool = FORCE,
 ) -> None:
     """Any corpus: training text, and validation/test text or gold trees."""
     from induce.preprocess.text import TextOptions, preprocess_text
 
-    options = TextOptions(normalization=_normalization(tagset, keep_case, keep_digits),
-                          min_freq=min_freq, max_vocab=max_vocab, skip_bad=skip_bad,
-                          text_format=text_format)
+    options = TextOptions(
+        normalization=_normalization(tagset, keep_case, keep_digits),
+        min_freq=min_freq,
+        max_vocab=max_vocab,
+        skip_bad=skip_bad,
+        text_format=text_format,
+    )
     with _progress() as progress:
-        data = preprocess_text(list(train), out, options, valid, valid_trees, test,
-                               test_trees, _tokenizer(tokenizer, tokenizer_files,
-                                                      space_first_word), force, progress)
+        data = preprocess_text(
+            list(train),
+            out,
+            options,
+            valid,
+            valid_trees,
+            test,
+            test_trees,
+            _tokenizer(tokenizer, tokenizer_files, space_first_word),
+            force,
+            progress,
+        )
     _summary(data, out)
 
 
@@ -233,17 +328,24 @@ def synthetic(
     valid: int = typer.Option(1_000, "--valid", help="Validation sentences."),
     test: int = typer.Option(1_000, "--test", help="Test sentences."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same dataset)."),
-    grammar: str = typer.Option("english", "--grammar",
-                                help="A built-in grammar (english) or a .grammar file."),
+    grammar: str = typer.Option(
+        "english", "--grammar", help="A built-in grammar (english) or a .grammar file."
+    ),
     max_words: int = typer.Option(40, "--max-words", help="Longest sentence drawn."),
     force: bool = FORCE,
 ) -> None:
     """Sentences sampled from a head-marked PCFG, with gold trees and dependencies."""
     from induce.preprocess.synthetic import SyntheticOptions, preprocess_synthetic
 
-    options = SyntheticOptions(sentences=sentences, valid=valid, test=test, seed=seed,
-                               grammar=grammar, max_words=max_words,
-                               normalization=_normalization("ptb_word_tags", False, False))
+    options = SyntheticOptions(
+        sentences=sentences,
+        valid=valid,
+        test=test,
+        seed=seed,
+        grammar=grammar,
+        max_words=max_words,
+        normalization=_normalization("ptb_word_tags", False, False),
+    )
     with _progress() as progress:
         data = preprocess_synthetic(out, options, force, progress)
     _summary(data, out)

@@ -25,20 +25,35 @@ def brackets(report: dict) -> None:
     params = settings["evalb"]
     cut = f"len<={params['cutoff_len']}"
     mode = "labelled" if params["labeled"] else "unlabelled"
-    table = Table(title=f"EVALB ({params['name']}, {mode})", title_justify="left",
-                  caption=_files(settings), caption_justify="left")
+    table = Table(
+        title=f"EVALB ({params['name']}, {mode})",
+        title_justify="left",
+        caption=_files(settings),
+        caption_justify="left",
+    )
     table.add_column("")
     table.add_column("all", justify="right")
     table.add_column(cut, justify="right")
-    rows = [("Recall", "recall"), ("Precision", "precision"), ("F1", "f1"),
-            ("Complete match", "complete_match"), ("Average crossing", "avg_crossing"),
-            ("No crossing", "no_crossing"), ("2 or less crossing", "two_or_less_crossing"),
-            ("Tagging accuracy", "tagging_accuracy")]
+    rows = [
+        ("Recall", "recall"),
+        ("Precision", "precision"),
+        ("F1", "f1"),
+        ("Complete match", "complete_match"),
+        ("Average crossing", "avg_crossing"),
+        ("No crossing", "no_crossing"),
+        ("2 or less crossing", "two_or_less_crossing"),
+        ("Tagging accuracy", "tagging_accuracy"),
+    ]
     for name, key in rows:
         table.add_row(name, _pct(report["all"][key]), _pct(report[cut][key]))
-    for name, key in (("Sentences", "sentences"), ("  error", "error_sentences"),
-                      ("  skipped", "skip_sentences"), ("Brackets matched", "matched"),
-                      ("  gold", "gold_brackets"), ("  test", "test_brackets")):
+    for name, key in (
+        ("Sentences", "sentences"),
+        ("  error", "error_sentences"),
+        ("  skipped", "skip_sentences"),
+        ("Brackets matched", "matched"),
+        ("  gold", "gold_brackets"),
+        ("  test", "test_brackets"),
+    ):
         table.add_row(name, str(report["all"][key]), str(report[cut][key]))
     _console().print(table)
 
@@ -46,17 +61,23 @@ def brackets(report: dict) -> None:
 def unsupervised(report: dict) -> None:
     settings = report["settings"]
     conv = settings["convention"]
-    table = Table(title=f"Unlabelled span F1 ({conv['name']} convention)",
-                  title_justify="left", caption=_files(settings), caption_justify="left")
+    table = Table(
+        title=f"Unlabelled span F1 ({conv['name']} convention)",
+        title_justify="left",
+        caption=_files(settings),
+        caption_justify="left",
+    )
     table.add_column("")
     table.add_column("sentence-level", justify="right")
     table.add_column("corpus-level", justify="right")
     for name in ("precision", "recall", "f1"):
-        table.add_row(name.capitalize() if name != "f1" else "F1",
-                      _pct(report[f"sentence_{name}"]), _pct(report[f"corpus_{name}"]))
+        table.add_row(
+            name.capitalize() if name != "f1" else "F1",
+            _pct(report[f"sentence_{name}"]),
+            _pct(report[f"corpus_{name}"]),
+        )
     skipped = sum(report["skipped_sentences"].values())
-    table.add_row("Sentences", str(report["sentences"]),
-                  f"{skipped} skipped" if skipped else "")
+    table.add_row("Sentences", str(report["sentences"]), f"{skipped} skipped" if skipped else "")
     console = _console()
     console.print(table)
     if report["per_label_recall"]:
@@ -73,8 +94,12 @@ def unsupervised(report: dict) -> None:
 def deps(report: dict, max_relations: int = 12) -> None:
     settings = report["settings"]
     conv = settings["convention"]
-    table = Table(title=f"Dependency accuracy ({conv['name']} convention)",
-                  title_justify="left", caption=_files(settings), caption_justify="left")
+    table = Table(
+        title=f"Dependency accuracy ({conv['name']} convention)",
+        title_justify="left",
+        caption=_files(settings),
+        caption_justify="left",
+    )
     table.add_column("")
     table.add_column("score", justify="right")
     table.add_row("UAS (DDA)", _pct(report["uas"], "n/a"))
@@ -86,8 +111,9 @@ def deps(report: dict, max_relations: int = 12) -> None:
     console.print(table)
     relations = report["per_relation_recall"]
     if len(relations) > 1:
-        rel = Table(title=f"Per-relation recall (first {max_relations} by name)",
-                    title_justify="left")
+        rel = Table(
+            title=f"Per-relation recall (first {max_relations} by name)", title_justify="left"
+        )
         rel.add_column("relation")
         rel.add_column("recall", justify="right")
         for label, value in list(relations.items())[:max_relations]:
@@ -96,17 +122,22 @@ def deps(report: dict, max_relations: int = 12) -> None:
 
 
 _BASELINE_COLUMNS = {
-    "baseline": "baseline", "evalb_unlabeled_f1": "EVALB\nunlab. F1",
+    "baseline": "baseline",
+    "evalb_unlabeled_f1": "EVALB\nunlab. F1",
     "structformer_sentence_f1": "StructFormer\nsentence F1",
     "structformer_corpus_f1": "StructFormer\ncorpus F1",
-    "cpcfg_sentence_f1": "C-PCFG\nsentence F1", "cpcfg_corpus_f1": "C-PCFG\ncorpus F1"}
+    "cpcfg_sentence_f1": "C-PCFG\nsentence F1",
+    "cpcfg_corpus_f1": "C-PCFG\ncorpus F1",
+}
 
 
 def baselines(rows: list[dict], title: str) -> None:
     table = Table(title=title, title_justify="left")
     for column in rows[0]:
-        table.add_column(_BASELINE_COLUMNS.get(column, column),
-                         justify="left" if column == "baseline" else "right")
+        table.add_column(
+            _BASELINE_COLUMNS.get(column, column),
+            justify="left" if column == "baseline" else "right",
+        )
     for row in rows:
         table.add_row(*[v if isinstance(v, str) else _pct(v) for v in row.values()])
     _console().print(table)

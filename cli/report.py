@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -13,10 +12,12 @@ from induce.cli.common import handle_errors
 @handle_errors
 def report(
     runs: list[str] = typer.Argument(..., metavar="RUN...", help="Run directories."),
-    markdown: Optional[str] = typer.Option(None, "--markdown", help="Also write the markdown "
-                                           "table here (atomically)."),
-    csv: Optional[str] = typer.Option(None, "--csv", help="Write means and standard "
-                                      "deviations as CSV here (atomically)."),
+    markdown: str | None = typer.Option(
+        None, "--markdown", help="Also write the markdown table here (atomically)."
+    ),
+    csv: str | None = typer.Option(
+        None, "--csv", help="Write means and standard deviations as CSV here (atomically)."
+    ),
 ) -> None:
     """Mean (std) over seeds of each setting's results (RUN/eval/*.json from `induce evaluate
     --json`, else the best validation record), as markdown on stdout."""

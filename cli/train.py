@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Optional
 
 import typer
 
@@ -30,39 +29,62 @@ class _Display:
     def __call__(self, kind: str, record: dict) -> None:
         say = self._say
         if kind == "start":
-            say(f"training on {record['device']} x{record['world']}: "
+            say(
+                f"training on {record['device']} x{record['world']}: "
                 f"{record['parameters']:,} parameters, {record['steps_per_epoch']} updates per "
                 f"epoch, run directory {record['path']}"
-                + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else ""))
+                + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else "")
+            )
             if self.tty:
                 from rich.console import Console
-                from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                           TimeRemainingColumn)
-                self.bar = Progress(TextColumn("train"), BarColumn(), MofNCompleteColumn(),
-                                    TextColumn("{task.fields[info]}"), TimeRemainingColumn(),
-                                    console=Console(stderr=True), transient=True)
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeRemainingColumn,
+                )
+
+                self.bar = Progress(
+                    TextColumn("train"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.fields[info]}"),
+                    TimeRemainingColumn(),
+                    console=Console(stderr=True),
+                    transient=True,
+                )
                 self.bar.start()
-                self.task = self.bar.add_task("train", total=record["total_steps"],
-                                              completed=record["resumed_at"], info="")
+                self.task = self.bar.add_task(
+                    "train", total=record["total_steps"], completed=record["resumed_at"], info=""
+                )
         elif kind == "train":
-            info = (f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
-                    f"{record['tokens_per_s']:.0f} tok/s")
+            info = (
+                f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
+                f"{record['tokens_per_s']:.0f} tok/s"
+            )
             if self.bar is not None:
                 self.bar.update(self.task, completed=record["step"], info=info)
             else:
-                say(f"step {record['step']}/{record['total_steps']} epoch {record['epoch']} "
-                    f"{info} lr {record['lr']:.2e}")
+                say(
+                    f"step {record['step']}/{record['total_steps']} epoch {record['epoch']} "
+                    f"{info} lr {record['lr']:.2e}"
+                )
         elif kind == "eval":
-            say(f"valid step {record['step']} epoch {record['epoch']}: {_fmt(record)}"
-                + ("  (best)" if record["best"] else ""))
+            say(
+                f"valid step {record['step']} epoch {record['epoch']}: {_fmt(record)}"
+                + ("  (best)" if record["best"] else "")
+            )
         elif kind in ("done", "interrupted"):
             if self.bar is not None:
                 self.bar.stop()
             if kind == "done":
                 say(f"done after {record['step']} updates")
             else:
-                say(f"interrupted at update {record['step']}: checkpoint saved; continue with "
-                    "induce train --resume RUN")
+                say(
+                    f"interrupted at update {record['step']}: checkpoint saved; continue with "
+                    "induce train --resume RUN"
+                )
 
     def _say(self, text: str) -> None:
         if self.bar is not None:
@@ -73,27 +95,39 @@ class _Display:
 
 @handle_errors
 def train(
-    arch: str = typer.Option("udgn", "--arch", "-a",
-                             help="Architecture: udgn | structformer | transformer."),
-    data: Optional[str] = typer.Option(None, "--data", "-d",
-                                       help="Dataset directory from `induce preprocess`; "
-                                            "without it, the built-in synthetic treebank "
-                                            "(generated once into the user cache)."),
-    out: Optional[str] = typer.Option(None, "--out", "-o",
-                                      help="New run directory [default: runs/ARCH-TIME]."),
-    resume: Optional[str] = typer.Option(None, "--resume",
-                                         help="Continue the run in this directory."),
-    config: Optional[str] = typer.Option(None, "--config", "-c",
-                                         help="paper (the papers' settings), demo (a few "
-                                              "minutes on a CPU) or a YAML file "
-                                              "[default: paper with --data, else demo]."),
-    set_: list[str] = typer.Option([], "--set", help="Override a setting: key.sub=value "
-                                   "(repeatable), e.g. model.d_model=256."),
+    arch: str = typer.Option(
+        "udgn", "--arch", "-a", help="Architecture: udgn | structformer | transformer."
+    ),
+    data: str | None = typer.Option(
+        None,
+        "--data",
+        "-d",
+        help="Dataset directory from `induce preprocess`; "
+        "without it, the built-in synthetic treebank "
+        "(generated once into the user cache).",
+    ),
+    out: str | None = typer.Option(
+        None, "--out", "-o", help="New run directory [default: runs/ARCH-TIME]."
+    ),
+    resume: str | None = typer.Option(None, "--resume", help="Continue the run in this directory."),
+    config: str | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="paper (the papers' settings), demo (a few "
+        "minutes on a CPU) or a YAML file "
+        "[default: paper with --data, else demo].",
+    ),
+    set_: list[str] = typer.Option(
+        [], "--set", help="Override a setting: key.sub=value (repeatable), e.g. model.d_model=256."
+    ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Same as --set train.seed=N."),
-    deterministic: bool = typer.Option(False, "--deterministic",
-                                       help="Deterministic algorithms only (CPU runs are "
-                                       "bit-reproducible with or without it)."),
+    seed: int | None = typer.Option(None, "--seed", help="Same as --set train.seed=N."),
+    deterministic: bool = typer.Option(
+        False,
+        "--deterministic",
+        help="Deterministic algorithms only (CPU runs are bit-reproducible with or without it).",
+    ),
 ) -> None:
     """Train a masked-LM grammar inducer; Ctrl-C or SIGTERM saves a checkpoint and stops.
 
@@ -102,7 +136,8 @@ def train(
     import time
 
     from induce.train import demo
-    from induce.train.engine import TrainOptions, train as run_training
+    from induce.train.engine import TrainOptions
+    from induce.train.engine import train as run_training
 
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
@@ -110,8 +145,10 @@ def train(
         began = time.perf_counter()
         path, generated = demo.builtin_dataset()
         if generated:
-            typer.echo(f"built-in dataset: generated {path} in "
-                       f"{time.perf_counter() - began:.1f} s", err=True)
+            typer.echo(
+                f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s",
+                err=True,
+            )
         else:
             typer.echo(f"built-in dataset: {path}", err=True)
         data = str(path)
@@ -119,11 +156,18 @@ def train(
     if resume is None and out is None:
         out = f"runs/{arch}-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
-    options = TrainOptions(out=out or resume or "", arch=arch, data=data, overrides=overrides,
-                           resume=resume is not None, device=device,
-                           deterministic=deterministic, config=config or "paper")
+    options = TrainOptions(
+        out=out or resume or "",
+        arch=arch,
+        data=data,
+        overrides=overrides,
+        resume=resume is not None,
+        device=device,
+        deterministic=deterministic,
+        config=config or "paper",
+    )
     outcome = run_training(options, _Display())
-    if os.environ.get("RANK", "0") == "0":      # under torchrun: rank 0 reports, once
+    if os.environ.get("RANK", "0") == "0":  # under torchrun: rank 0 reports, once
         demo.remember_run(options.out)
         _final_table(options.out)
     if outcome == "interrupted":
@@ -153,8 +197,6 @@ def _final_table(run: str) -> None:
     for column in ("", "UF1", "UAS", "UUAS"):
         table.add_column(column, justify="left" if not column else "right")
     for r in rows:
-        table.add_row(r.label, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas,
-                                                                          r.uuas)))
+        table.add_row(r.label, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas, r.uuas)))
     console.print(table)
-    typer.echo(f"run directory: {run}   (parse with: induce parse FILE --model {run})",
-               err=True)
+    typer.echo(f"run directory: {run}   (parse with: induce parse FILE --model {run})", err=True)

@@ -39,14 +39,14 @@ class Sentence:
     tokens: list[str]
     line: int
     text: str = ""
-    conllu: Any = None                       # the conllu TokenList (CoNLL-U input)
+    conllu: Any = None  # the conllu TokenList (CoNLL-U input)
     punct: list[bool] = field(default_factory=list)
 
 
 @dataclass
 class Parsed:
     sentence: Sentence
-    heads: list[int]                          # over all tokens (punctuation attached)
+    heads: list[int]  # over all tokens (punctuation attached)
     labels: list[str]
     tree: str
     scores: dict[str, Any] | None = None
@@ -63,6 +63,7 @@ def read_sentences(path: str, kind: str) -> list[Sentence]:
     tokenize = str.split
     if kind == "text":
         from nltk.tokenize import TreebankWordTokenizer
+
         tokenize = TreebankWordTokenizer().tokenize
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -99,15 +100,17 @@ def is_punctuation(token: str) -> bool:
 class Parser:
     """A trained run, ready to parse batches of sentences."""
 
-    def __init__(self, run_path: str, device: str = "auto", weights: str = "best",
-                 decoder: str | None = None) -> None:
+    def __init__(
+        self, run_path: str, device: str = "auto", weights: str = "best", decoder: str | None = None
+    ) -> None:
         from induce.train.mlm import load_trained
 
         self.run, self.model = load_trained(run_path, weights, device)
         arch = self.run.config.arch
         if arch not in DECODERS:
-            raise ConfigError(f"a {arch} model induces no structure: parse needs a "
-                              f"structformer or udgn run")
+            raise ConfigError(
+                f"a {arch} model induces no structure: parse needs a structformer or udgn run"
+            )
         self.decoder = decoder or DECODERS[arch][0]
         if self.decoder not in DECODERS[arch]:
             raise ConfigError(f"--decoder for {arch} must be one of {', '.join(DECODERS[arch])}")
@@ -117,46 +120,65 @@ class Parser:
         self.vocab = vocab
         self.specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
         self.device = next(self.model.parameters()).device
-        self.max_length = getattr(self.model.config, "max_length", None) \
-            if getattr(self.model.config, "position", "none") == "absolute" else None
+        self.max_length = (
+            getattr(self.model.config, "max_length", None)
+            if getattr(self.model.config, "position", "none") == "absolute"
+            else None
+        )
 
-    def parse(self, sentences: list[Sentence], punct: str = "attach", scores: bool = False,
-              batch_tokens: int = 8192, source: str = "<input>",
-              progress=None) -> list[Parsed]:
+    def parse(
+        self,
+        sentences: list[Sentence],
+        punct: str = "attach",
+        scores: bool = False,
+        batch_tokens: int = 8192,
+        source: str = "<input>",
+        progress=None,
+    ) -> list[Parsed]:
         if punct not in ("attach", "drop"):
             raise ConfigError("--punct must be attach or drop")
         words_of, ids = [], []
         for s in sentences:
             flags = s.punct or [False] * len(s.tokens)
             normalised = self.norm.words(s.tokens) if s.tokens else []
-            s.punct = [f or (is_punctuation(t) and w not in self.vocab)
-                       for f, t, w in zip(flags, s.tokens, normalised)]
+            s.punct = [
+                f or (is_punctuation(t) and w not in self.vocab)
+                for f, t, w in zip(flags, s.tokens, normalised)
+            ]
             kept = [w for w, p in zip(normalised, s.punct) if not p]
             if self.max_length is not None and len(kept) > self.max_length:
-                raise InputError(f"a sentence of {len(kept)} words is longer than the model "
-                                 f"can read ({self.max_length})", source, s.line)
+                raise InputError(
+                    f"a sentence of {len(kept)} words is longer than the model "
+                    f"can read ({self.max_length})",
+                    source,
+                    s.line,
+                )
             words_of.append(kept)
             ids.append(self.vocab.ids(kept))
         outputs: dict[int, tuple] = {}
         order = [k for k, w in enumerate(ids) if w]
         with torch.no_grad():
             done = 0
-            for batch in evaluation_batches([ids[k] for k in order], batch_tokens,
-                                            self.specials, None, 0):
+            for batch in evaluation_batches(
+                [ids[k] for k in order], batch_tokens, self.specials, None, 0
+            ):
                 # trees depend on the parser only: skip the encoder layers
-                out = self.model.structure(batch.ids.to(self.device),
-                                           batch.keep.to(self.device))
+                out = self.model.structure(batch.ids.to(self.device), batch.keep.to(self.device))
                 for row, index in enumerate(batch.index):
                     n = len(ids[order[index]])
                     outputs[order[index]] = tuple(
-                        None if t is None else (t[row, :n, :n] if t.dim() == 3 else t[row, :n])
-                        .float().cpu() for t in (out.distances, out.heights, out.parents,
-                                                 out.roots))
+                        None
+                        if t is None
+                        else (t[row, :n, :n] if t.dim() == 3 else t[row, :n]).float().cpu()
+                        for t in (out.distances, out.heights, out.parents, out.roots)
+                    )
                 done += len(batch.index)
                 if progress is not None:
                     progress(done, len(order))
-        return [self._one(s, words_of[k], outputs.get(k), punct, scores)
-                for k, s in enumerate(sentences)]
+        return [
+            self._one(s, words_of[k], outputs.get(k), punct, scores)
+            for k, s in enumerate(sentences)
+        ]
 
     def _one(self, s: Sentence, words: list[str], out, punct: str, want: bool) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]
@@ -166,12 +188,10 @@ class Parser:
             heads, tree = [], None
         elif self.arch == "structformer":
             d, h, p, _ = out
-            parse = decode_sentence(shown, d.tolist()[:-1], h.tolist(), p.tolist(),
-                                    self.decoder)
+            parse = decode_sentence(shown, d.tolist()[:-1], h.tolist(), p.tolist(), self.decoder)
             heads, tree = parse.heads, parse.tree
             if want:
-                extra.update(distances=d.tolist()[:-1], heights=h.tolist(),
-                             parents=p.tolist())
+                extra.update(distances=d.tolist()[:-1], heights=h.tolist(), parents=p.tolist())
         else:
             _, _, p, r = out
             arcs = arc_scores(p.numpy(), r.numpy())
@@ -182,10 +202,11 @@ class Parser:
         return _with_punctuation(s, keep, heads, tree, punct, extra)
 
 
-def _with_punctuation(s: Sentence, keep: list[int], heads: list[int], tree: Tree | None,
-                      punct: str, extra) -> Parsed:
+def _with_punctuation(
+    s: Sentence, keep: list[int], heads: list[int], tree: Tree | None, punct: str, extra
+) -> Parsed:
     n = len(s.tokens)
-    position = {k: i + 1 for i, k in enumerate(keep)}       # token index -> word number
+    position = {k: i + 1 for i, k in enumerate(keep)}  # token index -> word number
     all_heads = [0] * n
     labels = ["punct"] * n
     for i, k in enumerate(keep):
@@ -198,7 +219,7 @@ def _with_punctuation(s: Sentence, keep: list[int], heads: list[int], tree: Tree
         before = [j for j in keep if j < k]
         after = [j for j in keep if j > k]
         target = before[-1] if before else (after[0] if after else None)
-        if target is None:                 # no word at all: a chain from the first token
+        if target is None:  # no word at all: a chain from the first token
             all_heads[k] = 0 if k == 0 else 1
             labels[k] = "root" if k == 0 else "punct"
         else:
@@ -213,13 +234,15 @@ def _with_punctuation(s: Sentence, keep: list[int], heads: list[int], tree: Tree
     return Parsed(s, all_heads, labels, text, extra)
 
 
-def _tree_with_punctuation(s: Sentence, keep: list[int], tree: Tree | None,
-                           host: dict[int, int]) -> str:
+def _tree_with_punctuation(
+    s: Sentence, keep: list[int], tree: Tree | None, host: dict[int, int]
+) -> str:
     """The tree over all tokens: each punctuation token joins its host word's leaf."""
     n = len(s.tokens)
     if tree is None:
-        return "(X " + " ".join(f"(X {t})" for t in s.tokens) + ")" if n > 1 else \
-            f"(X {s.tokens[0]})"
+        return (
+            "(X " + " ".join(f"(X {t})" for t in s.tokens) + ")" if n > 1 else f"(X {s.tokens[0]})"
+        )
     leaves = [node for node in tree.preterminals()]
     groups: dict[int, list[int]] = {k: [k] for k in keep}
     for k, target in host.items():
@@ -236,8 +259,12 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
     if fmt == "jsonl":
         out = []
         for p in parsed:
-            record = {"words": p.sentence.tokens, "heads": p.heads, "labels": p.labels,
-                      "tree": p.tree}
+            record = {
+                "words": p.sentence.tokens,
+                "heads": p.heads,
+                "labels": p.labels,
+                "tree": p.tree,
+            }
             if p.scores is not None:
                 record["scores"] = p.scores
             out.append(json.dumps(record, ensure_ascii=False) + "\n")
@@ -249,7 +276,7 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
     import copy
 
     blocks = []
-    for k, p in enumerate(parsed, 1):
+    for p in parsed:
         s = p.sentence
         if s.conllu is not None:
             tokens = copy.deepcopy(s.conllu)
@@ -259,9 +286,11 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
             blocks.append(tokens.serialize())
             continue
         if not s.tokens:
-            continue                      # CoNLL-U has no empty sentence (counted by the caller)
+            continue  # CoNLL-U has no empty sentence (counted by the caller)
         lines = [f"# sent_id = {s.line}"] + ([f"# text = {s.text}"] if s.text else [])
-        lines += [f"{i}\t{t}\t_\t_\t_\t_\t{h}\t{label}\t_\t_"
-                  for i, (t, h, label) in enumerate(zip(s.tokens, p.heads, p.labels), 1)]
+        lines += [
+            f"{i}\t{t}\t_\t_\t_\t_\t{h}\t{label}\t_\t_"
+            for i, (t, h, label) in enumerate(zip(s.tokens, p.heads, p.labels), 1)
+        ]
         blocks.append("\n".join(lines) + "\n\n")
     return "".join(blocks)

@@ -25,9 +25,16 @@ from induce.train.batches import Specials, evaluation_batches
 DIRECTIONS = ("child-to-parent", "parent-to-child")
 
 
-def head_label_correlation(run_path: str, gold_path: str, direction: str = "child-to-parent",
-                           device: str = "auto", weights: str = "best", subtypes: bool = False,
-                           batch_tokens: int = 8192, top: int = 10) -> dict[str, Any]:
+def head_label_correlation(
+    run_path: str,
+    gold_path: str,
+    direction: str = "child-to-parent",
+    device: str = "auto",
+    weights: str = "best",
+    subtypes: bool = False,
+    batch_tokens: int = 8192,
+    top: int = 10,
+) -> dict[str, Any]:
     from induce.train.mlm import load_trained
 
     if direction not in DIRECTIONS:
@@ -40,8 +47,11 @@ def head_label_correlation(run_path: str, gold_path: str, direction: str = "chil
     for tree in gold.sentences:
         words = norm.words(list(tree.words))
         labels = tree.labels or ("_",) * len(tree)
-        kept = [i for i, (t, w, label) in enumerate(zip(tree.words, words, labels))
-                if label.split(":")[0] != "punct" and not (is_punctuation(t) and w not in vocab)]
+        kept = [
+            i
+            for i, (t, w, label) in enumerate(zip(tree.words, words, labels))
+            if label.split(":")[0] != "punct" and not (is_punctuation(t) and w not in vocab)
+        ]
         kept_of.append(kept)
         ids.append(vocab.ids([words[i] for i in kept]))
     order = [k for k, s in enumerate(ids) if len(s) > 1]
@@ -52,8 +62,7 @@ def head_label_correlation(run_path: str, gold_path: str, direction: str = "chil
     edge_labels: list[str] = []
     model.record_attention(True)
     with torch.no_grad():
-        for batch in evaluation_batches([ids[k] for k in order], batch_tokens, specials,
-                                        None, 0):
+        for batch in evaluation_batches([ids[k] for k in order], batch_tokens, specials, None, 0):
             model(batch.ids.to(device_), batch.keep.to(device_))
             layers = torch.stack([a.float() for a in model.attention()], 1).cpu().numpy()
             for row, index in enumerate(batch.index):
@@ -67,7 +76,7 @@ def head_label_correlation(run_path: str, gold_path: str, direction: str = "chil
                         continue
                     c, h = position[token], position[head]
                     q, key = (c, h) if direction == "child-to-parent" else (h, c)
-                    rows.append(layers[row, :, :, q, key].reshape(-1))   # [layers * heads]
+                    rows.append(layers[row, :, :, q, key].reshape(-1))  # [layers * heads]
                     label = labels[token]
                     edge_labels.append(label if subtypes else label.split(":")[0])
     model.record_attention(False)
@@ -76,8 +85,9 @@ def head_label_correlation(run_path: str, gold_path: str, direction: str = "chil
     n_layers = len(model.attention())
     n_heads = rows[0].size // n_layers
     names, r = pearson_matrix(np.stack(rows), edge_labels)
-    head_names = [f"L{layer + 1}H{head + 1}" for layer in range(n_layers)
-                  for head in range(n_heads)]
+    head_names = [
+        f"L{layer + 1}H{head + 1}" for layer in range(n_layers) for head in range(n_heads)
+    ]
     counts = {name: edge_labels.count(name) for name in names}
     best = []
     for j, name in enumerate(names[:top]):
@@ -85,22 +95,38 @@ def head_label_correlation(run_path: str, gold_path: str, direction: str = "chil
         if np.all(np.isnan(column)):
             continue
         i = int(np.nanargmax(column))
-        best.append({"label": name, "edges": counts[name], "head": head_names[i],
-                     "r": round(float(column[i]), 4)})
-    return {"settings": {"metric": "pcc", "model": str(run.path), "arch": run.config.arch,
-                         "gold": gold.path, "direction": direction, "weights": weights,
-                         "subtypes": subtypes},
-            "edges": len(edge_labels), "labels": names, "label_counts": counts,
-            "heads": head_names,
-            "matrix": [[None if math.isnan(v) else round(float(v), 6) for v in row]
-                       for row in r],
-            "best": best}
+        best.append(
+            {
+                "label": name,
+                "edges": counts[name],
+                "head": head_names[i],
+                "r": round(float(column[i]), 4),
+            }
+        )
+    return {
+        "settings": {
+            "metric": "pcc",
+            "model": str(run.path),
+            "arch": run.config.arch,
+            "gold": gold.path,
+            "direction": direction,
+            "weights": weights,
+            "subtypes": subtypes,
+        },
+        "edges": len(edge_labels),
+        "labels": names,
+        "label_counts": counts,
+        "heads": head_names,
+        "matrix": [[None if math.isnan(v) else round(float(v), 6) for v in row] for row in r],
+        "best": best,
+    }
 
 
 def plot_heatmap(report: dict[str, Any], path: str, top: int = 20) -> None:
     """Heads x the ``top`` most frequent labels, as a PNG (needs matplotlib)."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -108,15 +134,17 @@ def plot_heatmap(report: dict[str, Any], path: str, top: int = 20) -> None:
     from induce.data.files import atomic_path
 
     labels = report["labels"][:top]
-    data = np.array([[np.nan if v is None else v for v in row[:len(labels)]]
-                     for row in report["matrix"]])
+    data = np.array(
+        [[np.nan if v is None else v for v in row[: len(labels)]] for row in report["matrix"]]
+    )
     fig, ax = plt.subplots(figsize=(1 + 0.45 * len(labels), 1 + 0.22 * len(data)))
     image = ax.imshow(data, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
     ax.set_xticks(range(len(labels)), labels, rotation=90)
     ax.set_yticks(range(len(report["heads"])), report["heads"], fontsize=6)
     fig.colorbar(image, ax=ax, label="Pearson r")
-    ax.set_title(f"{report['settings']['arch']}: heads vs labels "
-                 f"({report['settings']['direction']})")
+    ax.set_title(
+        f"{report['settings']['arch']}: heads vs labels ({report['settings']['direction']})"
+    )
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=120)

@@ -27,14 +27,14 @@ from typing import Any
 from induce.data.errors import InputError
 from induce.data.files import read_text
 
-LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")   # the papers' per-label columns
+LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")  # the papers' per-label columns
 
 
 @dataclass
 class RunResults:
     path: Path
     arch: str
-    setting: str                        # the config without its seed, for grouping
+    setting: str  # the config without its seed, for grouping
     seed: int | None
     values: dict[str, float] = field(default_factory=dict)
 
@@ -70,7 +70,7 @@ def _headline(stem: str, data: dict[str, Any]) -> dict[str, float]:
                 values[f"{label} recall"] = recall
         return values
     if "uas" in data:
-        name = stem[len("deps"):].strip("-_ ") if stem.startswith("deps") else stem
+        name = stem[len("deps") :].strip("-_ ") if stem.startswith("deps") else stem
         suffix = f" {name}" if name else ""
         return {f"UAS{suffix}": data["uas"], f"UUAS{suffix}": data["uuas"]}
     if "perplexity" in data:
@@ -88,8 +88,7 @@ def _validation(folder: Path) -> dict[str, float]:
                 best = record
     if best is None:
         return {}
-    names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS",
-             "uuas": "valid UUAS"}
+    names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS", "uuas": "valid UUAS"}
     return {name: best[key] for key, name in names.items() if best.get(key) is not None}
 
 
@@ -103,7 +102,7 @@ def aggregate(runs: list[RunResults]):
         groups.setdefault(run.setting, []).append(run)
     rows = []
     names = {}
-    for k, members in enumerate(groups.values()):
+    for members in groups.values():
         arch = members[0].arch
         names[arch] = names.get(arch, 0) + 1
         label = arch if names[arch] == 1 else f"{arch} ({names[arch]})"
@@ -121,8 +120,10 @@ def to_markdown(table) -> str:
     """``mean (std)`` cells, two decimals; a single run shows its value alone."""
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
     header = ["Model", "Runs"] + metrics
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] *
-                                                              (len(header) - 1)) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
     for _, row in table.iterrows():
         cells = [str(row["model"]), str(row["runs"])]
         for metric in metrics:
@@ -139,13 +140,26 @@ def to_markdown(table) -> str:
 
 def ordered(metrics) -> list[str]:
     """The papers' column order: UF1, per-label recall, UAS/UUAS, perplexity, validation."""
+
     def key(name: str) -> tuple:
-        for rank, prefix in enumerate(("UF1", "corpus UF1", *(f"{x} recall" for x in LABELS),
-                                       "UAS", "UUAS", "PPL", "valid UF1", "valid UAS",
-                                       "valid UUAS", "valid PPL")):
+        for rank, prefix in enumerate(
+            (
+                "UF1",
+                "corpus UF1",
+                *(f"{x} recall" for x in LABELS),
+                "UAS",
+                "UUAS",
+                "PPL",
+                "valid UF1",
+                "valid UAS",
+                "valid UUAS",
+                "valid PPL",
+            )
+        ):
             if name == prefix or (prefix in ("UAS", "UUAS") and name.startswith(prefix + " ")):
                 return rank, name
         return 99, name
+
     return sorted(metrics, key=key)
 
 

@@ -22,6 +22,7 @@ def needs_shared(*parts: str):
 @pytest.fixture
 def write(tmp_path):
     """``write(name, text)`` -> path of a new file under the test's temporary folder."""
+
     def _write(name: str, text: str | bytes) -> str:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,4 +31,5 @@ def write(tmp_path):
         else:
             path.write_text(text, encoding="utf-8")
         return str(path)
+
     return _write

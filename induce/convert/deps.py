@@ -9,8 +9,12 @@ from induce.structure.deps import restrict_heads
 from induce.structure.heights import dependency_heights
 
 
-def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = frozenset(),
-                 keep_tags: frozenset[str] | None = None) -> tuple[DepFile, int]:
+def convert_deps(
+    path: str,
+    fmt: str | None = None,
+    drop_tags: frozenset[str] = frozenset(),
+    keep_tags: frozenset[str] | None = None,
+) -> tuple[DepFile, int]:
     """Read ``path``; with ``drop_tags`` / ``keep_tags``, remove those words.
 
     As in the evaluators, a removed word's dependents climb to its nearest kept ancestor.
@@ -41,10 +45,15 @@ def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = 
         labels = None
         if tree.labels is not None:
             root_label = tree.labels[tree.root - 1]
-            labels = tuple(root_label if h == 0 else tree.labels[i]
-                           for i, h in zip(kept, heads))
-        out.append(DepTree(tuple(tree.words[i] for i in kept), tuple(heads),
-                           tuple(tags[i] for i in kept), labels))
+            labels = tuple(root_label if h == 0 else tree.labels[i] for i, h in zip(kept, heads))
+        out.append(
+            DepTree(
+                tuple(tree.words[i] for i in kept),
+                tuple(heads),
+                tuple(tags[i] for i in kept),
+                labels,
+            )
+        )
         lines.append(deps.lines[k])
         if raw is not None:
             raw.append(subset_tokens(deps.raw[k], kept))  # type: ignore[index]
@@ -53,5 +62,7 @@ def convert_deps(path: str, fmt: str | None = None, drop_tags: frozenset[str] = 
 
 def height_records(deps: DepFile) -> list[dict]:
     """``{"words", "heads", "heights"}`` per sentence (Definition 3.2)."""
-    return [{"words": list(t.words), "heads": list(t.heads),
-             "heights": dependency_heights(t.heads)} for t in deps.sentences]
+    return [
+        {"words": list(t.words), "heads": list(t.heads), "heights": dependency_heights(t.heads)}
+        for t in deps.sentences
+    ]

@@ -36,19 +36,20 @@ class Converted:
         assert self.parse is not None
         heads = tuple(self.parse.heads)
         labels = tuple("root" if h == 0 else "dep" for h in heads)
-        return DepTree(tuple(self.words), heads, tuple(self.tags) if self.tags else None,
-                       labels)
+        return DepTree(tuple(self.words), heads, tuple(self.tags) if self.tags else None, labels)
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"words": self.words, "tree": self.tree.to_string()}
         if self.parse is not None:
-            out.update(heads=self.parse.heads, root=self.parse.root,
-                       root_height=self.parse.root_height)
+            out.update(
+                heads=self.parse.heads, root=self.parse.root, root_height=self.parse.root_height
+            )
         return out
 
 
-def convert_distances(path: str, need_heights: bool, ties: str = "left",
-                      label: str = "X") -> list[Converted]:
+def convert_distances(
+    path: str, need_heights: bool, ties: str = "left", label: str = "X"
+) -> list[Converted]:
     """Convert every line of a JSONL file (``-`` = stdin); heights are required when
     ``need_heights``.  Errors name the file and line."""
     if ties not in TIES:
@@ -63,7 +64,7 @@ def convert_distances(path: str, need_heights: bool, ties: str = "left",
         distances = _numbers(record, "distances", path, line)
         heights = _numbers(record, "heights", path, line) if "heights" in record else None
         if need_heights and heights is None:
-            raise InputError("no \"heights\": dependencies need them", path, line)
+            raise InputError('no "heights": dependencies need them', path, line)
         try:
             if heights is None:
                 tree, parse = split_tree(leaves, distances, label, ties), None
@@ -81,19 +82,23 @@ def convert_distances(path: str, need_heights: bool, ties: str = "left",
 def _strings(record: dict, key: str, path: str, line: int) -> list[str]:
     value = record.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"\"{key}\" must be a list of strings", path, line)
+        raise InputError(f'"{key}" must be a list of strings', path, line)
     if not value:
-        raise InputError(f"\"{key}\" is empty: an empty sentence", path, line)
+        raise InputError(f'"{key}" is empty: an empty sentence', path, line)
     bad = next((v for v in value if not v or _UNSAFE.search(v) or not _encodable(v)), None)
     if bad is not None:
-        raise InputError(f"\"{key}\" holds {bad!r}: tokens cannot be empty, hold spaces or "
-                         "brackets (write -LRB- / -RRB-), or be invalid Unicode", path, line)
+        raise InputError(
+            f'"{key}" holds {bad!r}: tokens cannot be empty, hold spaces or '
+            "brackets (write -LRB- / -RRB-), or be invalid Unicode",
+            path,
+            line,
+        )
     return value
 
 
 def _encodable(text: str) -> bool:
     try:
-        text.encode("utf-8")   # JSON escapes can make lone surrogates
+        text.encode("utf-8")  # JSON escapes can make lone surrogates
     except UnicodeEncodeError:
         return False
     return True
@@ -102,5 +107,5 @@ def _encodable(text: str) -> bool:
 def _numbers(record: dict, key: str, path: str, line: int) -> list[float]:
     value = record.get(key)
     if not isinstance(value, list):
-        raise InputError(f"\"{key}\" must be a list of numbers", path, line)
+        raise InputError(f'"{key}" must be a list of numbers', path, line)
     return value

@@ -17,15 +17,18 @@ class Converted:
     table: HeadTable
     sentences: list[DepTree]
     lines: list[int]
-    function_tags: bool   # did any phrase carry a function tag (NP-SBJ)?
+    function_tags: bool  # did any phrase carry a function tag (NP-SBJ)?
 
     @property
     def labels_need_function_tags(self) -> bool:
         """True when the table labels by function tags (SBJ, PRD) but the trees had none, so
         those labels cannot appear (for instance in a tree file already stripped)."""
         scheme = self.table.labels
-        return scheme is not None and not self.function_tags and \
-            any(rule.function for rule in scheme.rules)
+        return (
+            scheme is not None
+            and not self.function_tags
+            and any(rule.function for rule in scheme.rules)
+        )
 
 
 def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Converted:
@@ -43,16 +46,21 @@ def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Conver
             raise InputError("empty sentence: no word to attach", source, line)
         clean = unwrap(clean)
         if not function_tags:
-            function_tags = any(table.split(n.label)[1] for n in clean.subtrees()
-                                if not n.is_preterminal)
+            function_tags = any(
+                table.split(n.label)[1] for n in clean.subtrees() if not n.is_preterminal
+            )
         try:
             deps = lexical_heads(clean, table)
         except UnknownLabel as err:
-            raise InputError(f"the head table {table.name!r} has no rule for the label "
-                             f"{err.label!r} (in the tree starting here)", source,
-                             line) from None
-        sentences.append(DepTree(tuple(deps.words), tuple(deps.heads), tuple(deps.tags),
-                                 tuple(deps.labels)))
+            raise InputError(
+                f"the head table {table.name!r} has no rule for the label "
+                f"{err.label!r} (in the tree starting here)",
+                source,
+                line,
+            ) from None
+        sentences.append(
+            DepTree(tuple(deps.words), tuple(deps.heads), tuple(deps.tags), tuple(deps.labels))
+        )
         lines.append(line)
     if not sentences:
         raise InputError("no trees in the file", path)

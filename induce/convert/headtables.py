@@ -31,8 +31,10 @@ def load_head_table(spec: str) -> HeadTable:
         except (yaml.YAMLError, RecursionError) as err:
             raise ConfigError(f"{spec}: not valid YAML ({err.__class__.__name__})") from None
         return head_table(data, spec)
-    raise ConfigError(f"unknown head table {spec!r}: give "
-                      f"{' or '.join(resource_names('headrules'))}, or a YAML file")
+    raise ConfigError(
+        f"unknown head table {spec!r}: give "
+        f"{' or '.join(resource_names('headrules'))}, or a YAML file"
+    )
 
 
 def head_table(data: Any, source: str) -> HeadTable:
@@ -41,8 +43,10 @@ def head_table(data: Any, source: str) -> HeadTable:
     rules = {}
     for label, items in _mapping(mapping.get("rules"), f"{source}: rules").items():
         if not isinstance(label, str):
-            raise ConfigError(f"{source}: rules: the label {label!r} is not text (quote it: "
-                              "YAML reads ON, NO, 1 ... as other types)")
+            raise ConfigError(
+                f"{source}: rules: the label {label!r} is not text (quote it: "
+                "YAML reads ON, NO, 1 ... as other types)"
+            )
         if isinstance(items, str):
             items = [items]
         if not isinstance(items, list) or not items:
@@ -50,22 +54,24 @@ def head_table(data: Any, source: str) -> HeadTable:
         rules[label] = tuple(_rule(item, f"{source}: {label}") for item in items)
     labels = mapping.get("labels")
     return HeadTable(
-        name=_text(mapping.get("name", os.path.splitext(os.path.basename(source))[0]),
-                   source, "name"),
+        name=_text(
+            mapping.get("name", os.path.splitext(os.path.basename(source))[0]), source, "name"
+        ),
         rules=rules,
         punctuation=_tags(mapping.get("punctuation", []), source, "punctuation"),
         coordination=_tags(mapping.get("coordination", []), source, "coordination"),
-        labels=None if labels is None else _labels(labels, f"{source}: labels"))
+        labels=None if labels is None else _labels(labels, f"{source}: labels"),
+    )
 
 
 def _rule(item: Any, where: str) -> HeadRule:
     if not isinstance(item, str) or not item.split():
-        raise ConfigError(f"{where}: a rule is 'DIRECTION [LABEL|LABEL ...] ...', "
-                          f"got {item!r}")
+        raise ConfigError(f"{where}: a rule is 'DIRECTION [LABEL|LABEL ...] ...', got {item!r}")
     direction, *priorities = item.split()
     if direction not in DIRECTIONS:
-        raise ConfigError(f"{where}: direction must be one of {', '.join(DIRECTIONS)}, "
-                          f"got {direction!r}")
+        raise ConfigError(
+            f"{where}: direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}"
+        )
     return HeadRule(direction, tuple(frozenset(p.split("|")) for p in priorities))
 
 
@@ -87,10 +93,12 @@ def _labels(data: Any, where: str) -> LabelScheme:
                     raise ConfigError(f"{where}: {key} is empty, so the rule never applies")
                 conditions[key] = frozenset(values)
         rules.append(LabelRule(label=_text(rule["label"], where, "label"), **conditions))
-    return LabelScheme(root=_text(mapping.get("root", "ROOT"), where, "root"),
-                       punctuation=_text(mapping.get("punctuation", "P"), where, "punctuation"),
-                       rules=tuple(rules),
-                       default=_text(mapping.get("default", "DEP"), where, "default"))
+    return LabelScheme(
+        root=_text(mapping.get("root", "ROOT"), where, "root"),
+        punctuation=_text(mapping.get("punctuation", "P"), where, "punctuation"),
+        rules=tuple(rules),
+        default=_text(mapping.get("default", "DEP"), where, "default"),
+    )
 
 
 def _mapping(data: Any, where: str, keys: set[str] | None = None) -> dict:
@@ -99,15 +107,19 @@ def _mapping(data: Any, where: str, keys: set[str] | None = None) -> dict:
     if keys is not None:
         unknown = sorted(set(map(str, data)) - keys)
         if unknown:
-            raise ConfigError(f"{where}: unknown setting(s) {', '.join(map(repr, unknown))} "
-                              f"(known: {', '.join(sorted(keys))})")
+            raise ConfigError(
+                f"{where}: unknown setting(s) {', '.join(map(repr, unknown))} "
+                f"(known: {', '.join(sorted(keys))})"
+            )
     return data
 
 
 def _strings(data: Any, where: str, key: str) -> list[str]:
     if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-        raise ConfigError(f"{where}: {key} must be a list of labels (quote labels YAML would "
-                          "read as numbers or booleans)")
+        raise ConfigError(
+            f"{where}: {key} must be a list of labels (quote labels YAML would "
+            "read as numbers or booleans)"
+        )
     return data
 
 

@@ -9,23 +9,29 @@ from induce.data.ptb import read_trees
 from induce.data.types import Tree
 from induce.structure.binarize import FACTORS, binarize, unbinarize
 from induce.structure.distances import tree_distances
-from induce.structure.trees import (collapse_unary, filter_preterminals, lowercase,
-                                    strip_empty, strip_function_tags, unwrap)
+from induce.structure.trees import (
+    collapse_unary,
+    filter_preterminals,
+    lowercase,
+    strip_empty,
+    strip_function_tags,
+    unwrap,
+)
 
 
 @dataclass(frozen=True)
 class TreeOps:
     """What to do to each tree, applied in this order."""
 
-    strip_traces: bool = False         # remove -NONE- and the phrases left empty
+    strip_traces: bool = False  # remove -NONE- and the phrases left empty
     strip_function_tags: bool = False  # NP-SBJ-1 -> NP
-    drop_tags: frozenset[str] = frozenset()   # remove words with these tags (punctuation)
-    keep_tags: frozenset[str] | None = None    # keep only words with these tags
-    unwrap: bool = False               # drop a TOP / ROOT / S1 / ( ) root with one child
+    drop_tags: frozenset[str] = frozenset()  # remove words with these tags (punctuation)
+    keep_tags: frozenset[str] | None = None  # keep only words with these tags
+    unwrap: bool = False  # drop a TOP / ROOT / S1 / ( ) root with one child
     collapse_unary: bool = False
     lowercase: bool = False
     unbinarize: bool = False
-    binarize: str | None = None        # "right" or "left" factored
+    binarize: str | None = None  # "right" or "left" factored
 
     def __post_init__(self) -> None:
         if self.binarize is not None and self.binarize not in FACTORS:
@@ -41,8 +47,9 @@ def transform(tree: Tree, ops: TreeOps) -> Tree | None:
         out = strip_function_tags(out)
     if out is not None and (ops.drop_tags or ops.keep_tags is not None):
         drop, keep = ops.drop_tags, ops.keep_tags
-        out = filter_preterminals(out, lambda p: p.label not in drop and
-                                  (keep is None or p.label in keep))
+        out = filter_preterminals(
+            out, lambda p: p.label not in drop and (keep is None or p.label in keep)
+        )
     if out is None:
         return None
     if ops.unwrap:
@@ -75,6 +82,11 @@ def distance_records(trees: list[Tree]) -> list[dict]:
     out = []
     for tree in trees:
         pos = tree.pos()
-        out.append({"words": [w for w, _ in pos], "tags": [t for _, t in pos],
-                    "distances": tree_distances(tree)})
+        out.append(
+            {
+                "words": [w for w, _ in pos],
+                "tags": [t for _, t in pos],
+                "distances": tree_distances(tree),
+            }
+        )
     return out

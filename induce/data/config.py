@@ -40,14 +40,18 @@ def from_mapping(cls: type[T], data: Any, source: str) -> T:
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ConfigError(f"{source}: unknown setting(s) {', '.join(map(repr, unknown))} "
-                          f"(known: {', '.join(fields)})")
+        raise ConfigError(
+            f"{source}: unknown setting(s) {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(fields)})"
+        )
     hints = typing.get_type_hints(cls)
     values = {}
     for name, field in fields.items():
         if name not in data:
-            if field.default is dataclasses.MISSING and \
-                    field.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            if (
+                field.default is dataclasses.MISSING
+                and field.default_factory is dataclasses.MISSING
+            ):  # type: ignore[misc]
                 raise ConfigError(f"{source}: missing setting {name!r}")
             continue
         values[name] = _coerce(data[name], hints[name], f"{source}: {name}")

@@ -17,17 +17,24 @@ from __future__ import annotations
 import copy
 import gc
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
 from induce.data.types import DepTree, dependency_problem
 
 FORMATS = ("conllu", "conllx", "malt")
-_SUFFIXES = {".conllu": "conllu", ".conll": "conllx", ".conllx": "conllx",
-             ".conll06": "conllx", ".stanford": "conllx", ".dp": "malt", ".malt": "malt",
-             ".tab": "malt"}
+_SUFFIXES = {
+    ".conllu": "conllu",
+    ".conll": "conllx",
+    ".conllx": "conllx",
+    ".conll06": "conllx",
+    ".stanford": "conllx",
+    ".dp": "malt",
+    ".malt": "malt",
+    ".tab": "malt",
+}
 DEP_SUFFIXES = tuple(_SUFFIXES)
 
 
@@ -40,7 +47,7 @@ class DepFile:
     sentences: list[DepTree]
     lines: list[int]
     sources: list[str] | None = None  # file of each sentence, when read from a directory
-    raw: list | None = None           # conllu TokenLists, for writing CoNLL-U back
+    raw: list | None = None  # conllu TokenLists, for writing CoNLL-U back
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -65,9 +72,13 @@ def detect_format(path: str, text: str) -> str:
             return "conllu" if "-" in line.split("\t", 1)[0] else "conllx"
         if columns in (3, 4):
             return "malt"
-        raise InputError(f"cannot tell the dependency format: {columns} tab-separated "
-                         "columns (expected 10 for CoNLL-U/X, 3 or 4 for Malt-TAB); "
-                         "name the format explicitly", path, number)
+        raise InputError(
+            f"cannot tell the dependency format: {columns} tab-separated "
+            "columns (expected 10 for CoNLL-U/X, 3 or 4 for Malt-TAB); "
+            "name the format explicitly",
+            path,
+            number,
+        )
     raise InputError("empty dependency file", path)
 
 
@@ -109,8 +120,11 @@ def parse_malt(text: str, path: str) -> DepFile:
         for offset, line in enumerate(block):
             cols = line.split("\t")
             if len(cols) not in (3, 4):
-                raise InputError(f"Malt-TAB needs 3 or 4 tab-separated columns, got {len(cols)}",
-                                 path, start + offset)
+                raise InputError(
+                    f"Malt-TAB needs 3 or 4 tab-separated columns, got {len(cols)}",
+                    path,
+                    start + offset,
+                )
             words.append(cols[0])
             tags.append(cols[1])
             heads.append(_int(cols[2], "head", path, start + offset))
@@ -138,8 +152,7 @@ def parse_conllx(text: str, path: str) -> DepFile:
             if head_col < 0:
                 head_col, tag_col = _conllx_layout(cols, path, number)
             if _int(cols[0], "ID", path, number) != len(words) + 1:
-                raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path,
-                                 number)
+                raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path, number)
             words.append(cols[1])
             tag = cols[tag_col]
             tags.append(tag if tag != "_" else cols[3])
@@ -186,11 +199,9 @@ def parse_conllu(text: str, path: str) -> DepFile:
             if not isinstance(token["id"], int):
                 continue  # multiword token or empty node: kept in ``raw`` only
             if token["id"] != len(words) + 1:
-                raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path,
-                                 line)
+                raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path, line)
             if token["head"] is None:
-                raise InputError(f"word {token['id']} ({token['form']!r}) has no HEAD", path,
-                                 line)
+                raise InputError(f"word {token['id']} ({token['form']!r}) has no HEAD", path, line)
             words.append(token["form"])
             xpos, upos = token["xpos"], token["upos"]
             tags.append(xpos if xpos not in (None, "_") else (upos or "_"))
@@ -263,12 +274,16 @@ def format_deps(sentences: Iterable[DepTree], fmt: str) -> str:
         for i in range(n):
             if fmt == "malt":
                 out.append(f"{tree.words[i]}\t{tags[i]}\t{tree.heads[i]}\t{labels[i]}\n")
-            elif fmt == "conllu":   # a PTB tag is an XPOS; UPOS stays unknown
-                out.append(f"{i + 1}\t{tree.words[i]}\t_\t_\t{tags[i]}\t_\t{tree.heads[i]}\t"
-                           f"{labels[i]}\t_\t_\n")
-            elif fmt == "conllx":   # CPOSTAG and POSTAG both carry the tag
-                out.append(f"{i + 1}\t{tree.words[i]}\t_\t{tags[i]}\t{tags[i]}\t_\t"
-                           f"{tree.heads[i]}\t{labels[i]}\t_\t_\n")
+            elif fmt == "conllu":  # a PTB tag is an XPOS; UPOS stays unknown
+                out.append(
+                    f"{i + 1}\t{tree.words[i]}\t_\t_\t{tags[i]}\t_\t{tree.heads[i]}\t"
+                    f"{labels[i]}\t_\t_\n"
+                )
+            elif fmt == "conllx":  # CPOSTAG and POSTAG both carry the tag
+                out.append(
+                    f"{i + 1}\t{tree.words[i]}\t_\t{tags[i]}\t{tags[i]}\t_\t"
+                    f"{tree.heads[i]}\t{labels[i]}\t_\t_\n"
+                )
             else:
                 raise InputError(f"unknown dependency format {fmt!r}")
         out.append("\n")
@@ -279,8 +294,7 @@ def format_conllu_like(source: DepFile, sentences: Iterable[DepTree]) -> str:
     """CoNLL-U that keeps everything of ``source`` (comments, multiword tokens, empty nodes,
     every column) but HEAD and DEPREL, taken from ``sentences`` (one per source sentence)."""
     if source.raw is None:
-        raise InputError("only a CoNLL-U source can be written back with its columns",
-                         source.path)
+        raise InputError("only a CoNLL-U source can be written back with its columns", source.path)
     out = []
     for original, tree in zip(source.raw, sentences, strict=True):
         tokens = copy.deepcopy(original)  # the source stays as it was read
@@ -306,7 +320,7 @@ def subset_tokens(tokens, kept: list[int]):
     for new_id, i in enumerate(kept, 1):
         token = copy.deepcopy(words[i])
         token["id"] = new_id
-        token["deps"] = "_"   # enhanced dependencies point at the old numbering
+        token["deps"] = "_"  # enhanced dependencies point at the old numbering
         chosen.append(token)
     metadata = {key: value for key, value in tokens.metadata.items() if key != "text"}
     return TokenList(chosen, metadata=metadata)

@@ -25,9 +25,10 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from induce.data.errors import InputError
 from induce.data.files import read_text
@@ -81,24 +82,27 @@ class DatasetWriter:
             if not force:
                 raise InputError("already exists (use --force to replace it)", str(self.out))
             if not (self.out.is_dir() and (self.out / MANIFEST).is_file()):
-                raise InputError("exists and is not an induce dataset: --force only replaces "
-                                 "datasets", str(self.out))
+                raise InputError(
+                    "exists and is not an induce dataset: --force only replaces datasets",
+                    str(self.out),
+                )
         parent = self.out.parent
-        try:        # `--out data/ptb` on a fresh checkout: make data/
+        try:  # `--out data/ptb` on a fresh checkout: make data/
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise InputError(f"cannot create the folder: {err.strerror}", str(parent)) from None
         self.force = force
         try:
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp",
-                                             dir=parent))
+            self.tmp = Path(
+                tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=parent)
+            )
         except OSError as err:
             raise InputError(f"cannot write here: {err.strerror}", str(parent)) from None
         self._open: dict[str, _CountingWriter] = {}
         self.files: dict[str, dict[str, Any]] = {}
         self.done = False
 
-    def __enter__(self) -> "DatasetWriter":
+    def __enter__(self) -> DatasetWriter:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
@@ -136,13 +140,17 @@ class DatasetWriter:
         if vocab is not None:
             (self.tmp / VOCAB).write_text(vocab.to_json(), encoding="utf-8")
             self.files[VOCAB] = _describe(self.tmp / VOCAB)
-        full = {"format": FORMAT, **manifest,
-                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "files": dict(sorted(self.files.items()))}
-        (self.tmp / MANIFEST).write_text(yaml.safe_dump(full, sort_keys=False,
-                                                        allow_unicode=True), encoding="utf-8")
+        full = {
+            "format": FORMAT,
+            **manifest,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "files": dict(sorted(self.files.items())),
+        }
+        (self.tmp / MANIFEST).write_text(
+            yaml.safe_dump(full, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
         os.chmod(self.tmp, 0o777 & ~_umask())
-        if self.out.exists():          # --force on a dataset: swap, then remove the old one
+        if self.out.exists():  # --force on a dataset: swap, then remove the old one
             old = self.tmp.with_suffix(".old")
             os.replace(self.out, old)
             os.replace(self.tmp, self.out)
@@ -197,6 +205,7 @@ class Dataset:
     @property
     def normalization(self):
         from induce.data.normalize import Normalization
+
         return Normalization.from_dict(self.manifest.get("normalization", {}))
 
 
@@ -210,8 +219,10 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
         raise InputError("no such dataset directory", str(folder))
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
-        raise InputError(f"not an induce dataset: no {MANIFEST} (an interrupted preprocess "
-                         "leaves none)", str(folder))
+        raise InputError(
+            f"not an induce dataset: no {MANIFEST} (an interrupted preprocess leaves none)",
+            str(folder),
+        )
     try:
         manifest = yaml.safe_load(read_text(manifest_path))
     except yaml.YAMLError:
@@ -220,7 +231,8 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
         raise InputError(f"unknown dataset format (expected {FORMAT})", str(manifest_path))
     files = manifest.get("files") or {}
     if not isinstance(files, dict) or not all(
-            isinstance(v, dict) and {"lines", "sha256"} <= set(v) for v in files.values()):
+        isinstance(v, dict) and {"lines", "sha256"} <= set(v) for v in files.values()
+    ):
         raise InputError("the manifest's file list is damaged", str(manifest_path))
     for name, expected in files.items():
         target = folder / str(name)
@@ -229,11 +241,16 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
         if verify:
             found = _describe(target)
             if found != expected:
-                what = (f"{found['lines']} lines, expected {expected['lines']}"
-                        if found["lines"] != expected["lines"] else "its content differs")
-                raise InputError(f"{name} does not match the manifest ({what}): the dataset "
-                                 "is truncated or was changed; preprocess it again",
-                                 str(folder))
+                what = (
+                    f"{found['lines']} lines, expected {expected['lines']}"
+                    if found["lines"] != expected["lines"]
+                    else "its content differs"
+                )
+                raise InputError(
+                    f"{name} does not match the manifest ({what}): the dataset "
+                    "is truncated or was changed; preprocess it again",
+                    str(folder),
+                )
     vocab = None
     if VOCAB in files:
         vocab = Vocabulary.from_json(read_text(folder / VOCAB), str(folder / VOCAB))

@@ -17,8 +17,9 @@ class InduceError(Exception):
 class InputError(InduceError):
     """Malformed or inconsistent input, located by file and (1-based) line where known."""
 
-    def __init__(self, message: str, path: str | PathLike[str] | None = None,
-                 line: int | None = None) -> None:
+    def __init__(
+        self, message: str, path: str | PathLike[str] | None = None, line: int | None = None
+    ) -> None:
         self.path = None if path is None else str(path)
         self.line = line
         self.reason = message

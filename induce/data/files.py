@@ -11,8 +11,8 @@ import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from induce.data.errors import InputError
 
@@ -60,7 +60,8 @@ def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list
         return [name]
     wanted = tuple(suffixes)
     files = sorted(
-        os.path.join(name, entry) for entry in os.listdir(name)
+        os.path.join(name, entry)
+        for entry in os.listdir(name)
         if entry.endswith(wanted) and os.path.isfile(os.path.join(name, entry))
     )
     if not files:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from induce.data.errors import InputError
 from induce.data.files import read_text
@@ -19,14 +20,14 @@ def parse_jsonl(text: str, path: str = "<string>") -> list[tuple[int, dict[str, 
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            raise InputError(f"not valid JSON: {err.msg} (column {err.colno})", path,
-                             number) from None
+            raise InputError(
+                f"not valid JSON: {err.msg} (column {err.colno})", path, number
+            ) from None
         except (ValueError, RecursionError) as err:  # huge integers, absurd nesting
             reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)
             raise InputError(f"not valid JSON: {reason}", path, number) from None
         if not isinstance(value, dict):
-            raise InputError(f"expected a JSON object, got {type(value).__name__}", path,
-                             number)
+            raise InputError(f"expected a JSON object, got {type(value).__name__}", path, number)
         out.append((number, value))
     return out
 

@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
 
 _DIGITS = re.compile(r"[0-9]+")
-EMPTY_TAGS = frozenset(("-NONE-",))   # traces and other empty elements are never words
+EMPTY_TAGS = frozenset(("-NONE-",))  # traces and other empty elements are never words
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Normalization:
     lowercase: bool = True
     digits: str | None = "N"
     word_tags: frozenset[str] | None = None
-    tagset: str | None = None      # the name of ``word_tags`` in resources/tagsets.yaml
+    tagset: str | None = None  # the name of ``word_tags`` in resources/tagsets.yaml
 
     def words(self, words: Sequence[str]) -> list[str]:
         """Normalise words (no tag filter).  Works on the joined sentence: C speed."""
@@ -43,8 +43,11 @@ class Normalization:
         """The kept, normalised words of ``(tag, word)`` pairs joined by spaces (the fast
         path of preprocessing: string operations on the whole sentence)."""
         tags = self.word_tags
-        text = " ".join([w for t, w in pairs if t not in EMPTY_TAGS] if tags is None else
-                        [w for t, w in pairs if t in tags])
+        text = " ".join(
+            [w for t, w in pairs if t not in EMPTY_TAGS]
+            if tags is None
+            else [w for t, w in pairs if t in tags]
+        )
         if self.lowercase:
             text = text.lower()
         if self.digits is not None:
@@ -57,8 +60,11 @@ class Normalization:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Normalization":
+    def from_dict(cls, data: dict) -> Normalization:
         tags = data.get("word_tags")
-        return cls(lowercase=bool(data.get("lowercase", True)), digits=data.get("digits"),
-                   word_tags=None if tags is None else frozenset(tags),
-                   tagset=data.get("tagset"))
+        return cls(
+            lowercase=bool(data.get("lowercase", True)),
+            digits=data.get("digits"),
+            word_tags=None if tags is None else frozenset(tags),
+            tagset=data.get("tagset"),
+        )

@@ -21,8 +21,8 @@ from __future__ import annotations
 import gc
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
@@ -43,7 +43,7 @@ class TreeFile:
     trees: list[Tree | None]
     lines: list[int]
     sources: list[str] | None = None  # file of each tree, when read from a directory
-    trailing_blank_lines: int = 0     # blank lines after the last tree (one-tree-per-line)
+    trailing_blank_lines: int = 0  # blank lines after the last tree (one-tree-per-line)
 
     def __len__(self) -> int:
         return len(self.trees)
@@ -63,8 +63,9 @@ class TreeFile:
         return source, self.lines[index]
 
 
-def parse_trees(text: str, path: str = "<string>", labelled: bool = True,
-                blank_lines_are_sentences: bool = True) -> TreeFile:
+def parse_trees(
+    text: str, path: str = "<string>", labelled: bool = True, blank_lines_are_sentences: bool = True
+) -> TreeFile:
     """Parse every tree in ``text`` (see the module docstring for the accepted shapes).
 
     ``blank_lines_are_sentences=False`` treats blank lines as separators whatever the shape
@@ -81,16 +82,15 @@ def parse_trees(text: str, path: str = "<string>", labelled: bool = True,
             gc.enable()
 
 
-def _parse_trees(text: str, path: str, labelled: bool,
-                 blank_lines_are_sentences: bool) -> TreeFile:
+def _parse_trees(text: str, path: str, labelled: bool, blank_lines_are_sentences: bool) -> TreeFile:
     trees: list[Tree] = []
-    starts: list[int] = []      # line where each tree opens ...
-    ends: list[int] = []        # ... and where it closes
-    blank: list[bool] = []      # per line: no token on it
+    starts: list[int] = []  # line where each tree opens ...
+    ends: list[int] = []  # ... and where it closes
+    blank: list[bool] = []  # per line: no token on it
     stack: list[Tree] = []
     node = None
-    expect_label = False        # the token after "(" is the label (labelled mode)
-    misplaced_word = False      # a word beside other children somewhere in this tree
+    expect_label = False  # the token after "(" is the label (labelled mode)
+    misplaced_word = False  # a word beside other children somewhere in this tree
     line_no = 0
     for line_no, line in enumerate(text.split("\n"), 1):
         if labelled and "(" in line:
@@ -100,7 +100,7 @@ def _parse_trees(text: str, path: str, labelled: bool,
         tokens = line.replace("(", " ( ").replace(")", " ) ").split()
         blank.append(not tokens)
         if not stack and tokens and tokens[0].startswith("*x*"):
-            blank[-1] = False   # a Treebank-2 header line
+            blank[-1] = False  # a Treebank-2 header line
             continue
         for tok in tokens:
             if expect_label:
@@ -140,13 +140,16 @@ def _parse_trees(text: str, path: str, labelled: bool,
     if stack:
         raise InputError(
             f"unbalanced '(': {len(stack)} bracket(s) still open at end of file",
-            path, starts[-1] if starts else line_no)
+            path,
+            starts[-1] if starts else line_no,
+        )
     if not blank_lines_are_sentences or any(s != e for s, e in zip(starts, ends)):
         return TreeFile(path, list(trees), starts)
     for k in range(1, len(trees)):
         if starts[k] == ends[k - 1]:
-            raise InputError("several trees on one line in a one-tree-per-line file",
-                             path, starts[k])
+            raise InputError(
+                "several trees on one line in a one-tree-per-line file", path, starts[k]
+            )
     # One tree per line: every blank line before or between trees is an empty sentence.
     out: list[Tree | None] = []
     lines: list[int] = []
@@ -174,7 +177,10 @@ def _check_words(tree: Tree, labelled: bool, path: str, line: int) -> None:
             word = next(c for c in children if isinstance(c, str))
             raise InputError(
                 f"bracket ({node.label} ...) holds the word {_show(word)} beside other "
-                "children; words must sit alone under a tag, as in (NN dog)", path, line)
+                "children; words must sit alone under a tag, as in (NN dog)",
+                path,
+                line,
+            )
         node.children = [Tree("", [c]) if isinstance(c, str) else c for c in children]
 
 

@@ -19,14 +19,23 @@ import numpy as np
 _STEP = np.zeros(256, dtype=np.int8)
 _STEP[ord("(")], _STEP[ord(")")] = 1, -1
 # Each byte of space-collapsed text as o (open), c (close), s (space) or t (token).
-_CLASSES = bytes(ord("o") if c == ord("(") else ord("c") if c == ord(")") else
-                 ord("s") if c == ord(" ") else ord("t") for c in range(256))
-_OPEN_NEWLINE = re.compile(r"\([^\S\n]*\n")        # a label on the line after its "("
-_EMPTY_TAG = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")   # "( word)" on one line
+_CLASSES = bytes(
+    ord("o")
+    if c == ord("(")
+    else ord("c")
+    if c == ord(")")
+    else ord("s")
+    if c == ord(" ")
+    else ord("t")
+    for c in range(256)
+)
+_OPEN_NEWLINE = re.compile(r"\([^\S\n]*\n")  # a label on the line after its "("
+_EMPTY_TAG = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")  # "( word)" on one line
 
 
-def scan_clean_file(text: str, pattern: re.Pattern
-                    ) -> list[tuple[int, str, list[tuple[str, str]]]] | None:
+def scan_clean_file(
+    text: str, pattern: re.Pattern
+) -> list[tuple[int, str, list[tuple[str, str]]]] | None:
     """``(line, tree text on one line, pattern.findall(tree))`` for every tree of a clean
     file (see the module docstring), or ``None`` when the file needs the careful reader.
 
@@ -51,18 +60,20 @@ def scan_clean_file(text: str, pattern: re.Pattern
     outside = depth == 0
     outside[ends] = False
     if np.any(codes[outside] != ord(" ")):
-        return None                      # text between trees: headers or junk
+        return None  # text between trees: headers or junk
     classes = data.translate(_CLASSES)
     ot = classes.count(b"ot")
     tokens = ot + classes.count(b"st") + classes.count(b"ct")
     labels = ot + classes.count(b"ost")
     findall = pattern.findall
-    trees = [(flat[s:e + 1], findall(flat, s, e + 1))
-             for s, e in zip(starts.tolist(), ends.tolist())]
+    trees = [
+        (flat[s : e + 1], findall(flat, s, e + 1)) for s, e in zip(starts.tolist(), ends.tolist())
+    ]
     if tokens != labels + sum(len(leaves) for _, leaves in trees):
         return None
-    return [(line, part, leaves) for line, (part, leaves) in
-            zip(_start_lines(text, len(trees)), trees)]
+    return [
+        (line, part, leaves) for line, (part, leaves) in zip(_start_lines(text, len(trees)), trees)
+    ]
 
 
 def _start_lines(text: str, count: int) -> list[int]:

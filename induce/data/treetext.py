@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from itertools import accumulate
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
-from typing import Iterator
 
 from induce.data.errors import InputError
 from induce.data.files import decode_utf8
@@ -26,11 +26,19 @@ from induce.data.treescan import scan_clean_file
 # On text whose whitespace is collapsed to single spaces (all the checks below assume it).
 PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")
 # Each byte as o (open), c (close), s (space) or t (token), to count with bytes.count.
-_CLASSES = bytes(ord("o") if c == ord("(") else ord("c") if c == ord(")") else
-                 ord("s") if c == ord(" ") else ord("t") for c in range(256))
+_CLASSES = bytes(
+    ord("o")
+    if c == ord("(")
+    else ord("c")
+    if c == ord(")")
+    else ord("s")
+    if c == ord(" ")
+    else ord("t")
+    for c in range(256)
+)
 _STEP = {ord("("): 1, ord(")"): -1}
 _NOT_PAREN_BYTES = bytes(b for b in range(256) if b not in b"()")
-_COREF = re.compile(r"(\([^\s()#]+)#\d+")   # BLLIP labels such as NP-SBJ#2
+_COREF = re.compile(r"(\([^\s()#]+)#\d+")  # BLLIP labels such as NP-SBJ#2
 # "( word)" on one line: a word with the empty tag (the full reader's rule, line by line).
 EMPTY_TAG_ON_A_LINE = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")
 _BRACKET = re.compile(r"[()]")
@@ -78,8 +86,9 @@ def read_file(path: str | Path, stats: ReadStats) -> str:
     return decode_utf8(data, str(path))
 
 
-def iter_trees(path: str | Path, stats: ReadStats, skip_bad: bool = False,
-               strip_coref: bool = False) -> Iterator[TreeText]:
+def iter_trees(
+    path: str | Path, stats: ReadStats, skip_bad: bool = False, strip_coref: bool = False
+) -> Iterator[TreeText]:
     """The trees of one file, multi-line LDC style or one per line; blank lines and ``*x*``
     header lines between trees are ignored, several trees on a line are separate trees, and
     a tree without words comes out with no leaves.  A malformed tree raises
@@ -102,8 +111,9 @@ def iter_trees(path: str | Path, stats: ReadStats, skip_bad: bool = False,
             yield from _read_exactly(name, start, text, stats, skip_bad, strip_coref)
             continue
         if not problem:
-            if not (text.isprintable() and "  " not in text and text[:1] != " " and
-                    text[-1:] != " "):
+            if not (
+                text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+            ):
                 # LDC files: many lines, indented.  A label on the line after its "(" is
                 # still a label ("( word)" on one line is a word with the empty tag).
                 text = " ".join(_OPEN_NEWLINE.sub("(", text).split())
@@ -143,9 +153,9 @@ def _chunks(text: str) -> Iterator[tuple[int, str, str]]:
         line += piece.count("\n") + 1
         if not pending:
             head = piece.lstrip()
-            if not head or head.startswith("*x*"):   # blank, or a Treebank-2 header line
+            if not head or head.startswith("*x*"):  # blank, or a Treebank-2 header line
                 continue
-            piece_line += piece[:len(piece) - len(head)].count("\n")
+            piece_line += piece[: len(piece) - len(head)].count("\n")
             if not head.startswith("("):
                 yield piece_line, "", f"text outside brackets: {head.split()[0][:40]!r}"
                 continue
@@ -187,7 +197,7 @@ def _split_trees(text: str) -> list[str]:
     for match in _BRACKET.finditer(text):
         depth += 1 if match.group() == "(" else -1
         if depth == 0:
-            parts.append(text[begin:match.end()].strip())
+            parts.append(text[begin : match.end()].strip())
             begin = match.end()
     rest = text[begin:].strip()
     if rest:
@@ -213,13 +223,15 @@ def _check(text: str) -> tuple[str, list[tuple[str, str]]]:
     tokens = classes.count(b"ot") + classes.count(b"st") + classes.count(b"ct")
     labels = classes.count(b"ot") + classes.count(b"ost")
     if tokens != labels + len(leaves):
-        return ("a word beside other children; words must sit alone under a tag, as in "
-                "(NN dog)"), []
+        return (
+            "a word beside other children; words must sit alone under a tag, as in (NN dog)"
+        ), []
     return "", leaves
 
 
-def _read_exactly(name: str, start: int, text: str, stats: ReadStats, skip_bad: bool,
-                  strip_coref: bool) -> Iterator[TreeText]:
+def _read_exactly(
+    name: str, start: int, text: str, stats: ReadStats, skip_bad: bool, strip_coref: bool
+) -> Iterator[TreeText]:
     """The trees of one balanced chunk read by the full reader, written back on one line."""
     from induce.data.ptb import parse_trees
 

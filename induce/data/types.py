@@ -5,8 +5,9 @@ No torch and no nltk here; :meth:`Tree.to_nltk` / :meth:`Tree.from_nltk` convert
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence, Union
+from typing import Union
 
 Child = Union["Tree", str]
 
@@ -30,7 +31,7 @@ class Tree:
         children = self.children
         return len(children) == 1 and isinstance(children[0], str)
 
-    def preterminals(self) -> list["Tree"]:
+    def preterminals(self) -> list[Tree]:
         """Preterminal nodes from left to right."""
         out: list[Tree] = []
         stack: list[Tree] = [self]
@@ -52,7 +53,7 @@ class Tree:
         """``(word, tag)`` pairs, like ``nltk.Tree.pos``."""
         return [(p.children[0], p.label) for p in self.preterminals()]  # type: ignore[misc]
 
-    def subtrees(self) -> Iterator["Tree"]:
+    def subtrees(self) -> Iterator[Tree]:
         """All nodes, preterminals included, in pre-order."""
         stack: list[Tree] = [self]
         while stack:
@@ -61,8 +62,9 @@ class Tree:
             if not node.is_preterminal:
                 stack.extend(reversed(node.children))  # type: ignore[arg-type]
 
-    def copy(self) -> "Tree":
+    def copy(self) -> Tree:
         from induce.data.ptb import parse_trees  # a deep copy that no depth can break
+
         return parse_trees(self.to_string()).trees[0]  # type: ignore[return-value]
 
     def to_string(self) -> str:
@@ -79,7 +81,7 @@ class Tree:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tree):
             return NotImplemented
-        pairs = [(self, other)]   # iterative: deep trees must compare too
+        pairs = [(self, other)]  # iterative: deep trees must compare too
         while pairs:
             a, b = pairs.pop()
             if a.label != b.label or len(a.children) != len(b.children):
@@ -107,14 +109,15 @@ class Tree:
         return convert(self)
 
     @classmethod
-    def from_nltk(cls, tree) -> "Tree":
+    def from_nltk(cls, tree) -> Tree:
         """Convert an ``nltk.Tree``; a word beside other children is put under the tag ``""``."""
         children = list(tree)
         if len(children) == 1 and isinstance(children[0], str):
             return cls(tree.label(), [children[0]])
-        return cls(tree.label(), [
-            cls("", [c]) if isinstance(c, str) else cls.from_nltk(c) for c in children
-        ])
+        return cls(
+            tree.label(),
+            [cls("", [c]) if isinstance(c, str) else cls.from_nltk(c) for c in children],
+        )
 
 
 def _write(tree: Tree, parts: list[str]) -> None:
@@ -122,7 +125,7 @@ def _write(tree: Tree, parts: list[str]) -> None:
     stack: list = [tree]
     while stack:
         node = stack.pop()
-        if node.__class__ is str:        # a closing bracket or a separator
+        if node.__class__ is str:  # a closing bracket or a separator
             parts.append(node)
             continue
         children = node.children

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from induce.data.errors import InputError
 
 UNK, PAD, MASK = "<unk>", "<pad>", "<mask>"
-SPECIALS = (UNK, PAD, MASK)   # ids 0, 1, 2, as in the StructFormer/UDGN dictionaries
+SPECIALS = (UNK, PAD, MASK)  # ids 0, 1, 2, as in the StructFormer/UDGN dictionaries
 
 
 @dataclass
@@ -43,34 +43,58 @@ class Vocabulary:
         return [index.get(t, unk) for t in tokens]
 
     def to_json(self) -> str:
-        return json.dumps({"tokens": self.tokens, "specials": list(self.specials),
-                           "settings": self.settings, "counts": self.counts},
-                          ensure_ascii=False, indent=0) + "\n"
+        return (
+            json.dumps(
+                {
+                    "tokens": self.tokens,
+                    "specials": list(self.specials),
+                    "settings": self.settings,
+                    "counts": self.counts,
+                },
+                ensure_ascii=False,
+                indent=0,
+            )
+            + "\n"
+        )
 
     @classmethod
-    def from_json(cls, text: str, path: str = "vocab.json") -> "Vocabulary":
+    def from_json(cls, text: str, path: str = "vocab.json") -> Vocabulary:
         try:
             data = json.loads(text)
-            return cls(list(data["tokens"]), dict(data.get("counts", {})),
-                       tuple(data.get("specials", SPECIALS)), dict(data.get("settings", {})))
+            return cls(
+                list(data["tokens"]),
+                dict(data.get("counts", {})),
+                tuple(data.get("specials", SPECIALS)),
+                dict(data.get("settings", {})),
+            )
         except (ValueError, KeyError, TypeError) as err:
-            raise InputError(f"not a vocabulary file ({err.__class__.__name__})", path) \
-                from None
+            raise InputError(f"not a vocabulary file ({err.__class__.__name__})", path) from None
 
 
-def build_vocabulary(counts: Counter, min_freq: int = 1, max_size: int | None = None,
-                     specials: tuple[str, ...] = SPECIALS) -> Vocabulary:
+def build_vocabulary(
+    counts: Counter,
+    min_freq: int = 1,
+    max_size: int | None = None,
+    specials: tuple[str, ...] = SPECIALS,
+) -> Vocabulary:
     """Specials, then training tokens seen at least ``min_freq`` times, most frequent first
     (ties by token, so the order is reproducible), cut to ``max_size`` entries in all."""
     if min_freq < 1:
         raise ValueError(f"min_freq must be at least 1, got {min_freq}")
-    kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in specials),
-                  key=lambda t: (-counts[t], t))
+    kept = sorted(
+        (t for t, c in counts.items() if c >= min_freq and t not in specials),
+        key=lambda t: (-counts[t], t),
+    )
     if max_size is not None:
         if max_size < len(specials):
-            raise ValueError(f"max_size {max_size} leaves no room beside {len(specials)} "
-                             "special tokens")
-        kept = kept[:max_size - len(specials)]
-    settings = {"min_freq": min_freq, "max_size": max_size,
-                "training_types": len(counts), "training_tokens": sum(counts.values())}
+            raise ValueError(
+                f"max_size {max_size} leaves no room beside {len(specials)} special tokens"
+            )
+        kept = kept[: max_size - len(specials)]
+    settings = {
+        "min_freq": min_freq,
+        "max_size": max_size,
+        "training_types": len(counts),
+        "training_tokens": sum(counts.values()),
+    }
     return Vocabulary(list(specials) + kept, {t: counts[t] for t in kept}, specials, settings)

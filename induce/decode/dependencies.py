@@ -8,7 +8,7 @@ is the sum of its arcs.  Every decoder returns heads ``[n]`` (0 = root, 1-based)
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def argmax(scores) -> list[int]:
     """Each word's best head on its own (may be cyclic or have several roots)."""
     s = _matrix(scores).copy()
     n = s.shape[0]
-    s[np.arange(n), np.arange(n) + 1] = -np.inf     # no self-loops
+    s[np.arange(n), np.arange(n) + 1] = -np.inf  # no self-loops
     return s.argmax(1).tolist()
 
 
@@ -76,7 +76,7 @@ def mst(scores) -> list[int]:
     n = s.shape[0]
     if n == 0:
         return []
-    w = np.full((n + 1, n + 1), -np.inf)        # w[h, d]
+    w = np.full((n + 1, n + 1), -np.inf)  # w[h, d]
     w[:, 1:] = s.T
     finite = w[np.isfinite(w)]
     spread = (finite.max() - finite.min()) if finite.size else 0.0
@@ -96,20 +96,20 @@ def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
         return heads
     in_cycle = np.zeros(m, dtype=bool)
     in_cycle[cycle] = True
-    rest = np.flatnonzero(~in_cycle)               # includes the root (node 0)
-    c = len(rest)                                   # index of the contracted node
+    rest = np.flatnonzero(~in_cycle)  # includes the root (node 0)
+    c = len(rest)  # index of the contracted node
     cyc = np.array(cycle)
     sub = np.full((c + 1, c + 1), -np.inf)
     sub[:c, :c] = w[rest[:, None], rest]
     # into the cycle: entering d (in the cycle) from h replaces d's cycle arc
-    enter = w[rest[:, None], cyc] - w[heads[cyc], cyc][None, :]          # [rest, cycle]
+    enter = w[rest[:, None], cyc] - w[heads[cyc], cyc][None, :]  # [rest, cycle]
     best_d = enter.argmax(1)
     sub[:c, c] = enter[np.arange(c), best_d]
     # out of the cycle: the best cycle node as head of each outside node
-    leave = w[cyc[:, None], rest]                                         # [cycle, rest]
+    leave = w[cyc[:, None], rest]  # [cycle, rest]
     best_h = leave.argmax(0)
     sub[c, :c] = leave[best_h, np.arange(c)]
-    sub[c, 0] = -np.inf                                                  # nothing heads 0
+    sub[c, 0] = -np.inf  # nothing heads 0
     np.fill_diagonal(sub, -np.inf)
     inner = _chu_liu_edmonds(sub)
     out = heads.copy()
@@ -126,7 +126,7 @@ def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
 
 def _find_cycle(heads: np.ndarray) -> list[int] | None:
     m = len(heads)
-    state = np.zeros(m, dtype=np.int8)     # 0 unseen, 1 on the current path, 2 done
+    state = np.zeros(m, dtype=np.int8)  # 0 unseen, 1 on the current path, 2 done
     state[0] = 2
     for start in range(1, m):
         path = []
@@ -135,8 +135,8 @@ def _find_cycle(heads: np.ndarray) -> list[int] | None:
             state[node] = 1
             path.append(node)
             node = heads[node]
-        if state[node] == 1:               # closed a loop on this path
-            return path[path.index(node):]
+        if state[node] == 1:  # closed a loop on this path
+            return path[path.index(node) :]
         for p in path:
             state[p] = 2
     return None
@@ -149,7 +149,7 @@ def eisner(scores) -> list[int]:
     n = s.shape[0]
     if n == 0:
         return []
-    arc = s[:, 1:].T            # arc[h, d] over words 0..n-1 (h != d)
+    arc = s[:, 1:].T  # arc[h, d] over words 0..n-1 (h != d)
     neg = -np.inf
     # complete[i, j, dir] / incomplete[i, j, dir]: span i..j, dir 1 = head at i (rightward),
     # dir 0 = head at j (leftward); back pointers hold split points.
@@ -164,14 +164,14 @@ def eisner(scores) -> list[int]:
         i = np.arange(n - width)
         j = i + width
         rows = np.arange(len(i))
-        ks = i[:, None] + np.arange(width)[None, :]              # [spans, width]: i..j-1
+        ks = i[:, None] + np.arange(width)[None, :]  # [spans, width]: i..j-1
         both = comp[i[:, None], ks, 1] + comp[ks + 1, j[:, None], 0]
         k = both.argmax(1)
         best = both[rows, k]
-        inc[i, j, 0] = best + arc[j, i]                          # j heads i
-        inc[i, j, 1] = best + arc[i, j]                          # i heads j
+        inc[i, j, 0] = best + arc[j, i]  # j heads i
+        inc[i, j, 1] = best + arc[i, j]  # i heads j
         inc_bp[i, j, 0] = inc_bp[i, j, 1] = i + k
-        left = comp[i[:, None], ks, 0] + inc[ks, j[:, None], 0]   # head j, complete left
+        left = comp[i[:, None], ks, 0] + inc[ks, j[:, None], 0]  # head j, complete left
         k = left.argmax(1)
         comp[i, j, 0], comp_bp[i, j, 0] = left[rows, k], i + k
         right = inc[i[:, None], ks + 1, 1] + comp[ks + 1, j[:, None], 1]

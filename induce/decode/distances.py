@@ -8,8 +8,8 @@ those of ``induce.structure``; this module only moves scores out of tensors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -22,8 +22,8 @@ DEPENDENCY_DECODERS = ("argmax", "algorithm3")
 
 @dataclass
 class SentenceParse:
-    tree: Tree | None          # binary tree over the words (None without distances)
-    heads: list[int] | None    # 0 = root, 1-based
+    tree: Tree | None  # binary tree over the words (None without distances)
+    heads: list[int] | None  # 0 = root, 1-based
     distances: list[float] | None = None
     heights: list[float] | None = None
 
@@ -42,10 +42,14 @@ def argmax_heads(parents: Sequence[Sequence[float]], heights: Sequence[float]) -
     return heads
 
 
-def decode_sentence(words: Sequence[str], distances: Sequence[float] | None,
-                    heights: Sequence[float] | None,
-                    parents: Sequence[Sequence[float]] | None = None,
-                    dependencies: str = "argmax", label: str = "X") -> SentenceParse:
+def decode_sentence(
+    words: Sequence[str],
+    distances: Sequence[float] | None,
+    heights: Sequence[float] | None,
+    parents: Sequence[Sequence[float]] | None = None,
+    dependencies: str = "argmax",
+    label: str = "X",
+) -> SentenceParse:
     leaves = [Tree("X", [w]) for w in words]
     tree = heads = None
     if distances is not None:
@@ -55,13 +59,21 @@ def decode_sentence(words: Sequence[str], distances: Sequence[float] | None,
         tree = split_tree(leaves, distances, label)
     if heights is not None and parents is not None:
         heads = argmax_heads(parents, heights)
-    return SentenceParse(tree, heads, None if distances is None else list(distances),
-                         None if heights is None else list(heights))
+    return SentenceParse(
+        tree,
+        heads,
+        None if distances is None else list(distances),
+        None if heights is None else list(heights),
+    )
 
 
-def decode_batch(words: Sequence[Sequence[str]], distances: torch.Tensor | None,
-                 heights: torch.Tensor | None, parents: torch.Tensor | None,
-                 dependencies: str = "argmax") -> list[SentenceParse]:
+def decode_batch(
+    words: Sequence[Sequence[str]],
+    distances: torch.Tensor | None,
+    heights: torch.Tensor | None,
+    parents: torch.Tensor | None,
+    dependencies: str = "argmax",
+) -> list[SentenceParse]:
     """Per sentence: ``distances [B, L]`` (first n-1 used), ``heights [B, L]``, ``parents
     [B, L, L]`` of sentences of ``len(words[b])`` words."""
     if dependencies not in DEPENDENCY_DECODERS:
@@ -72,8 +84,13 @@ def decode_batch(words: Sequence[Sequence[str]], distances: torch.Tensor | None,
     out = []
     for b, sentence in enumerate(words):
         n = len(sentence)
-        out.append(decode_sentence(
-            sentence, d[b][:n - 1] if d is not None else None,
-            h[b][:n] if h is not None else None,
-            p[b, :n, :n].tolist() if p is not None else None, dependencies))
+        out.append(
+            decode_sentence(
+                sentence,
+                d[b][: n - 1] if d is not None else None,
+                h[b][:n] if h is not None else None,
+                p[b, :n, :n].tolist() if p is not None else None,
+                dependencies,
+            )
+        )
     return out

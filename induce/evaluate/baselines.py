@@ -23,12 +23,14 @@ def score_baselines(gold: str, seed: int = 0) -> list[dict]:
         evalb = evaluate_brackets(gold, param="unlabeled", baseline=name).to_dict()
         sf = evaluate_unsupervised(gold, baseline=name).to_dict()
         cp = evaluate_unsupervised(gold, baseline=name, convention="cpcfg").to_dict()
-        rows.append({
-            "baseline": name,
-            "evalb_unlabeled_f1": evalb["all"]["f1"],
-            "structformer_sentence_f1": sf["sentence_f1"],
-            "structformer_corpus_f1": sf["corpus_f1"],
-            "cpcfg_sentence_f1": cp["sentence_f1"],
-            "cpcfg_corpus_f1": cp["corpus_f1"],
-        })
+        rows.append(
+            {
+                "baseline": name,
+                "evalb_unlabeled_f1": evalb["all"]["f1"],
+                "structformer_sentence_f1": sf["sentence_f1"],
+                "structformer_corpus_f1": sf["corpus_f1"],
+                "cpcfg_sentence_f1": cp["sentence_f1"],
+                "cpcfg_corpus_f1": cp["corpus_f1"],
+            }
+        )
     return rows

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import (EMPTY_TAGS, match_counts, parse_baseline,
-                                     require_sentences)
-from induce.metrics.evalb import EvalbResult, Evalb
+from induce.evaluate.common import EMPTY_TAGS, match_counts, parse_baseline, require_sentences
+from induce.metrics.evalb import Evalb, EvalbResult
 from induce.metrics.evalb_params import EvalbParams, load_params
 from induce.structure.baselines import TREE_BASELINES, tree_baseline
 from induce.structure.trees import unwrap
@@ -38,9 +37,15 @@ def baseline_trees(gold: TreeFile, spec: str) -> list[Tree | None]:
     rng = random.Random(seed)
     out: list[Tree | None] = []
     for tree in gold.trees:
-        leaves = [] if tree is None else [
-            Tree(p.label, list(p.children)) for p in tree.preterminals()
-            if p.label not in EMPTY_TAGS]
+        leaves = (
+            []
+            if tree is None
+            else [
+                Tree(p.label, list(p.children))
+                for p in tree.preterminals()
+                if p.label not in EMPTY_TAGS
+            ]
+        )
         if not leaves:
             out.append(None)
             continue
@@ -49,9 +54,13 @@ def baseline_trees(gold: TreeFile, spec: str) -> list[Tree | None]:
     return out
 
 
-def evaluate_brackets(gold_path: str, pred_path: str | None = None, *,
-                      param: str | EvalbParams = "collins",
-                      baseline: str | None = None) -> BracketReport:
+def evaluate_brackets(
+    gold_path: str,
+    pred_path: str | None = None,
+    *,
+    param: str | EvalbParams = "collins",
+    baseline: str | None = None,
+) -> BracketReport:
     """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
     gold = read_trees(gold_path)
@@ -68,6 +77,11 @@ def evaluate_brackets(gold_path: str, pred_path: str | None = None, *,
     scorer = Evalb(params)
     for g, t in zip(gold.trees, pred_trees):
         scorer.add(g, t)
-    settings = {"metric": "brackets", "gold": gold.path, "prediction": pred_name,
-                "baseline": baseline, "evalb": params.to_dict()}
+    settings = {
+        "metric": "brackets",
+        "gold": gold.path,
+        "prediction": pred_name,
+        "baseline": baseline,
+        "evalb": params.to_dict(),
+    }
     return BracketReport(settings, scorer.result())

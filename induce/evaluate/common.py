@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from induce.data.errors import ConfigError, InputError
 from induce.structure.trees import normalize_word
@@ -25,8 +25,10 @@ def match_counts(gold_count: int, gold_path: str, pred) -> None:
         return
     empty = sum(1 for item in getattr(pred, "trees", ()) if item is None)
     note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
-    raise InputError(f"{gold_count} sentences in the gold file {gold_path} but {count} "
-                     f"in the prediction{note}", pred.path)
+    raise InputError(
+        f"{gold_count} sentences in the gold file {gold_path} but {count} in the prediction{note}",
+        pred.path,
+    )
 
 
 def require_sentences(count: int, path: str) -> None:
@@ -44,8 +46,9 @@ def _key(word: str) -> str:
     return normalize_word(word).lower()
 
 
-def align_tokens(gold_tokens: Sequence[str], keep: Sequence[bool], pred_tokens: Sequence[str],
-                 where: str) -> bool:
+def align_tokens(
+    gold_tokens: Sequence[str], keep: Sequence[bool], pred_tokens: Sequence[str], where: str
+) -> bool:
     """Decide what the prediction's tokens are, comparing normalised words (lower-case, digit
     runs as ``N``, so a model's normalised output matches the treebank's words).
 
@@ -65,11 +68,13 @@ def align_tokens(gold_tokens: Sequence[str], keep: Sequence[bool], pred_tokens: 
         if pred == gold:
             return False
         reference = kept
-    position = next((i for i, (a, b) in enumerate(zip(gold, pred)) if a != b),
-                    min(len(gold), len(pred)))
+    position = next(
+        (i for i, (a, b) in enumerate(zip(gold, pred)) if a != b), min(len(gold), len(pred))
+    )
     raise InputError(
         f"{where}: tokens differ from the gold (first at token {position + 1}); "
-        f"gold {_show_tokens(list(reference))} vs prediction {_show_tokens(list(pred_tokens))}")
+        f"gold {_show_tokens(list(reference))} vs prediction {_show_tokens(list(pred_tokens))}"
+    )
 
 
 def word_filter(tagset: str):
@@ -87,8 +92,10 @@ def parse_baseline(spec: str, allowed: Sequence[str]) -> tuple[str, int]:
     """``"random:7"`` -> ``("random", 7)``; other names take seed 0 (unused)."""
     name, _, seed = spec.partition(":")
     if name not in allowed:
-        raise ConfigError(f"unknown baseline {spec!r}; choose from {', '.join(allowed)} "
-                          "(random takes an optional :SEED)")
+        raise ConfigError(
+            f"unknown baseline {spec!r}; choose from {', '.join(allowed)} "
+            "(random takes an optional :SEED)"
+        )
     if seed and name != "random":
         raise ConfigError(f"baseline {name!r} takes no seed")
     try:

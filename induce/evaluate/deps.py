@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from induce.data.conll import DepFile, read_deps
 from induce.data.errors import InputError
-from induce.evaluate.common import (align_tokens, match_counts, parse_baseline,
-                                     require_sentences, word_filter)
+from induce.evaluate.common import (
+    align_tokens,
+    match_counts,
+    parse_baseline,
+    require_sentences,
+    word_filter,
+)
 from induce.metrics.attachment import position_scores, string_pair_scores
 from induce.metrics.conventions import DepConvention, load_dep_convention
 from induce.structure.baselines import DEP_BASELINES, dependency_baseline
@@ -44,21 +49,32 @@ class DepReport:
             "tokens": tokens,
             "sentences": c["sentences"],
             "skipped_sentences": c["skipped"],
-            "correct": c["correct"], "undirected_correct": c["undirected_correct"],
+            "correct": c["correct"],
+            "undirected_correct": c["undirected_correct"],
             "per_relation_recall": {
                 label: pct(self.relation_correct[label], total)
-                for label, total in sorted(self.relation_total.items())},
+                for label, total in sorted(self.relation_total.items())
+            },
         }
 
 
-def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
-                  convention: str | DepConvention = "position", baseline: str | None = None,
-                  gold_format: str | None = None, pred_format: str | None = None,
-                  tagset: str | None = None) -> DepReport:
+def evaluate_deps(
+    gold_path: str,
+    pred_path: str | None = None,
+    *,
+    convention: str | DepConvention = "position",
+    baseline: str | None = None,
+    gold_format: str | None = None,
+    pred_format: str | None = None,
+    tagset: str | None = None,
+) -> DepReport:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of ``pred_path`` (or a
     ``baseline``: ``next``, ``prev``, ``random[:SEED]``) against ``gold_path``."""
-    conv = convention if isinstance(convention, DepConvention) else \
-        load_dep_convention(convention, tagset=tagset)
+    conv = (
+        convention
+        if isinstance(convention, DepConvention)
+        else load_dep_convention(convention, tagset=tagset)
+    )
     is_word = word_filter(conv.tagset)
     gold = read_deps(gold_path, gold_format)
     require_sentences(len(gold), gold.path)
@@ -71,9 +87,15 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
     else:
         name, seed = parse_baseline(baseline, DEP_BASELINES)
     rng = random.Random(seed)
-    report = DepReport({"metric": "deps", "gold": gold.path,
-                        "prediction": pred.path if pred is not None else f"baseline:{baseline}",
-                        "baseline": baseline, "convention": conv.to_dict()})
+    report = DepReport(
+        {
+            "metric": "deps",
+            "gold": gold.path,
+            "prediction": pred.path if pred is not None else f"baseline:{baseline}",
+            "baseline": baseline,
+            "convention": conv.to_dict(),
+        }
+    )
     counts = report.counts
     for k, g in enumerate(gold.sentences):
         keep = [is_word(tag) for tag in (g.tags or ())]
@@ -93,23 +115,30 @@ def evaluate_deps(gold_path: str, pred_path: str | None = None, *,
         raise InputError(
             f"nothing to score: no word of the file has a tag of the tag set {conv.tagset} "
             f"(tags seen: {' '.join(seen[:12])}); give --tagset all to score every token",
-            gold.path)
+            gold.path,
+        )
     return report
 
 
-def _prediction(pred: DepFile, k: int, gold_words: Sequence[str], keep: list[bool],
-                gold_where: tuple[str, int]) -> list[int]:
+def _prediction(
+    pred: DepFile, k: int, gold_words: Sequence[str], keep: list[bool], gold_where: tuple[str, int]
+) -> list[int]:
     p = pred.sentences[k]
     pfile, pline = pred.where(k)
-    where = (f"sentence {k + 1} (gold {gold_where[0]}:{gold_where[1]}, prediction "
-             f"{pfile}:{pline})")
+    where = f"sentence {k + 1} (gold {gold_where[0]}:{gold_where[1]}, prediction {pfile}:{pline})"
     if align_tokens(gold_words, keep, p.words, where):
         return restrict_heads(p.heads, keep)
     return list(p.heads)
 
 
-def _score(report: DepReport, conv: DepConvention, words: list[str], gold: list[int],
-           pred: list[int], labels: list[str]) -> None:
+def _score(
+    report: DepReport,
+    conv: DepConvention,
+    words: list[str],
+    gold: list[int],
+    pred: list[int],
+    labels: list[str],
+) -> None:
     counts = report.counts
     counts["sentences"] += 1
     counts["tokens"] += len(words)

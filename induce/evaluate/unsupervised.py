@@ -15,8 +15,14 @@ from dataclasses import dataclass, replace
 from induce.data.errors import ConfigError, InputError
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import (EMPTY_TAGS, align_tokens, match_counts, parse_baseline,
-                                     require_sentences, word_filter)
+from induce.evaluate.common import (
+    EMPTY_TAGS,
+    align_tokens,
+    match_counts,
+    parse_baseline,
+    require_sentences,
+    word_filter,
+)
 from induce.metrics.conventions import SpanConvention, load_span_convention
 from induce.metrics.unsupervised import SpanScorer
 from induce.structure.baselines import TREE_BASELINES, tree_baseline
@@ -37,24 +43,34 @@ class UnsupervisedReport:
             **self.scorer.summary(),
             "skipped_sentences": self.skipped,
             "per_label_recall": {k: v["recall"] for k, v in label_recall.items()},
-            "per_label_counts": {k: {"correct": v["correct"], "total": v["total"]}
-                                 for k, v in label_recall.items()},
+            "per_label_counts": {
+                k: {"correct": v["correct"], "total": v["total"]} for k, v in label_recall.items()
+            },
         }
 
 
-def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
-                          convention: str | SpanConvention = "structformer",
-                          baseline: str | None = None, labels: list[str] | None = None,
-                          max_words: int | None = None, tagset: str | None = None,
-                          unlabelled: bool = False) -> UnsupervisedReport:
+def evaluate_unsupervised(
+    gold_path: str,
+    pred_path: str | None = None,
+    *,
+    convention: str | SpanConvention = "structformer",
+    baseline: str | None = None,
+    labels: list[str] | None = None,
+    max_words: int | None = None,
+    tagset: str | None = None,
+    unlabelled: bool = False,
+) -> UnsupervisedReport:
     """Score induced trees against gold trees under a span convention.
 
     ``labels``: labels for per-label recall (``None`` = the convention's, ``["all"]`` = every
     gold label).  ``max_words``: override the convention's length cut-off (0 = none).
     ``unlabelled``: the prediction is a bare bracketing such as ``((the cat) sat)``.
     """
-    conv = convention if isinstance(convention, SpanConvention) else \
-        load_span_convention(convention, tagset=tagset)
+    conv = (
+        convention
+        if isinstance(convention, SpanConvention)
+        else load_span_convention(convention, tagset=tagset)
+    )
     if max_words is not None:
         if max_words < 0:
             raise ConfigError(f"max_words must be 0 (no limit) or more, got {max_words}")
@@ -93,25 +109,34 @@ def evaluate_unsupervised(gold_path: str, pred_path: str | None = None, *,
         if pred is None:
             pred_spans = spans(tree_baseline(name, [Tree("X", ["w"])] * n, rng))
         else:
-            tokens = [(p.children[0], kept) for p, kept in zip(leaves, keep)
-                      if p.label not in EMPTY_TAGS]
-            pred_spans = _prediction_spans(pred, k, tokens,
-                                           f"sentence {k + 1} (gold {gfile}:{gline})")
+            tokens = [
+                (p.children[0], kept) for p, kept in zip(leaves, keep) if p.label not in EMPTY_TAGS
+            ]
+            pred_spans = _prediction_spans(
+                pred, k, tokens, f"sentence {k + 1} (gold {gfile}:{gline})"
+            )
         scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
     if not scorer.sentences:
         raise InputError(
             f"nothing to score: all {len(gold)} sentences were skipped ({skipped['no_words']} "
             f"without words of the tag set {conv.tagset}, {skipped['too_short']} too short, "
-            f"{skipped['too_long']} too long)", gold.path)
-    settings = {"metric": "unsupervised", "gold": gold.path,
-                "prediction": pred.path if pred is not None else f"baseline:{baseline}",
-                "baseline": baseline, "convention": conv.to_dict()}
+            f"{skipped['too_long']} too long)",
+            gold.path,
+        )
+    settings = {
+        "metric": "unsupervised",
+        "gold": gold.path,
+        "prediction": pred.path if pred is not None else f"baseline:{baseline}",
+        "baseline": baseline,
+        "convention": conv.to_dict(),
+    }
     wanted = None if labels and "all" in labels else (labels or list(conv.report_labels))
     return UnsupervisedReport(settings, scorer, skipped, wanted)
 
 
-def _prediction_spans(pred: TreeFile, k: int, gold_tokens: list[tuple[str, bool]],
-                      where: str) -> list[tuple[int, int, str]]:
+def _prediction_spans(
+    pred: TreeFile, k: int, gold_tokens: list[tuple[str, bool]], where: str
+) -> list[tuple[int, int, str]]:
     """The prediction's spans over the gold words (``gold_tokens``: (word, is_word) for each
     gold token, empty elements excluded)."""
     tree = pred.trees[k]

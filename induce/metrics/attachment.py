@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def position_scores(gold: Sequence[int], pred: Sequence[int]) -> tuple[int, int]:
@@ -24,8 +24,9 @@ def position_scores(gold: Sequence[int], pred: Sequence[int]) -> tuple[int, int]
     return directed, len(gold_pairs & pred_pairs)
 
 
-def string_pair_scores(words: Sequence[str], gold: Sequence[int],
-                       pred: Sequence[int]) -> tuple[int, int]:
+def string_pair_scores(
+    words: Sequence[str], gold: Sequence[int], pred: Sequence[int]
+) -> tuple[int, int]:
     """Directed and undirected correct counts of StructFormer's ``evald`` (word strings).
 
     Each word gives the pair ``(word, head word)`` lower-cased, ``<s>`` for the root; a

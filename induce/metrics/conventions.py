@@ -22,8 +22,9 @@ def load_tagset(name: str) -> frozenset[str] | None:
         return None
     tagsets = load_resource_yaml("tagsets.yaml")
     if name not in tagsets:
-        raise ConfigError(f"unknown tag set {name!r}; choose from "
-                          f"{', '.join(sorted(tagsets))} or {ALL_TAGS}")
+        raise ConfigError(
+            f"unknown tag set {name!r}; choose from {', '.join(sorted(tagsets))} or {ALL_TAGS}"
+        )
     return frozenset(tagsets[name])
 
 
@@ -46,8 +47,10 @@ class SpanConvention:
 
     def __post_init__(self) -> None:
         if self.whole_sentence_span not in WHOLE_SENTENCE:
-            raise ConfigError(f"whole_sentence_span must be one of {WHOLE_SENTENCE}, "
-                              f"got {self.whole_sentence_span!r}")
+            raise ConfigError(
+                f"whole_sentence_span must be one of {WHOLE_SENTENCE}, "
+                f"got {self.whole_sentence_span!r}"
+            )
 
     def to_dict(self) -> dict:
         out = asdict(self)

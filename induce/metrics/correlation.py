@@ -6,7 +6,7 @@ an indicator ``y_e = [label(e) = l]``; the score is Pearson's r between the two 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ def pearson_matrix(weights: np.ndarray, labels: Sequence[str]) -> tuple[list[str
     xc = x - x.mean(0)
     yc = y - y.mean(0)
     cov = xc.T @ yc
-    norm = np.sqrt((xc ** 2).sum(0))[:, None] * np.sqrt((yc ** 2).sum(0))[None, :]
+    norm = np.sqrt((xc**2).sum(0))[:, None] * np.sqrt((yc**2).sum(0))[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.where(norm > 0, cov / np.where(norm > 0, norm, 1.0), np.nan)
     return names, r

@@ -45,16 +45,16 @@ class EvalbStopped(InduceError):
 class SentenceScore:
     """One line of EVALB's per-sentence table."""
 
-    index: int          # 1-based sentence number
-    length: int         # gold length for the cut-off (DELETE_LABEL_FOR_LENGTH excluded)
-    status: int         # OK, ERROR or SKIP
+    index: int  # 1-based sentence number
+    length: int  # gold length for the cut-off (DELETE_LABEL_FOR_LENGTH excluded)
+    status: int  # OK, ERROR or SKIP
     matched: int = 0
     gold: int = 0
     test: int = 0
     crossing: int = 0
     words: int = 0
     correct_tags: int = 0
-    message: str = ""   # why the sentence is an error
+    message: str = ""  # why the sentence is an error
 
 
 @dataclass
@@ -137,18 +137,29 @@ class Summary:
 
     def to_dict(self) -> dict:
         """The JSON block: full-precision percentages (0-100), ``None`` for NaN, and counts."""
+
         def num(x: float) -> float | None:
             return None if math.isnan(x) else x
+
         return {
-            "recall": self.recall, "precision": self.precision, "f1": num(self.f1),
-            "complete_match": self.complete_match, "avg_crossing": self.avg_crossing,
-            "no_crossing": self.no_crossing, "two_or_less_crossing": self.two_or_less_crossing,
+            "recall": self.recall,
+            "precision": self.precision,
+            "f1": num(self.f1),
+            "complete_match": self.complete_match,
+            "avg_crossing": self.avg_crossing,
+            "no_crossing": self.no_crossing,
+            "two_or_less_crossing": self.two_or_less_crossing,
             "tagging_accuracy": self.tagging_accuracy,
-            "sentences": self.sentences, "error_sentences": self.error_sentences,
-            "skip_sentences": self.skip_sentences, "valid_sentences": self.valid_sentences,
-            "matched": self.matched, "gold_brackets": self.gold_brackets,
-            "test_brackets": self.test_brackets, "crossing_brackets": self.crossing,
-            "words": self.words, "correct_tags": self.correct_tags,
+            "sentences": self.sentences,
+            "error_sentences": self.error_sentences,
+            "skip_sentences": self.skip_sentences,
+            "valid_sentences": self.valid_sentences,
+            "matched": self.matched,
+            "gold_brackets": self.gold_brackets,
+            "test_brackets": self.test_brackets,
+            "crossing_brackets": self.crossing,
+            "words": self.words,
+            "correct_tags": self.correct_tags,
         }
 
 
@@ -157,7 +168,7 @@ class EvalbResult:
     params: EvalbParams
     sentences: list[SentenceScore] = field(default_factory=list)
     all: Summary = field(default_factory=Summary)
-    short: Summary = field(default_factory=Summary)   # len <= params.cutoff_len
+    short: Summary = field(default_factory=Summary)  # len <= params.cutoff_len
 
     @property
     def errors(self) -> list[SentenceScore]:
@@ -170,8 +181,14 @@ class _Side:
 
     __slots__ = ("tree", "words", "tags", "brackets", "length")
 
-    def __init__(self, tree: Tree | None, words: list[str], tags: list[str],
-                 brackets: list[tuple[int, int, str]], length: int) -> None:
+    def __init__(
+        self,
+        tree: Tree | None,
+        words: list[str],
+        tags: list[str],
+        brackets: list[tuple[int, int, str]],
+        length: int,
+    ) -> None:
         self.tree = tree
         self.words = words
         self.tags = tags
@@ -189,8 +206,7 @@ class Evalb:
         self._quote = frozenset(params.quote_labels)
         eq = {(a, b) for a, b in params.eq_labels} | {(b, a) for a, b in params.eq_labels}
         self._eq = eq
-        self._eq_words = ({(a, b) for a, b in params.eq_words}
-                          | {(b, a) for a, b in params.eq_words})
+        self._eq_words = {(a, b) for a, b in params.eq_words} | {(b, a) for a, b in params.eq_words}
         # Cut bracket labels that EVALB drops: the delete labels and their EQ_LABEL partners.
         self._labels = _LabelTable(self._delete | {a for a, b in eq if b in self._delete})
         self._canon = _classes(eq)
@@ -215,7 +231,8 @@ class Evalb:
             raise EvalbStopped(
                 f"more than {self.params.max_error + 1} sentences do not match the gold "
                 f"(MAX_ERROR {self.params.max_error}); first: sentence {first.index}: "
-                f"{first.message}")
+                f"{first.message}"
+            )
         return score
 
     def _read(self, tree: Tree | None) -> _Side:
@@ -229,9 +246,13 @@ class Evalb:
         if all(keep):
             return _Side(tree, [p.children[0] for p in leaves], tags, brackets, length)
         # Deleted words go; brackets are renumbered and those left empty dropped.
-        return _Side(tree, [p.children[0] for p, kept in zip(leaves, keep) if kept],
-                     [tag for tag, kept in zip(tags, keep) if kept],
-                     restrict_spans(brackets, keep), length)  # type: ignore[misc]
+        return _Side(
+            tree,
+            [p.children[0] for p, kept in zip(leaves, keep) if kept],
+            [tag for tag, kept in zip(tags, keep) if kept],
+            restrict_spans(brackets, keep),
+            length,
+        )  # type: ignore[misc]
 
     def _compare(self, index: int, g: _Side, t: _Side) -> SentenceScore:
         if not t.words:
@@ -243,40 +264,55 @@ class Evalb:
             g = _Side(g.tree, gq.words, gq.tags, gq.brackets(), g.length)
             t = _Side(t.tree, tq.words, tq.tags, tq.brackets(), t.length)
         if len(g.words) != len(t.words):
-            return SentenceScore(index, g.length, ERROR,
-                                 message=f"length differs ({len(g.words)} gold words, "
-                                         f"{len(t.words)} test words): {_both(g, t)}")
+            return SentenceScore(
+                index,
+                g.length,
+                ERROR,
+                message=f"length differs ({len(g.words)} gold words, "
+                f"{len(t.words)} test words): {_both(g, t)}",
+            )
         eq_words = self._eq_words
         for position, (a, b) in enumerate(zip(g.words, t.words), 1):
             if a != b and (a, b) not in eq_words:
-                return SentenceScore(index, g.length, ERROR,
-                                     message=f"word {position} differs ({a!r} in gold, "
-                                             f"{b!r} in test): {_both(g, t)}")
+                return SentenceScore(
+                    index,
+                    g.length,
+                    ERROR,
+                    message=f"word {position} differs ({a!r} in gold, "
+                    f"{b!r} in test): {_both(g, t)}",
+                )
         gold = self._scored(g)
         test = self._scored(t)
         matched = self._match(gold, test)
         crossing = self._crossing(gold, test, len(g.words))
         eq = self._eq
         correct = sum(1 for a, b in zip(g.tags, t.tags) if a == b or (a, b) in eq)
-        return SentenceScore(index, g.length, OK, matched, len(gold), len(test), crossing,
-                             len(g.words), correct)
+        return SentenceScore(
+            index, g.length, OK, matched, len(gold), len(test), crossing, len(g.words), correct
+        )
 
     def _scored(self, side: _Side) -> list[tuple[int, int, str]]:
         """Brackets that count, in order: not empty, cut label not deleted."""
         table = self._labels
-        return [(start, end, cut) for start, end, label in side.brackets
-                if start != end and (cut := table[label]) is not None]
+        return [
+            (start, end, cut)
+            for start, end, label in side.brackets
+            if start != end and (cut := table[label]) is not None
+        ]
 
     def _match(self, gold: list, test: list) -> int:
         """EVALB's greedy matching.  When labels are ignored, or EQ_LABEL makes classes (as in
         every shipped preset), greedy matching takes exactly the multiset intersection."""
         if not self.params.labeled:
-            return sum((Counter([b[:2] for b in gold]) & Counter([b[:2] for b in test]))
-                       .values())
+            return sum((Counter([b[:2] for b in gold]) & Counter([b[:2] for b in test])).values())
         canon = self._canon
         if canon is not None:
-            return sum((Counter([(s, e, canon.get(x, x)) for s, e, x in gold])
-                        & Counter([(s, e, canon.get(x, x)) for s, e, x in test])).values())
+            return sum(
+                (
+                    Counter([(s, e, canon.get(x, x)) for s, e, x in gold])
+                    & Counter([(s, e, canon.get(x, x)) for s, e, x in test])
+                ).values()
+            )
         by_span: dict[tuple[int, int], list[list]] = {}
         for start, end, label in test:
             by_span.setdefault((start, end), []).append([label, False])
@@ -308,15 +344,18 @@ class Evalb:
                 max_end[s] = e
         crossing = 0
         for a, b, _ in test:
-            if b - a > 1 and (min(min_start[a + 1:b]) < a or max(max_end[a + 1:b]) > b):
+            if b - a > 1 and (min(min_start[a + 1 : b]) < a or max(max_end[a + 1 : b]) > b):
                 crossing += 1
         return crossing
 
+
 def _both(g: _Side, t: _Side, limit: int = 25) -> str:
     """Both word lists (after deletion), shortened, for a one-line message."""
+
     def show(words: list[str]) -> str:
         more = f" ...(+{len(words) - limit})" if len(words) > limit else ""
         return "[" + " ".join(words[:limit]) + more + "]"
+
     return f"gold {show(g.words)} vs test {show(t.words)}"
 
 
@@ -357,8 +396,9 @@ def _classes(eq: set[tuple[str, str]]) -> dict[str, str] | None:
     return canon
 
 
-def score_corpus(gold: list[Tree | None], test: list[Tree | None],
-                 params: EvalbParams) -> EvalbResult:
+def score_corpus(
+    gold: list[Tree | None], test: list[Tree | None], params: EvalbParams
+) -> EvalbResult:
     """Score aligned sentence lists (equal lengths are the caller's check)."""
     scorer = Evalb(params)
     for g, t in zip(gold, test):

@@ -41,11 +41,17 @@ class EvalbParams:
         return out
 
 
-_INT_KEYS = {"DEBUG": None, "MAX_ERROR": "max_error", "CUTOFF_LEN": "cutoff_len",
-             "LABELED": "labeled"}
-_LIST_KEYS = {"DELETE_LABEL": "delete_labels",
-              "DELETE_LABEL_FOR_LENGTH": "delete_labels_for_length",
-              "QUOTE_LABEL": "quote_labels"}
+_INT_KEYS = {
+    "DEBUG": None,
+    "MAX_ERROR": "max_error",
+    "CUTOFF_LEN": "cutoff_len",
+    "LABELED": "labeled",
+}
+_LIST_KEYS = {
+    "DELETE_LABEL": "delete_labels",
+    "DELETE_LABEL_FOR_LENGTH": "delete_labels_for_length",
+    "QUOTE_LABEL": "quote_labels",
+}
 _PAIR_KEYS = {"EQ_LABEL": "eq_labels", "EQ_WORD": "eq_words"}
 
 
@@ -59,8 +65,9 @@ def parse_params(text: str, path: str = "<string>", name: str | None = None) -> 
             continue
         if line[0].isspace():
             # The C program reads no keyword here and ignores the line with a warning.
-            raise InputError("a keyword must start the line (EVALB ignores indented lines)",
-                             path, number)
+            raise InputError(
+                "a keyword must start the line (EVALB ignores indented lines)", path, number
+            )
         parts = line.split(None, 1)
         keyword, value = parts[0], (parts[1].strip() if len(parts) > 1 else "")
         if not value:
@@ -69,8 +76,9 @@ def parse_params(text: str, path: str = "<string>", name: str | None = None) -> 
             try:
                 number_value = int(value)
             except ValueError:
-                raise InputError(f"{keyword} needs an integer, got {value!r}", path,
-                                 number) from None
+                raise InputError(
+                    f"{keyword} needs an integer, got {value!r}", path, number
+                ) from None
             field = _INT_KEYS[keyword]
             if field == "labeled":
                 values[field] = number_value != 0
@@ -93,11 +101,15 @@ def parse_params(text: str, path: str = "<string>", name: str | None = None) -> 
 def load_params(spec: str) -> EvalbParams:
     """A preset name (``collins``, ``unlabeled``, ``nk``) or the path of a ``.prm`` file."""
     if spec in PRESETS:
-        text = resources.files("induce.resources").joinpath("evalb", f"{spec}.prm").read_text(
-            encoding="utf-8")
+        text = (
+            resources.files("induce.resources")
+            .joinpath("evalb", f"{spec}.prm")
+            .read_text(encoding="utf-8")
+        )
         return parse_params(text, f"{spec}.prm", name=spec)
     if os.path.exists(spec):
         return parse_params(read_text(spec), spec)
     raise ConfigError(
         f"unknown EVALB parameters {spec!r}: give a preset ({', '.join(PRESETS)}) "
-        "or the path of a .prm file")
+        "or the path of a .prm file"
+    )

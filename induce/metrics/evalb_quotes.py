@@ -29,19 +29,17 @@ class QuoteSide:
         return list(zip(self.starts, self.ends, self.labels))
 
 
-def read_with_quotes(tree: Tree | None, delete: frozenset[str],
-                     quote: frozenset[str]) -> QuoteSide:
+def read_with_quotes(tree: Tree | None, delete: frozenset[str], quote: frozenset[str]) -> QuoteSide:
     """The C reader step by step (words in ``delete`` tags removed), recording quote words."""
     side = QuoteSide()
     if tree is None:
         return side
-    words, tags, starts, ends, labels = (side.words, side.tags, side.starts, side.ends,
-                                         side.labels)
+    words, tags, starts, ends, labels = (side.words, side.tags, side.starts, side.ends, side.labels)
     open_ids: list[int] = []
     stack: list = [tree]
     while stack:
         node = stack.pop()
-        if type(node) is int:           # the end of bracket ``node``
+        if type(node) is int:  # the end of bracket ``node``
             ends[node] = len(words)
             open_ids.pop()
             continue
@@ -49,8 +47,7 @@ def read_with_quotes(tree: Tree | None, delete: frozenset[str],
         if len(children) == 1 and type(children[0]) is str:
             tag = node.label
             if tag in quote and children[0] in QUOTE_WORDS:
-                side.quotes.append([len(words), tag, children[0], len(labels),
-                                    tuple(open_ids)])
+                side.quotes.append([len(words), tag, children[0], len(labels), tuple(open_ids)])
             if tag not in delete:
                 words.append(children[0])
                 tags.append(tag)

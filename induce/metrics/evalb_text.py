@@ -7,8 +7,10 @@ import math
 from induce.metrics.evalb import EvalbResult, Summary
 
 _RULE = "=" * 76 + "\n"
-_HEAD = ("  Sent.                        Matched  Bracket   Cross        Correct Tag\n"
-         " ID  Len.  Stat. Recal  Prec.  Bracket gold test Bracket Words  Tags Accracy\n")
+_HEAD = (
+    "  Sent.                        Matched  Bracket   Cross        Correct Tag\n"
+    " ID  Len.  Stat. Recal  Prec.  Bracket gold test Bracket Words  Tags Accracy\n"
+)
 
 
 def _f(value: float, width: int = 6) -> str:
@@ -24,16 +26,20 @@ def format_evalb(result: EvalbResult) -> str:
         recall = 100.0 * s.matched / s.gold if s.gold else 0.0
         precision = 100.0 * s.matched / s.test if s.test else 0.0
         accuracy = 100.0 * s.correct_tags / s.words if s.words else 0.0
-        out.append(f"{s.index:4d}  {s.length:3d}    {s.status:d}  "
-                   f"{_f(recall)} {_f(precision)}   {s.matched:3d}    {s.gold:3d}  "
-                   f"{s.test:3d}    {s.crossing:3d}"
-                   f"   {s.words:4d}  {s.correct_tags:4d}   {_f(accuracy)}\n")
+        out.append(
+            f"{s.index:4d}  {s.length:3d}    {s.status:d}  "
+            f"{_f(recall)} {_f(precision)}   {s.matched:3d}    {s.gold:3d}  "
+            f"{s.test:3d}    {s.crossing:3d}"
+            f"   {s.words:4d}  {s.correct_tags:4d}   {_f(accuracy)}\n"
+        )
     out.append(_RULE)
     total = result.all
     if total.gold_brackets > 0 and total.test_brackets > 0:
-        out.append(f"                {_f(total.recall)} {_f(total.precision)} "
-                   f"{total.matched:6d} {total.gold_brackets:5d} {total.test_brackets:5d}  "
-                   f"{total.crossing:5d}")
+        out.append(
+            f"                {_f(total.recall)} {_f(total.precision)} "
+            f"{total.matched:6d} {total.gold_brackets:5d} {total.test_brackets:5d}  "
+            f"{total.crossing:5d}"
+        )
     out.append(f"  {total.words:5d} {total.correct_tags:5d}   {_f(total.tagging_accuracy)}\n")
     out.append("=== Summary ===\n")
     out.append("\n-- All --\n")

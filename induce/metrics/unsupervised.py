@@ -94,8 +94,9 @@ class SpanScorer:
         gold_set = span_set(gold, n, self.whole_sentence_span)
         pred_set = span_set(pred, n, self.whole_sentence_span)
         prec, reca, f1 = sentence_prf(pred_set, gold_set)
-        row = SentenceSpans(index, n, len(gold_set), len(pred_set), len(pred_set & gold_set),
-                            prec, reca, f1)
+        row = SentenceSpans(
+            index, n, len(gold_set), len(pred_set), len(pred_set & gold_set), prec, reca, f1
+        )
         self.sentences.append(row)
         predicted = {(s, e) for s, e, _ in pred}
         for s, e, label in labelled_gold(gold):
@@ -139,6 +140,9 @@ class SpanScorer:
         for label in chosen:
             total = self.label_total.get(label, 0)
             correct = self.label_correct.get(label, 0)
-            out[label] = {"recall": 100 * correct / total if total else None,
-                          "correct": correct, "total": total}
+            out[label] = {
+                "recall": 100 * correct / total if total else None,
+                "correct": correct,
+                "total": total,
+            }
         return out

@@ -19,10 +19,13 @@ class _DropoutFunction(torch.autograd.Function):
         # 16 random bits per element, four elements per 64-bit draw: the mask costs a quarter
         # of the random numbers torch.rand would (drawing them dominated dropout on CPU).
         n = x.numel()
-        bits = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64,
-                             device=x.device).view(torch.int16)[:n].view(x.shape)
-        drop = bits < int(round(p * 65536)) - 32768       # probability p (to 1/65536)
-        ctx.save_for_backward(drop)                        # one byte per element
+        bits = (
+            torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64, device=x.device)
+            .view(torch.int16)[:n]
+            .view(x.shape)
+        )
+        drop = bits < int(round(p * 65536)) - 32768  # probability p (to 1/65536)
+        ctx.save_for_backward(drop)  # one byte per element
         ctx.scale = 1.0 / (1.0 - p)
         return x.masked_fill(drop, 0.0) * ctx.scale
 
@@ -77,8 +80,9 @@ class SelfAttention(nn.Module):
     the head's mixture of parent and dependent probabilities; the weights are not normalised.
     """
 
-    def __init__(self, d_model: int, n_heads: int, attn_dropout: float,
-                 relative: RelativeBias | None = None) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, attn_dropout: float, relative: RelativeBias | None = None
+    ) -> None:
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model {d_model} is not a multiple of n_heads {n_heads}")
@@ -88,16 +92,18 @@ class SelfAttention(nn.Module):
         self.attn_dropout = attn_dropout
         self.drop_weights = Dropout(attn_dropout)
         self.relative = relative
-        self.record = False                       # keep the weights of the last call
+        self.record = False  # keep the weights of the last call
         self.recorded: torch.Tensor | None = None  # [B, H, L, L] (analyses such as PCC)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor,
-                gate: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, keep: torch.Tensor, gate: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``x [B, L, D]``, ``keep [B, L]`` (True at real tokens), ``gate [B, H, L, L]`` or
         None; returns ``[B, L, D]``."""
         b, n, d = x.shape
-        q, k, v = self.qkv(x).view(b, n, 3, self.n_heads, d // self.n_heads).permute(
-            2, 0, 3, 1, 4)                                   # 3 x [B, H, L, d_head]
+        q, k, v = (
+            self.qkv(x).view(b, n, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        )  # 3 x [B, H, L, d_head]
         drop = self.attn_dropout if self.training else 0.0
         if gate is None:
             bias = torch.zeros(b, 1, 1, n, dtype=q.dtype, device=x.device)
@@ -124,18 +130,27 @@ class EncoderLayer(nn.Module):
     """Pre-LayerNorm layer: ``h = x + drop(attn(LN(x)))``, ``h + drop(FF(LN(h)))``, with a
     ``d -> d_ff -> d`` LeakyReLU feed-forward block."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float,
-                 attn_dropout: float, relative_distance: int = 0) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float,
+        attn_dropout: float,
+        relative_distance: int = 0,
+    ) -> None:
         super().__init__()
         self.norm_attn = nn.LayerNorm(d_model)
         relative = RelativeBias(n_heads, relative_distance) if relative_distance else None
         self.attn = SelfAttention(d_model, n_heads, attn_dropout, relative)
         self.norm_ff = nn.LayerNorm(d_model)
-        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.LeakyReLU(), Dropout(dropout),
-                                nn.Linear(d_ff, d_model))
+        self.ff = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.LeakyReLU(), Dropout(dropout), nn.Linear(d_ff, d_model)
+        )
         self.drop = Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, keep: torch.Tensor,
-                gate: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, keep: torch.Tensor, gate: torch.Tensor | None = None
+    ) -> torch.Tensor:
         x = x + self.drop(self.attn(self.norm_attn(x), keep, gate))
         return x + self.drop(self.ff(self.norm_ff(x)))

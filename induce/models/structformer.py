@@ -23,7 +23,7 @@ from torch import nn
 
 from induce.models.transformer import EncoderOutput, TransformerConfig, TransformerMLM
 
-_BIG = 1e9   # "no boundary" distance / "no word" height, as the reference masks them
+_BIG = 1e9  # "no boundary" distance / "no word" height, as the reference masks them
 RELATIONS = ("parent", "dependent")
 
 
@@ -32,7 +32,7 @@ class StructFormerConfig(TransformerConfig):
     n_parser_layers: int = 3
     conv_size: int = 9
     relations: tuple[str, ...] = RELATIONS
-    relation_weight: str = "softmax"     # softmax | sigmoid over the relations of a head
+    relation_weight: str = "softmax"  # softmax | sigmoid over the relations of a head
 
     def check(self) -> None:
         super().check()
@@ -40,8 +40,10 @@ class StructFormerConfig(TransformerConfig):
 
         bad = sorted(set(self.relations) - set(RELATIONS))
         if bad or not self.relations:
-            raise ConfigError(f"model.relations must be a non-empty subset of "
-                              f"{list(RELATIONS)}, got {list(self.relations)}")
+            raise ConfigError(
+                f"model.relations must be a non-empty subset of "
+                f"{list(RELATIONS)}, got {list(self.relations)}"
+            )
         if self.relation_weight not in ("softmax", "sigmoid"):
             raise ConfigError("model.relation_weight must be softmax or sigmoid")
         if self.conv_size < 1 or self.n_parser_layers < 0:
@@ -63,8 +65,9 @@ class _Conv(nn.Module):
 
 
 def _head(d: int, first: nn.Module) -> nn.Sequential:
-    return nn.Sequential(first, nn.LayerNorm(d, elementwise_affine=False), nn.Tanh(),
-                         nn.Linear(d, 1))
+    return nn.Sequential(
+        first, nn.LayerNorm(d, elementwise_affine=False), nn.Tanh(), nn.Linear(d, 1)
+    )
 
 
 class StructFormer(TransformerMLM):
@@ -74,13 +77,17 @@ class StructFormer(TransformerMLM):
         super().__init__(config, vocab_size, pad_id)
         d = config.d_model
         self.parser = nn.ModuleList(
-            nn.Sequential(_Conv(d, config.conv_size), nn.LayerNorm(d, elementwise_affine=False),
-                          nn.Tanh()) for _ in range(config.n_parser_layers))
+            nn.Sequential(
+                _Conv(d, config.conv_size), nn.LayerNorm(d, elementwise_affine=False), nn.Tanh()
+            )
+            for _ in range(config.n_parser_layers)
+        )
         self.distance_head = _head(d, _Conv(d, 2))
         self.height_head = _head(d, nn.Linear(d, d))
         self.relation_logits = nn.Parameter(
-            torch.randn(config.n_layers, config.n_heads, len(config.relations)) * 0.1)
-        self.log_temperature = nn.Parameter(torch.zeros(2))   # 1/mu_1, 1/mu_2 = exp(.)
+            torch.randn(config.n_layers, config.n_heads, len(config.relations)) * 0.1
+        )
+        self.log_temperature = nn.Parameter(torch.zeros(2))  # 1/mu_1, 1/mu_2 = exp(.)
 
     # -- the parser ------------------------------------------------------------------------
     def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -114,7 +121,7 @@ class StructFormer(TransformerMLM):
         distances, heights = self.parse(ids, keep)
         temperature = self.log_temperature.exp()
         parents = parent_distribution(distances, heights, temperature[0], temperature[1])
-        relations = {"parent": parents, "dependent": parents.transpose(1, 2)}   # Eq. 13
+        relations = {"parent": parents, "dependent": parents.transpose(1, 2)}  # Eq. 13
         stack = torch.stack([relations[r] for r in self.config.relations], 1)  # [B, R, L, L]
         weights = self.relation_weights()
         h = self.embed_tokens(ids)
@@ -126,8 +133,9 @@ class StructFormer(TransformerMLM):
         return EncoderOutput(self.finish(h), distances, heights, parents)
 
 
-def calibrate(distances: torch.Tensor, heights: torch.Tensor, keep: torch.Tensor,
-              has_next: torch.Tensor) -> torch.Tensor:
+def calibrate(
+    distances: torch.Tensor, heights: torch.Tensor, keep: torch.Tensor, has_next: torch.Tensor
+) -> torch.Tensor:
     """Shift each sentence's distances so that no proper span of it has both of its boundary
     distances above every height inside it (the reference's calibration, per sentence).
 
@@ -138,19 +146,22 @@ def calibrate(distances: torch.Tensor, heights: torch.Tensor, keep: torch.Tensor
     """
     b, n = heights.shape
     upper = torch.ones(n, n, dtype=torch.bool, device=heights.device).triu()
-    span_max = torch.cummax(heights[:, None, :].expand(b, n, n).masked_fill(~upper, -_BIG),
-                            dim=-1).values                        # [B, i, j] max over i..j
-    left = F.pad(distances[:, :-1], (1, 0), value=_BIG)           # delta_{i-1}
-    margin = torch.minimum(torch.relu(left[:, :, None] - span_max),
-                           torch.relu(distances[:, None, :] - span_max))
+    span_max = torch.cummax(
+        heights[:, None, :].expand(b, n, n).masked_fill(~upper, -_BIG), dim=-1
+    ).values  # [B, i, j] max over i..j
+    left = F.pad(distances[:, :-1], (1, 0), value=_BIG)  # delta_{i-1}
+    margin = torch.minimum(
+        torch.relu(left[:, :, None] - span_max), torch.relu(distances[:, None, :] - span_max)
+    )
     # span [0, j] is proper only if word j+1 exists; [i>0, j] if word j exists
     valid = torch.cat([has_next[:, None, :], keep[:, None, :].expand(b, n - 1, n)], 1)
     margin = margin.masked_fill(~(valid & upper), 0.0)
     return distances - margin.flatten(1).max(1).values[:, None]
 
 
-def boundary_probabilities(distances: torch.Tensor, heights: torch.Tensor,
-                           inv_mu1: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def boundary_probabilities(
+    distances: torch.Tensor, heights: torch.Tensor, inv_mu1: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Eqs. 6-9: for word i, the probabilities ``left [B, i, l]`` and ``right [B, i, r]``
     that the smallest legal constituent containing it starts at l / ends at r.
 
@@ -174,8 +185,9 @@ def boundary_probabilities(distances: torch.Tensor, heights: torch.Tensor,
     return left, right
 
 
-def parent_distribution(distances: torch.Tensor, heights: torch.Tensor,
-                        inv_mu1: torch.Tensor, inv_mu2: torch.Tensor) -> torch.Tensor:
+def parent_distribution(
+    distances: torch.Tensor, heights: torch.Tensor, inv_mu1: torch.Tensor, inv_mu2: torch.Tensor
+) -> torch.Tensor:
     """Eqs. 6-12: ``p_D(j | i)``, the probability that word j is the parent of word i,
     ``[B, L, L]`` (diagonal and padding 0).
 
@@ -201,8 +213,8 @@ def parent_distribution(distances: torch.Tensor, heights: torch.Tensor,
     upper = torch.ones(n, n, dtype=torch.bool, device=t.device).triu()
     z = torch.cumsum(e[:, None, :].expand(-1, n, n).masked_fill(~upper, 0.0), -1)  # Z(l, r)
     w = torch.where(upper & (z > 0), 1.0 / z.clamp_min(1e-300), torch.zeros_like(z))
-    below = torch.cumsum(left * torch.bmm(right, w.transpose(1, 2)), -1)          # j < i
-    above = torch.cumsum((right * torch.bmm(left, w)).flip(-1), -1).flip(-1)      # j > i
+    below = torch.cumsum(left * torch.bmm(right, w.transpose(1, 2)), -1)  # j < i
+    above = torch.cumsum((right * torch.bmm(left, w)).flip(-1), -1).flip(-1)  # j > i
     eye = torch.eye(n, dtype=torch.bool, device=t.device)
     parents = torch.where(eye, 0.0, torch.where(torch.ones_like(eye).tril(-1), below, above))
     parents = parents * e[:, None, :]

@@ -27,19 +27,22 @@ class TransformerConfig:
     d_ff: int = 2048
     dropout: float = 0.1
     attn_dropout: float = 0.1
-    position: str = "absolute"      # absolute | relative | none
-    max_length: int = 500           # absolute positions (the reference's 500) / distances
-    init_range: float = 0.1         # embeddings ~ U(-r, r), as the reference initialises them
+    position: str = "absolute"  # absolute | relative | none
+    max_length: int = 500  # absolute positions (the reference's 500) / distances
+    init_range: float = 0.1  # embeddings ~ U(-r, r), as the reference initialises them
 
     def check(self) -> None:
         from induce.data.errors import ConfigError
 
         if self.position not in POSITIONS:
-            raise ConfigError(f"model.position must be one of {', '.join(POSITIONS)}, "
-                              f"got {self.position!r}")
+            raise ConfigError(
+                f"model.position must be one of {', '.join(POSITIONS)}, got {self.position!r}"
+            )
         if self.d_model % self.n_heads:
-            raise ConfigError(f"model.d_model ({self.d_model}) must be a multiple of "
-                              f"model.n_heads ({self.n_heads})")
+            raise ConfigError(
+                f"model.d_model ({self.d_model}) must be a multiple of "
+                f"model.n_heads ({self.n_heads})"
+            )
         if min(self.d_model, self.n_layers, self.n_heads, self.d_ff, self.max_length) < 1:
             raise ConfigError("model sizes must be positive")
 
@@ -71,13 +74,13 @@ class TransformerMLM(nn.Module):
         self.pad_id = pad_id
         c = config
         self.embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
-        self.positions = nn.Embedding(c.max_length, c.d_model) \
-            if c.position == "absolute" else None
+        self.positions = nn.Embedding(c.max_length, c.d_model) if c.position == "absolute" else None
         relative = c.max_length if c.position == "relative" else 0
         self.drop = Dropout(c.dropout)
         self.layers = nn.ModuleList(
             EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout, relative)
-            for _ in range(c.n_layers))
+            for _ in range(c.n_layers)
+        )
         self.norm = nn.LayerNorm(c.d_model)
         self.out_bias = nn.Parameter(torch.zeros(vocab_size))
         nn.init.uniform_(self.embed.weight, -c.init_range, c.init_range)
@@ -88,15 +91,17 @@ class TransformerMLM(nn.Module):
         if self.config.position == "absolute" and length > self.config.max_length:
             from induce.data.errors import InputError
 
-            raise InputError(f"a sentence of {length} tokens is longer than the model's "
-                             f"max_length {self.config.max_length}")
+            raise InputError(
+                f"a sentence of {length} tokens is longer than the model's "
+                f"max_length {self.config.max_length}"
+            )
 
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
         h = self.embed(ids)
         if self.positions is not None:
             self.check_length(ids.shape[1])
             h = h + self.positions(torch.arange(ids.shape[1], device=ids.device))[None]
-        return h    # no embedding dropout, as the reference
+        return h  # no embedding dropout, as the reference
 
     def finish(self, h: torch.Tensor) -> torch.Tensor:
         return self.drop(self.norm(h))

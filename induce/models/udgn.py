@@ -43,14 +43,14 @@ class UDGNConfig:
     dropout: float = 0.2
     parser_dropout: float = 0.2
     attn_dropout: float = 0.1
-    position: str = "none"           # none | absolute (ablation: positional encoding)
+    position: str = "none"  # none | absolute (ablation: positional encoding)
     max_length: int = 500
     init_range: float = 0.1
     gates: bool = True
     competition: bool = True
     relative_bias: bool = True
     edge_marginals: str = "softmax"  # softmax (Eq. 5) | kirchhoff
-    n_tags: int = 0                  # latent tag embeddings of the parser (0: off)
+    n_tags: int = 0  # latent tag embeddings of the parser (0: off)
 
     def check(self) -> None:
         from induce.data.errors import ConfigError
@@ -59,8 +59,18 @@ class UDGNConfig:
             raise ConfigError("model.position must be none or absolute for udgn")
         if self.edge_marginals not in ("softmax", "kirchhoff"):
             raise ConfigError("model.edge_marginals must be softmax or kirchhoff")
-        if min(self.d_model, self.head_size, self.n_layers, self.n_heads,
-               self.n_parser_layers, self.max_length) < 1 or self.n_tags < 0:
+        if (
+            min(
+                self.d_model,
+                self.head_size,
+                self.n_layers,
+                self.n_heads,
+                self.n_parser_layers,
+                self.max_length,
+            )
+            < 1
+            or self.n_tags < 0
+        ):
             raise ConfigError("model sizes must be positive (n_tags: 0 or more)")
 
 
@@ -74,8 +84,9 @@ class DGNLayer(nn.Module):
         parts = 4 if c.gates else 3
         self.proj = nn.Linear(c.d_model, parts * c.n_heads * c.head_size)
         self.out = nn.Linear(c.n_heads * c.head_size, c.d_model)
-        self.direction_bias = nn.Parameter(
-            torch.empty(2, c.n_heads).uniform_(-0.1, 0.1)) if c.relative_bias else None
+        self.direction_bias = (
+            nn.Parameter(torch.empty(2, c.n_heads).uniform_(-0.1, 0.1)) if c.relative_bias else None
+        )
         self.drop = Dropout(c.dropout)
         self.drop_weights = Dropout(c.attn_dropout)
         self.record = False
@@ -87,13 +98,16 @@ class DGNLayer(nn.Module):
         c = self.c
         parts = self.proj(x).view(b, n, -1, c.n_heads, c.head_size).unbind(2)
         q, k, v = parts[:3]
-        scores = torch.einsum("bihd,bjhd->bijh", q, k)                  # [B, L, L, H]
+        scores = torch.einsum("bihd,bjhd->bijh", q, k)  # [B, L, L, H]
         if self.direction_bias is not None:
             # Eqs. 12-13: one bias per head for "j before i" and one for "j after i"
             ones = torch.ones(n, n, device=x.device, dtype=scores.dtype)
             before, after = ones.tril(-1), ones.triu(1)
-            scores = scores + before[None, :, :, None] * self.direction_bias[0] \
+            scores = (
+                scores
+                + before[None, :, :, None] * self.direction_bias[0]
                 + after[None, :, :, None] * self.direction_bias[1]
+            )
         scores = scores / math.sqrt(c.head_size)
         if c.competition:
             # Eqs. 9-11: heads compete for each edge; the edge's probability scales them
@@ -102,14 +116,14 @@ class DGNLayer(nn.Module):
         else:
             share = torch.sigmoid(scores)
             weights = share * m[..., None]
-        if self.record:      # the competition probabilities (Eq. 10) as [B, H, L, L]
+        if self.record:  # the competition probabilities (Eq. 10) as [B, H, L, L]
             self.recorded = share.permute(0, 3, 1, 2).detach()
         weights = weights.masked_fill(~keep[:, None, :, None], 0.0)
         weights = self.drop_weights(weights)
-        o = torch.einsum("bijh,bjhd->bihd", weights, torch.tanh(v))        # Eq. 14
+        o = torch.einsum("bijh,bjhd->bihd", weights, torch.tanh(v))  # Eq. 14
         if c.gates:
-            o = o * torch.sigmoid(parts[3])                                # Eqs. 7-8
-        return x + self.drop(self.out(self.drop(o.reshape(b, n, -1))))   # Eq. 15
+            o = o * torch.sigmoid(parts[3])  # Eqs. 7-8
+        return x + self.drop(self.out(self.drop(o.reshape(b, n, -1))))  # Eq. 15
 
 
 class UDGN(nn.Module):
@@ -120,8 +134,7 @@ class UDGN(nn.Module):
         c = self.config = config
         self.pad_id = pad_id
         self.embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
-        self.positions = nn.Embedding(c.max_length, c.d_model) \
-            if c.position == "absolute" else None
+        self.positions = nn.Embedding(c.max_length, c.d_model) if c.position == "absolute" else None
         self.drop = Dropout(c.dropout)
         self.parser_embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
         self.parser_drop = Dropout(c.parser_dropout)
@@ -131,15 +144,21 @@ class UDGN(nn.Module):
             nn.init.zeros_(self.tag_logits.weight)
             self.tag_embed = nn.Linear(c.n_tags, c.d_model, bias=False)
             nn.init.uniform_(self.tag_embed.weight, -c.init_range, c.init_range)
-        self.lstm = nn.LSTM(c.d_model, c.d_model, num_layers=c.n_parser_layers,
-                            dropout=c.parser_dropout if c.n_parser_layers > 1 else 0.0,
-                            bidirectional=True, batch_first=True)
+        self.lstm = nn.LSTM(
+            c.d_model,
+            c.d_model,
+            num_layers=c.n_parser_layers,
+            dropout=c.parser_dropout if c.n_parser_layers > 1 else 0.0,
+            bidirectional=True,
+            batch_first=True,
+        )
         self.parser_ff = nn.Linear(2 * c.d_model, 2 * c.d_model)
         self.layers = nn.ModuleList(DGNLayer(c) for _ in range(c.n_layers))
         self.norm = nn.LayerNorm(c.d_model)
         self.out_bias = nn.Parameter(torch.zeros(vocab_size))
-        for table in (self.embed, self.parser_embed) + \
-                ((self.positions,) if self.positions is not None else ()):
+        for table in (self.embed, self.parser_embed) + (
+            (self.positions,) if self.positions is not None else ()
+        ):
             nn.init.uniform_(table.weight, -c.init_range, c.init_range)
         nn.init.xavier_uniform_(self.parser_ff.weight)
         nn.init.zeros_(self.parser_ff.bias)
@@ -149,18 +168,18 @@ class UDGN(nn.Module):
         ``p_ii`` the probability that i is the root."""
         lengths = keep.sum(1).cpu()
         h = self.parser_embed(ids)
-        if self.tag_logits is not None:      # slot 0 of the tag distribution: "no tag"
+        if self.tag_logits is not None:  # slot 0 of the tag distribution: "no tag"
             tags = torch.softmax(self.tag_logits(ids), dim=-1)
             h = h + self.tag_embed(tags[..., 1:])
         h = self.parser_drop(h)
-        packed = nn.utils.rnn.pack_padded_sequence(h, lengths.clamp_min(1), batch_first=True,
-                                                   enforce_sorted=False)
-        h, _ = self.lstm(packed)                                                   # Eq. 1
-        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True,
-                                                total_length=ids.shape[1])
-        parent, child = self.parser_ff(self.parser_drop(h)).chunk(2, -1)          # Eqs. 2-3
+        packed = nn.utils.rnn.pack_padded_sequence(
+            h, lengths.clamp_min(1), batch_first=True, enforce_sorted=False
+        )
+        h, _ = self.lstm(packed)  # Eq. 1
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])
+        parent, child = self.parser_ff(self.parser_drop(h)).chunk(2, -1)  # Eqs. 2-3
         logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])
-        logits = logits.float().masked_fill(~keep[:, None, :], float("-inf"))     # Eq. 4
+        logits = logits.float().masked_fill(~keep[:, None, :], float("-inf"))  # Eq. 4
         if self.config.edge_marginals == "kirchhoff":
             return kirchhoff_marginals(logits, keep)
         return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5
@@ -169,21 +188,27 @@ class UDGN(nn.Module):
         """The parser's edge distribution only (no DGN layers, ``hidden`` empty)."""
         p = self.parse(ids, keep)
         eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
-        return EncoderOutput(ids.new_zeros(0), parents=p.masked_fill(eye, 0.0),
-                             roots=torch.diagonal(p, dim1=1, dim2=2))
+        return EncoderOutput(
+            ids.new_zeros(0),
+            parents=p.masked_fill(eye, 0.0),
+            roots=torch.diagonal(p, dim1=1, dim2=2),
+        )
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
         p = self.parse(ids, keep)
         eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
         roots = torch.diagonal(p, dim1=1, dim2=2)
         parents = p.masked_fill(eye, 0.0)
-        m = parents + parents.transpose(1, 2) - parents * parents.transpose(1, 2)   # Eq. 6
+        m = parents + parents.transpose(1, 2) - parents * parents.transpose(1, 2)  # Eq. 6
         h = self.embed(ids)
         if self.positions is not None:
             if ids.shape[1] > self.config.max_length:
                 from induce.data.errors import InputError
-                raise InputError(f"a sentence of {ids.shape[1]} tokens is longer than the "
-                                 f"model's max_length {self.config.max_length}")
+
+                raise InputError(
+                    f"a sentence of {ids.shape[1]} tokens is longer than the "
+                    f"model's max_length {self.config.max_length}"
+                )
             h = h + self.positions(torch.arange(ids.shape[1], device=ids.device))[None]
         h = self.drop(h)
         m = m.to(h.dtype)
@@ -217,11 +242,11 @@ def kirchhoff_marginals(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tenso
         shift = x.masked_fill(~torch.isfinite(x), -1e300).amax((1, 2), keepdim=True).detach()
         w = torch.exp(x - shift).masked_fill(~(keep[:, :, None] & keep[:, None, :]), 0.0)
         eye = torch.eye(n, dtype=torch.bool, device=x.device)
-        root = torch.diagonal(w, dim1=1, dim2=2)                     # [B, L]
-        arcs = w.masked_fill(eye, 0.0).transpose(1, 2)               # arcs[h, d]
+        root = torch.diagonal(w, dim1=1, dim2=2)  # [B, L]
+        arcs = w.masked_fill(eye, 0.0).transpose(1, 2)  # arcs[h, d]
         lap = torch.diag_embed(arcs.sum(1)) - arcs
-        lap = lap + torch.diag_embed((~keep).double())               # padding: identity
-        lap = torch.cat([root[:, None, :], lap[:, 1:, :]], 1)         # first row: roots
+        lap = lap + torch.diag_embed((~keep).double())  # padding: identity
+        lap = torch.cat([root[:, None, :], lap[:, 1:, :]], 1)  # first row: roots
         log_z = torch.linalg.slogdet(lap).logabsdet
         grads = torch.autograd.grad(log_z.sum(), x, create_graph=logits.requires_grad)[0]
     return grads.to(logits.dtype).masked_fill(~keep[..., None], 0.0)

@@ -12,11 +12,10 @@ from induce.data.config import load_resource_yaml
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.vocab import build_vocabulary
-from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
-                                      read_tree_file)
-from induce.preprocess.ptb import parse_sections
 from induce.data.treetext import combined_digest
+from induce.data.vocab import build_vocabulary
+from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
+from induce.preprocess.ptb import parse_sections
 
 SPLITS = ("xs", "sm", "md", "lg")
 YEARS = (1987, 1988, 1989)
@@ -47,8 +46,10 @@ def find_sections(root: str | Path) -> dict[tuple[int, int], list[Path]]:
                 if files:
                     found[(int(year_dir.name), int(match.group(2)))] = files
     if not found:
-        raise InputError("no BLLIP sections found: expected 1987/w7_001/..., 1988/w8_001/..., "
-                         "1989/w9_010/...", str(base))
+        raise InputError(
+            "no BLLIP sections found: expected 1987/w7_001/..., 1988/w8_001/..., 1989/w9_010/...",
+            str(base),
+        )
     return found
 
 
@@ -63,18 +64,26 @@ class BllipOptions:
     workers: int = 1
 
 
-def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
-                     force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+def preprocess_bllip(
+    root: str,
+    out: str,
+    options: BllipOptions,
+    tokenizer=None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Write a dataset from a BLLIP release; memory does not grow with the corpus (files are
     streamed; only counts are kept).  Returns the manifest."""
     if options.split not in SPLITS:
-        raise ConfigError(f"unknown BLLIP split {options.split!r}; choose from "
-                          f"{', '.join(SPLITS)}")
-    if options.shared_vocab and (tokenizer is not None or options.min_freq != 1 or
-                                 options.max_vocab is not None):
-        raise ConfigError("--shared-vocab fixes the vocabulary (LG words seen more than 27 "
-                          "times): it does not combine with --min-freq, --max-vocab or "
-                          "--tokenizer gpt2")
+        raise ConfigError(f"unknown BLLIP split {options.split!r}; choose from {', '.join(SPLITS)}")
+    if options.shared_vocab and (
+        tokenizer is not None or options.min_freq != 1 or options.max_vocab is not None
+    ):
+        raise ConfigError(
+            "--shared-vocab fixes the vocabulary (LG words seen more than 27 "
+            "times): it does not combine with --min-freq, --max-vocab or "
+            "--tokenizer gpt2"
+        )
     definition = split_definition()
     sections = find_sections(root)
     plan, missing = _plan(definition, options.split, sections, root)
@@ -83,15 +92,18 @@ def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
     checksums: list[tuple[str, str]] = []
     with DatasetWriter(out, force) as writer:
         shared = None
-        if options.shared_vocab:   # after the writer has checked that --out may be written
+        if options.shared_vocab:  # after the writer has checked that --out may be written
             shared = _shared_vocabulary(definition, sections, options, root, progress)
         splits = SplitWriter(writer, tokenizer)
         for split, files, per_year in plan:
             budget = per_year
             year = None
-            for result in map_files(read_tree_file, files,
-                                    (options.normalization, options.skip_bad, True),
-                                    options.workers):
+            for result in map_files(
+                read_tree_file,
+                files,
+                (options.normalization, options.skip_bad, True),
+                options.workers,
+            ):
                 done += 1
                 if progress:
                     progress(f"reading {split}", done, total)
@@ -105,25 +117,42 @@ def preprocess_bllip(root: str, out: str, options: BllipOptions, tokenizer=None,
                 if budget is not None:
                     budget -= written
         splits.check(("train", "valid", "test"))
-        vocab = shared if shared is not None else \
-            splits.vocabulary(options.min_freq, options.max_vocab)
+        vocab = (
+            shared if shared is not None else splits.vocabulary(options.min_freq, options.max_vocab)
+        )
         if tokenizer is not None:
             tokenizer.save(writer)
-        source = {"root": str(Path(root).resolve()), "files": len(checksums),
-                  "sha256": combined_digest(checksums)}
-        spec = {"train": {"split": options.split,
-                          "sections": _describe(definition["train"][options.split])},
-                "valid": dict(definition["valid"]), "test": dict(definition["test"])}
+        source = {
+            "root": str(Path(root).resolve()),
+            "files": len(checksums),
+            "sha256": combined_digest(checksums),
+        }
+        spec = {
+            "train": {
+                "split": options.split,
+                "sections": _describe(definition["train"][options.split]),
+            },
+            "valid": dict(definition["valid"]),
+            "test": dict(definition["test"]),
+        }
         for name, absent in missing.items():
             spec[name]["missing_sections"] = absent
-        data = manifest("bllip", source, spec, options.normalization, vocab, splits,
-                        {"shared_vocab": options.shared_vocab, "skip_bad": options.skip_bad})
+        data = manifest(
+            "bllip",
+            source,
+            spec,
+            options.normalization,
+            vocab,
+            splits,
+            {"shared_vocab": options.shared_vocab, "skip_bad": options.skip_bad},
+        )
         writer.finish(data, vocab)
     return data
 
 
-def _plan(definition: dict, split: str, sections: dict, root: str
-          ) -> tuple[list[tuple[str, list[str], int | None]], dict[str, list[str]]]:
+def _plan(
+    definition: dict, split: str, sections: dict, root: str
+) -> tuple[list[tuple[str, list[str], int | None]], dict[str, list[str]]]:
     """``(dataset split, files in reading order, sentences per year or None)`` for each split,
     and the wanted sections the release lacks (``1987/w7_071``) per split."""
     out = []
@@ -131,12 +160,16 @@ def _plan(definition: dict, split: str, sections: dict, root: str
     for name in ("train", "valid", "test"):
         spec = definition["train"][split] if name == "train" else definition[name]["sections"]
         wanted = [(year, s) for year in YEARS for s in sections_of(spec.get(year, []))]
-        missing[name] = [f"{year}/w{year % 10}_{s:03d}" for year, s in wanted
-                         if (year, s) not in sections]
+        missing[name] = [
+            f"{year}/w{year % 10}_{s:03d}" for year, s in wanted if (year, s) not in sections
+        ]
         files = [str(f) for key in wanted for f in sections.get(key, [])]
         if not files:
-            raise InputError(f"no files for the {name} split of BLLIP-{split.upper()} "
-                             f"(none of its {len(wanted)} sections is in the release)", root)
+            raise InputError(
+                f"no files for the {name} split of BLLIP-{split.upper()} "
+                f"(none of its {len(wanted)} sections is in the release)",
+                root,
+            )
         per_year = None if name == "train" else int(definition[name]["sentences_per_year"])
         out.append((name, files, per_year))
     return out, missing
@@ -147,29 +180,40 @@ def _year_of(path: str) -> int:
 
 
 def _describe(spec: dict) -> dict:
-    return {int(year): (sections if isinstance(sections, str) else list(sections))
-            for year, sections in spec.items()}
+    return {
+        int(year): (sections if isinstance(sections, str) else list(sections))
+        for year, sections in spec.items()
+    }
 
 
-def _shared_vocabulary(definition: dict, sections: dict, options: BllipOptions, root: str,
-                       progress: Progress | None):
+def _shared_vocabulary(
+    definition: dict, sections: dict, options: BllipOptions, root: str, progress: Progress | None
+):
     """The vocabulary every BLLIP split shares: LG words seen more than N times."""
     from collections import Counter
 
     rule = definition["shared_vocab"]
     spec = definition["train"][rule["split"]]
-    files = [str(f) for year in YEARS for s in sections_of(spec.get(year, []))
-             for f in sections.get((year, s), [])]
+    files = [
+        str(f)
+        for year in YEARS
+        for s in sections_of(spec.get(year, []))
+        for f in sections.get((year, s), [])
+    ]
     if not files:
         raise InputError("no LG files for the shared vocabulary", root)
     counts: Counter = Counter()
-    for done, result in enumerate(map_files(read_tree_file, files,
-                                            (options.normalization, options.skip_bad, True),
-                                            options.workers), 1):
+    for done, result in enumerate(
+        map_files(
+            read_tree_file, files, (options.normalization, options.skip_bad, True), options.workers
+        ),
+        1,
+    ):
         counts.update(" ".join(line for _, line in result.sentences if line).split())
         if progress:
             progress("counting LG words", done, len(files))
     vocab = build_vocabulary(counts, int(rule["min_count_exclusive"]) + 1)
-    vocab.settings["shared_vocab"] = f"{rule['split']} words seen more than " \
-                                     f"{rule['min_count_exclusive']} times"
+    vocab.settings["shared_vocab"] = (
+        f"{rule['split']} words seen more than {rule['min_count_exclusive']} times"
+    )
     return vocab

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import induce
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
-from induce.data.vocab import Vocabulary, build_vocabulary
 from induce.data.treetext import ReadStats, iter_trees
+from induce.data.vocab import Vocabulary, build_vocabulary
 
-Progress = Callable[[str, int, int], None]   # (stage, done, total)
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 @dataclass
@@ -28,18 +29,21 @@ class FileResult:
     stats: ReadStats
 
 
-def read_tree_file(path: str, normalization: Normalization, skip_bad: bool,
-                   strip_coref: bool = False) -> FileResult:
+def read_tree_file(
+    path: str, normalization: Normalization, skip_bad: bool, strip_coref: bool = False
+) -> FileResult:
     """One treebank file (run in worker processes: everything here is picklable)."""
     stats = ReadStats()
     line = normalization.line
-    sentences = [(tree.text, line(tree.leaves))
-                 for tree in iter_trees(path, stats, skip_bad, strip_coref)]
+    sentences = [
+        (tree.text, line(tree.leaves)) for tree in iter_trees(path, stats, skip_bad, strip_coref)
+    ]
     return FileResult(path, sentences, stats)
 
 
-def map_files(function: Callable[..., FileResult], files: Sequence[str], args: tuple,
-              workers: int = 1) -> Iterator[FileResult]:
+def map_files(
+    function: Callable[..., FileResult], files: Sequence[str], args: tuple, workers: int = 1
+) -> Iterator[FileResult]:
     """``function(file, *args)`` for every file, results in file order.  With several workers
     the files are read by a process pool (a bounded number in flight, so memory does not grow
     with the corpus)."""
@@ -52,7 +56,7 @@ def map_files(function: Callable[..., FileResult], files: Sequence[str], args: t
 
     context = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     call = _Call(function, args)
-    window = 2 * workers   # results waiting in the parent: memory stays flat
+    window = 2 * workers  # results waiting in the parent: memory stays flat
     with context.Pool(workers, initializer=_ignore_interrupts) as pool:
         pending: deque = deque()
         for path in files:
@@ -115,7 +119,7 @@ class SplitWriter:
         sentences = result.sentences
         if limit is not None:
             kept = [i for i, (_, line) in enumerate(sentences) if line][:limit]
-            sentences = sentences[:kept[-1] + 1] if kept else []
+            sentences = sentences[: kept[-1] + 1] if kept else []
         return self._write(split, sentences)
 
     def add_sentences(self, split: str, sentences: list[tuple[str | None, str]]) -> int:
@@ -153,9 +157,11 @@ class SplitWriter:
     def check(self, required: Iterable[str]) -> None:
         for split in required:
             if not self.splits.get(split) or not self.splits[split].sentences:
-                raise InputError(f"the {split} split is empty: no sentence with words (if "
-                                 "the files have sentences, the tag filter may have removed "
-                                 "every word: try --tagset all)")
+                raise InputError(
+                    f"the {split} split is empty: no sentence with words (if "
+                    "the files have sentences, the tag filter may have removed "
+                    "every word: try --tagset all)"
+                )
 
     def vocabulary(self, min_freq: int, max_size: int | None) -> Vocabulary:
         if self.tokenizer is not None:
@@ -167,16 +173,27 @@ class SplitWriter:
         out = {}
         for split, s in self.splits.items():
             unknown = sum(c for t, c in s.counts.items() if t not in vocab)
-            out[split] = {"sentences": s.sentences, "words": s.words, "tokens": s.tokens,
-                          "unknown_token_rate": round(unknown / s.tokens, 6) if s.tokens else 0,
-                          "dropped_without_words": s.dropped_without_words,
-                          "skipped_bad_trees": s.skipped_bad_trees, "source_files": s.files}
+            out[split] = {
+                "sentences": s.sentences,
+                "words": s.words,
+                "tokens": s.tokens,
+                "unknown_token_rate": round(unknown / s.tokens, 6) if s.tokens else 0,
+                "dropped_without_words": s.dropped_without_words,
+                "skipped_bad_trees": s.skipped_bad_trees,
+                "source_files": s.files,
+            }
         return out
 
 
-def manifest(kind: str, sources: dict[str, Any], splits: dict[str, Any],
-             normalization: Normalization | None, vocab: Vocabulary,
-             split_writer: SplitWriter, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def manifest(
+    kind: str,
+    sources: dict[str, Any],
+    splits: dict[str, Any],
+    normalization: Normalization | None,
+    vocab: Vocabulary,
+    split_writer: SplitWriter,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The manifest of a dataset (DatasetWriter adds the format, time and files)."""
     out: dict[str, Any] = {
         "induce_version": induce.__version__,
@@ -184,10 +201,8 @@ def manifest(kind: str, sources: dict[str, Any], splits: dict[str, Any],
         "source": sources,
         "splits": splits,
         "normalization": None if normalization is None else normalization.to_dict(),
-        "tokens": "words" if split_writer.tokenizer is None else
-        split_writer.tokenizer.describe(),
-        "vocabulary": {"size": len(vocab), **vocab.settings,
-                       "specials": list(vocab.specials)},
+        "tokens": "words" if split_writer.tokenizer is None else split_writer.tokenizer.describe(),
+        "vocabulary": {"size": len(vocab), **vocab.settings, "specials": list(vocab.specials)},
         "counts": split_writer.split_report(vocab),
         "first_problem": split_writer.problems[0] if split_writer.problems else None,
     }

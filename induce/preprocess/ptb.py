@@ -12,10 +12,9 @@ from induce.data.config import load_resource_yaml
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.vocab import Vocabulary
-from induce.preprocess.common import (Progress, SplitWriter, manifest, map_files,
-                                      read_tree_file)
 from induce.data.treetext import combined_digest
+from induce.data.vocab import Vocabulary
+from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
 
 _LDC_NAME = re.compile(r"^wsj_(\d\d)\d\d\.mrg$", re.IGNORECASE)
 _SECTION_NAME = re.compile(r"^(\d\d)(\.[A-Za-z]+)?$")
@@ -36,8 +35,7 @@ def parse_sections(spec: str) -> tuple[int, ...]:
             elif part:
                 out.append(int(part))
         except ValueError:
-            raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}") \
-                from None
+            raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}") from None
     return tuple(out)
 
 
@@ -56,24 +54,34 @@ def find_sections(root: str | Path) -> tuple[dict[int, list[Path]], str]:
     if not base.is_dir():
         raise InputError("no such treebank directory", str(base))
     for candidate in (base / "parsed" / "mrg" / "wsj", base / "mrg" / "wsj", base / "wsj", base):
-        numbered = [d for d in candidate.iterdir() if d.is_dir() and re.fullmatch(r"\d\d", d.name)] \
-            if candidate.is_dir() else []
+        numbered = (
+            [d for d in candidate.iterdir() if d.is_dir() and re.fullmatch(r"\d\d", d.name)]
+            if candidate.is_dir()
+            else []
+        )
         if numbered:
-            sections = {int(d.name): sorted(f for f in d.iterdir() if f.is_file() and
-                                            f.suffix.lower() == ".mrg")
-                        for d in sorted(numbered)}
+            sections = {
+                int(d.name): sorted(
+                    f for f in d.iterdir() if f.is_file() and f.suffix.lower() == ".mrg"
+                )
+                for d in sorted(numbered)
+            }
             return {s: f for s, f in sections.items() if f}, f"LDC directories under {candidate}"
     sections: dict[int, list[Path]] = {}
     for f in sorted(base.iterdir()):
         if not f.is_file():
             continue
         match = _LDC_NAME.match(f.name) or (
-            _SECTION_NAME.match(f.name) if f.suffix.lower() in TREE_SUFFIXES + ("",) else None)
+            _SECTION_NAME.match(f.name) if f.suffix.lower() in TREE_SUFFIXES + ("",) else None
+        )
         if match:
             sections.setdefault(int(match.group(1)), []).append(f)
     if not sections:
-        raise InputError("no treebank files found: expected parsed/mrg/wsj/NN/wsj_NNxx.mrg, "
-                         "wsj_NNxx.mrg files or section files such as 22.mrg", str(base))
+        raise InputError(
+            "no treebank files found: expected parsed/mrg/wsj/NN/wsj_NNxx.mrg, "
+            "wsj_NNxx.mrg files or section files such as 22.mrg",
+            str(base),
+        )
     return sections, f"flat directory {base}"
 
 
@@ -89,30 +97,44 @@ class PtbOptions:
     workers: int = 1
 
 
-def preprocess_ptb(treebank: str, out: str, options: PtbOptions, tokenizer=None,
-                   force: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+def preprocess_ptb(
+    treebank: str,
+    out: str,
+    options: PtbOptions,
+    tokenizer=None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Write a dataset from a Penn Treebank directory; returns the manifest."""
     sections, layout = find_sections(treebank)
-    plan = {split: parse_sections(getattr(options, split)) for split in ("train", "valid",
-                                                                          "test")}
-    files = {split: [str(f) for s in wanted for f in sections.get(s, [])]
-             for split, wanted in plan.items()}
-    missing = {split: [f"{s:02d}" for s in wanted if s not in sections]
-               for split, wanted in plan.items()}
+    plan = {split: parse_sections(getattr(options, split)) for split in ("train", "valid", "test")}
+    files = {
+        split: [str(f) for s in wanted for f in sections.get(s, [])]
+        for split, wanted in plan.items()
+    }
+    missing = {
+        split: [f"{s:02d}" for s in wanted if s not in sections] for split, wanted in plan.items()
+    }
     for split, found in files.items():
         if not found:
             have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
-            raise InputError(f"no files for the {split} split (sections "
-                             f"{getattr(options, split)}; the treebank has {have})", treebank)
+            raise InputError(
+                f"no files for the {split} split (sections "
+                f"{getattr(options, split)}; the treebank has {have})",
+                treebank,
+            )
     total = sum(len(f) for f in files.values())
     done = 0
     checksums: list[tuple[str, str]] = []
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer)
         for split in ("train", "valid", "test"):
-            for result in map_files(read_tree_file, files[split],
-                                    (options.normalization, options.skip_bad),
-                                    options.workers):
+            for result in map_files(
+                read_tree_file,
+                files[split],
+                (options.normalization, options.skip_bad),
+                options.workers,
+            ):
                 splits.add_file(split, result)
                 checksums.extend(result.stats.checksums)
                 done += 1
@@ -122,11 +144,24 @@ def preprocess_ptb(treebank: str, out: str, options: PtbOptions, tokenizer=None,
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)
-        source = {"treebank": str(Path(treebank).resolve()), "layout": layout,
-                  "files": len(checksums), "sha256": combined_digest(checksums)}
-        split_spec = {split: {"sections": getattr(options, split),
-                              "missing_sections": missing[split]} for split in plan}
-        data = manifest("ptb", source, split_spec, options.normalization, vocab, splits,
-                        {"skip_bad": options.skip_bad})
+        source = {
+            "treebank": str(Path(treebank).resolve()),
+            "layout": layout,
+            "files": len(checksums),
+            "sha256": combined_digest(checksums),
+        }
+        split_spec = {
+            split: {"sections": getattr(options, split), "missing_sections": missing[split]}
+            for split in plan
+        }
+        data = manifest(
+            "ptb",
+            source,
+            split_spec,
+            options.normalization,
+            vocab,
+            splits,
+            {"skip_bad": options.skip_bad},
+        )
         writer.finish(data, vocab)
     return data

@@ -5,14 +5,15 @@ Each sentence is encoded as pre-tokenised words with GPT-2's spacing convention 
 before every word but the first, as in running text - so every subword belongs to one word.
 The dataset keeps, for each subword, the index of its word (``{split}.align``); word-level
 structures are recovered from subword ones with
-:func:`induce.structure.subwords.word_distances` and :func:`~induce.structure.subwords.word_heights`.
+:func:`~induce.structure.subwords.word_distances` and
+:func:`~induce.structure.subwords.word_heights`.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from induce.data.errors import InputError
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
@@ -43,8 +44,11 @@ class SubwordTokenizer:
                 self._tok.decoder = decoders.ByteLevel()
                 self.source = [vocab, merges]
             else:
-                raise InputError("needs tokenizer.json, or vocab.json and merges.txt (GPT-2 "
-                                 "byte-level BPE files)", str(base))
+                raise InputError(
+                    "needs tokenizer.json, or vocab.json and merges.txt (GPT-2 "
+                    "byte-level BPE files)",
+                    str(base),
+                )
         except InputError:
             raise
         except Exception as err:  # the library's own errors are not ours to name
@@ -54,8 +58,7 @@ class SubwordTokenizer:
 
     def encode(self, words: Sequence[str]) -> tuple[list[str], list[int]]:
         """Subword strings and, for each, the 0-based index of its word."""
-        spaced = [w if i == 0 and not self.space_first else " " + w
-                  for i, w in enumerate(words)]
+        spaced = [w if i == 0 and not self.space_first else " " + w for i, w in enumerate(words)]
         encoding = self._tok.encode(spaced, is_pretokenized=True, add_special_tokens=False)
         return list(encoding.tokens), [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
 
@@ -64,15 +67,20 @@ class SubwordTokenizer:
         vocab = self._tok.get_vocab(with_added_tokens=True)
         tokens = [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])]
         extra = [s for s in (UNK, PAD, MASK) if s not in vocab]
-        return Vocabulary(tokens + extra, {}, (UNK, PAD, MASK),
-                          {"subwords": "gpt2", "bpe_size": len(tokens)})
+        return Vocabulary(
+            tokens + extra, {}, (UNK, PAD, MASK), {"subwords": "gpt2", "bpe_size": len(tokens)}
+        )
 
     def describe(self) -> dict:
         digest = hashlib.sha256()
         for path in self.source:
             digest.update(path.read_bytes())
-        return {"kind": "gpt2-bpe", "files": [str(p) for p in self.source],
-                "sha256": digest.hexdigest(), "space_before_first_word": self.space_first}
+        return {
+            "kind": "gpt2-bpe",
+            "files": [str(p) for p in self.source],
+            "sha256": digest.hexdigest(),
+            "space_before_first_word": self.space_first,
+        }
 
     def save(self, writer) -> None:
         """Store the tokenizer in the dataset as ``tokenizer.json``."""

@@ -26,11 +26,11 @@ SPLIT_STREAM = {"train": 1, "valid": 2, "test": 3}
 
 @dataclass(frozen=True)
 class SyntheticOptions:
-    sentences: int = 20_000          # training sentences
+    sentences: int = 20_000  # training sentences
     valid: int = 1_000
     test: int = 1_000
     seed: int = 0
-    grammar: str = "english"         # a built-in name or a .grammar file
+    grammar: str = "english"  # a built-in name or a .grammar file
     max_words: int = 40
     normalization: Normalization = Normalization()
 
@@ -45,8 +45,9 @@ def split_rng(seed: int, split: str) -> random.Random:
     return random.Random(seed * 7919 + SPLIT_STREAM[split])
 
 
-def preprocess_synthetic(out: str, options: SyntheticOptions, force: bool = False,
-                         progress: Progress | None = None) -> dict[str, Any]:
+def preprocess_synthetic(
+    out: str, options: SyntheticOptions, force: bool = False, progress: Progress | None = None
+) -> dict[str, Any]:
     """Sample the three splits from the grammar and write the dataset; returns the manifest."""
     options.check()
     grammar = load_grammar(options.grammar)
@@ -64,25 +65,35 @@ def preprocess_synthetic(out: str, options: SyntheticOptions, force: bool = Fals
                 s = sample(grammar, rng, options.max_words)
                 chunk.append((s.tree.to_string(), norm.line((t, w) for w, t in s.tree.pos())))
                 if split != "train":
-                    deps.append(DepTree(tuple(s.words), s.heads, tuple(s.tree.tags()),
-                                        s.labels))
+                    deps.append(DepTree(tuple(s.words), s.heads, tuple(s.tree.tags()), s.labels))
                 if len(chunk) == 2000 or k == size - 1:
                     splits.add_sentences(split, chunk)
-                    if deps:    # CoNLL-U lines, the blank line after each sentence included
-                        writer.write_lines(f"{split}.conllu",
-                                           format_deps(deps, "conllu")[:-1].split("\n"))
+                    if deps:  # CoNLL-U lines, the blank line after each sentence included
+                        writer.write_lines(
+                            f"{split}.conllu", format_deps(deps, "conllu")[:-1].split("\n")
+                        )
                     done += len(chunk)
                     chunk, deps = [], []
                     if progress:
                         progress("sampling sentences", done, total)
         splits.check(("train", "valid", "test"))
         vocab = splits.vocabulary(1, None)
-        source = {"grammar": grammar.source, "sha256": _digest(grammar),
-                  "seed": options.seed, "max_words": options.max_words,
-                  "lexicon_words": len(grammar.words())}
-        data = manifest("synthetic", source, {k: {"sentences": v} for k, v in sizes.items()},
-                        norm, vocab, splits, {"gold_dependencies": "grammar heads "
-                                              "(Stanford basic style), {valid,test}.conllu"})
+        source = {
+            "grammar": grammar.source,
+            "sha256": _digest(grammar),
+            "seed": options.seed,
+            "max_words": options.max_words,
+            "lexicon_words": len(grammar.words()),
+        }
+        data = manifest(
+            "synthetic",
+            source,
+            {k: {"sentences": v} for k, v in sizes.items()},
+            norm,
+            vocab,
+            splits,
+            {"gold_dependencies": "grammar heads (Stanford basic style), {valid,test}.conllu"},
+        )
         writer.finish(data, vocab)
     return data
 

@@ -8,15 +8,16 @@ and test sets may also be gold trees, whose words are read with the same normali
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
 from induce.data.treetext import ReadStats, combined_digest, read_file
+from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
 
 MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "ptb.test.txt"}
 
@@ -38,14 +39,16 @@ def detect_text_format(path: str, text: str) -> str:
     if all(len(line.split("\t")) == 10 or line.startswith("#") for line in sample):
         return "conllu"
     if "\n\n" in text[:50000] and all(
-            2 <= len(fields) <= 6 and not _LOWER.search(fields[1])
-            for fields in (line.split() for line in sample)):
+        2 <= len(fields) <= 6 and not _LOWER.search(fields[1])
+        for fields in (line.split() for line in sample)
+    ):
         return "columns"
     return "lines"
 
 
-def read_sentences(path: str, stats: ReadStats, fmt: str = "auto"
-                   ) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+def read_sentences(
+    path: str, stats: ReadStats, fmt: str = "auto"
+) -> Iterator[tuple[int, list[tuple[str, str]]]]:
     """``(line, [(tag or "", word)])`` for every sentence of a text corpus file.  CoNLL-U
     tags are the XPOS column, or UPOS where XPOS is ``_``."""
     if fmt not in TEXT_FORMATS:
@@ -72,10 +75,11 @@ def read_sentences(path: str, stats: ReadStats, fmt: str = "auto"
         if fmt == "conllu":
             cols = line.split("\t")
             if len(cols) != 10:
-                raise InputError(f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}",
-                                 path, number)
+                raise InputError(
+                    f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}", path, number
+                )
             if not cols[0].isdigit():
-                continue   # multiword tokens and empty nodes
+                continue  # multiword tokens and empty nodes
             tag = cols[4] if cols[4] != "_" else cols[3]
             word = cols[1]
         else:
@@ -94,25 +98,32 @@ class TextOptions:
     min_freq: int = 1
     max_vocab: int | None = None
     skip_bad: bool = False
-    text_format: str = "auto"   # of the text files: auto, lines, conllu or columns
+    text_format: str = "auto"  # of the text files: auto, lines, conllu or columns
 
 
-def preprocess_text(train: list[str], out: str, options: TextOptions,
-                    valid: str | None = None, valid_trees: str | None = None,
-                    test: str | None = None, test_trees: str | None = None,
-                    tokenizer=None, force: bool = False,
-                    progress: Progress | None = None) -> dict[str, Any]:
+def preprocess_text(
+    train: list[str],
+    out: str,
+    options: TextOptions,
+    valid: str | None = None,
+    valid_trees: str | None = None,
+    test: str | None = None,
+    test_trees: str | None = None,
+    tokenizer=None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """A dataset from users' corpora (see the module docstring).  The tag filter applies
     where tags are known (CoNLL-U, column files, trees)."""
     if not train:
         raise InputError("give at least one training file")
     if options.text_format not in TEXT_FORMATS:
-        raise ConfigError(f"unknown text format {options.text_format!r}; choose from "
-                          f"{', '.join(TEXT_FORMATS)}")
+        raise ConfigError(
+            f"unknown text format {options.text_format!r}; choose from {', '.join(TEXT_FORMATS)}"
+        )
     if valid and valid_trees or test and test_trees:
         raise InputError("give a split as text or as trees, not both")
-    sources = {"train": list(train), "valid": valid or valid_trees,
-               "test": test or test_trees}
+    sources = {"train": list(train), "valid": valid or valid_trees, "test": test or test_trees}
     stats = ReadStats()
     norm = options.normalization
     with DatasetWriter(out, force) as writer:
@@ -122,8 +133,10 @@ def preprocess_text(train: list[str], out: str, options: TextOptions,
                 splits.add("train", None, _normalise(norm, pairs))
             if progress:
                 progress("reading training text", k, len(train))
-        for split, text_path, tree_path in (("valid", valid, valid_trees),
-                                            ("test", test, test_trees)):
+        for split, text_path, tree_path in (
+            ("valid", valid, valid_trees),
+            ("test", test, test_trees),
+        ):
             if text_path:
                 for _, pairs in read_sentences(text_path, stats, options.text_format):
                     splits.add(split, None, _normalise(norm, pairs))
@@ -135,10 +148,15 @@ def preprocess_text(train: list[str], out: str, options: TextOptions,
         vocab = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)
-        data = manifest("text", {"files": sources, "sha256": combined_digest(stats.checksums)},
-                        {s: {"from": v} for s, v in sources.items() if v}, norm, vocab,
-                        splits, {"text_format": options.text_format,
-                                 "skip_bad": options.skip_bad})
+        data = manifest(
+            "text",
+            {"files": sources, "sha256": combined_digest(stats.checksums)},
+            {s: {"from": v} for s, v in sources.items() if v},
+            norm,
+            vocab,
+            splits,
+            {"text_format": options.text_format, "skip_bad": options.skip_bad},
+        )
         writer.finish(data, vocab)
     return data
 
@@ -150,8 +168,9 @@ def _normalise(norm: Normalization, pairs: list[tuple[str, str]]) -> list[str]:
     return norm.words([w for _, w in pairs])
 
 
-def preprocess_mikolov(folder: str, out: str, min_freq: int = 1,
-                       max_vocab: int | None = None, force: bool = False) -> dict[str, Any]:
+def preprocess_mikolov(
+    folder: str, out: str, min_freq: int = 1, max_vocab: int | None = None, force: bool = False
+) -> dict[str, Any]:
     """Mikolov's ``ptb.{train,valid,test}.txt`` (already lower-cased, numbers as N, rare words
     as ``<unk>``): kept as they are; the vocabulary is every training word."""
     base = Path(folder)
@@ -167,9 +186,13 @@ def preprocess_mikolov(folder: str, out: str, min_freq: int = 1,
                 splits.add(split, None, [w for _, w in pairs])
         splits.check(("train", "valid", "test"))
         vocab = splits.vocabulary(min_freq, max_vocab)
-        data = manifest("mikolov", {"folder": str(base.resolve()),
-                                    "sha256": combined_digest(stats.checksums)},
-                        {s: {"from": str(p.name)} for s, p in paths.items()},
-                        Normalization(lowercase=False, digits=None), vocab, splits)
+        data = manifest(
+            "mikolov",
+            {"folder": str(base.resolve()), "sha256": combined_digest(stats.checksums)},
+            {s: {"from": str(p.name)} for s, p in paths.items()},
+            Normalization(lowercase=False, digits=None),
+            vocab,
+            splits,
+        )
         writer.finish(data, vocab)
     return data

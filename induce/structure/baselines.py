@@ -11,7 +11,7 @@ earlier one).  ``random:SEED`` seeds a ``random.Random`` that draws sentence by 
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from induce.data.types import Tree
 from induce.structure.distances import split_tree
@@ -20,8 +20,7 @@ TREE_BASELINES = ("right", "left", "balanced", "random")
 DEP_BASELINES = ("next", "prev", "random")
 
 
-def tree_baseline(name: str, leaves: Sequence[Tree], rng: random.Random,
-                  label: str = "X") -> Tree:
+def tree_baseline(name: str, leaves: Sequence[Tree], rng: random.Random, label: str = "X") -> Tree:
     """A binary tree of the named shape over ``leaves`` (preterminals); one leaf gives
     ``(X leaf)``."""
     n = len(leaves)
@@ -45,7 +44,7 @@ def _balanced_distances(n: int) -> list[float]:
         lo, hi, level = todo.pop()
         if hi - lo < 2:
             continue
-        cut = lo + (hi - lo + 1) // 2      # words lo..cut-1 | cut..hi-1
+        cut = lo + (hi - lo + 1) // 2  # words lo..cut-1 | cut..hi-1
         distances[cut - 1] = level
         todo.append((lo, cut, level - 1))
         todo.append((cut, hi, level - 1))

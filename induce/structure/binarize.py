@@ -32,7 +32,7 @@ def binarize(tree: Tree, factor: str = "right") -> Tree:
             return Tree(label, [kids[0], rest])
         first = kids[0]
         for i in range(1, len(kids) - 1):
-            first = Tree(_marked(label, kids[:i + 1]), [first, kids[i]])
+            first = Tree(_marked(label, kids[: i + 1]), [first, kids[i]])
         return Tree(label, [first, kids[-1]])
 
     return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
@@ -44,6 +44,7 @@ def _marked(label: str, kids: list[Tree]) -> str:
 
 def unbinarize(tree: Tree) -> Tree:
     """Splice out the nodes :func:`binarize` added (labels containing ``|<``)."""
+
     def on_node(node: Tree, kids: list[Tree]) -> Tree:
         children: list = []
         for kid in kids:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def restrict_heads(heads: Sequence[int], keep: Sequence[bool]) -> list[int]:

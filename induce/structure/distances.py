@@ -9,7 +9,7 @@ of the lowest common ancestors of adjacent words.
 from __future__ import annotations
 
 import math
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from induce.data.types import Tree
 
@@ -33,12 +33,11 @@ def _finite(value: object) -> bool:
         return False
     try:
         return math.isfinite(value)
-    except OverflowError:   # an integer too large for a float
+    except OverflowError:  # an integer too large for a float
         return False
 
 
-def split_order(distances: Sequence[float], ties: str = "left"
-                ) -> tuple[int, list[int], list[int]]:
+def split_order(distances: Sequence[float], ties: str = "left") -> tuple[int, list[int], list[int]]:
     """The split points as a binary tree: ``(root, left_child, right_child)``.
 
     Split ``i`` (between words ``i`` and ``i + 1``) has the splits of its left part as its
@@ -55,8 +54,7 @@ def split_order(distances: Sequence[float], ties: str = "left"
     right_wins = ties == "right"
     for i, d in enumerate(distances):
         last = -1
-        while stack and (distances[stack[-1]] < d or
-                         (right_wins and distances[stack[-1]] == d)):
+        while stack and (distances[stack[-1]] < d or (right_wins and distances[stack[-1]] == d)):
             last = stack.pop()
         left_child[i] = last
         if stack:
@@ -80,8 +78,9 @@ def postorder(root: int, left_child: list[int], right_child: list[int]) -> Itera
             order.append((left_child[i], False))
 
 
-def split_tree(leaves: Sequence[Tree], distances: Sequence[float], label: str = "X",
-               ties: str = "left") -> Tree:
+def split_tree(
+    leaves: Sequence[Tree], distances: Sequence[float], label: str = "X", ties: str = "left"
+) -> Tree:
     """Algorithm 1 (StructFormer): the binary tree over ``leaves`` whose splits follow
     ``distances``: split at the largest distance, recurse on both sides.
 

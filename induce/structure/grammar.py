@@ -27,7 +27,7 @@ _LEXICON = re.compile(r"^lexicon\s+(.+?):\s*(.*)$")
 class Child:
     symbol: str
     head: bool
-    label: str          # dependency label of a non-head child ("" for the head)
+    label: str  # dependency label of a non-head child ("" for the head)
 
 
 @dataclass
@@ -54,9 +54,9 @@ class Choices:
 @dataclass
 class Grammar:
     start: str
-    rules: dict[str, Choices]          # symbol -> Choices of tuple[Child, ...]
-    aliases: dict[str, Choices]        # @alias -> Choices of symbol names
-    lexicon: dict[str, Choices]        # preterminal symbol -> Choices of words
+    rules: dict[str, Choices]  # symbol -> Choices of tuple[Child, ...]
+    aliases: dict[str, Choices]  # @alias -> Choices of symbol names
+    lexicon: dict[str, Choices]  # preterminal symbol -> Choices of words
     zipf: float = 1.0
     source: str = "<grammar>"
 
@@ -88,7 +88,7 @@ def parse_grammar(text: str, source: str = "<grammar>") -> Grammar:
     rules: dict[str, Choices] = {}
     aliases: dict[str, Choices] = {}
     lexicon: dict[str, Choices] = {}
-    block: list[str] | None = None       # the symbols of the lexicon block being read
+    block: list[str] | None = None  # the symbols of the lexicon block being read
     lines = text.splitlines()
     for number, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].rstrip()
@@ -102,28 +102,31 @@ def parse_grammar(text: str, source: str = "<grammar>") -> Grammar:
             start = line.split()[1]
         elif line.startswith("zipf "):
             zipf = _number(line.split()[1], source, number)
-        elif (m := _LEXICON.match(line)):
+        elif m := _LEXICON.match(line):
             block = m.group(1).split()
             for symbol in block:
                 lexicon.setdefault(symbol, Choices())
             if m.group(2).strip():
                 _lexicon_row(m.group(2).split(), block, lexicon, source, number)
-        elif (m := _RULE.match(line)):
-            lhs, rhs, weight = m.group(1), m.group(2).split(), _number(m.group(3), source,
-                                                                      number)
+        elif m := _RULE.match(line):
+            lhs, rhs, weight = m.group(1), m.group(2).split(), _number(m.group(3), source, number)
             if weight <= 0:
                 raise InputError("a rule's weight must be positive", source, number)
             if lhs.startswith("@"):
                 if len(rhs) != 1 or "*" in rhs[0] or ":" in rhs[0]:
-                    raise InputError("an alias rewrites to exactly one plain symbol", source,
-                                     number)
+                    raise InputError(
+                        "an alias rewrites to exactly one plain symbol", source, number
+                    )
                 aliases.setdefault(lhs, Choices()).add(rhs[0], weight)
             else:
                 rules.setdefault(lhs, Choices()).add(_children(rhs, source, number), weight)
         else:
-            raise InputError(f"cannot read {line.strip()!r}: expected a rule "
-                             "'LHS -> A B* | weight', 'lexicon TAGS:', 'start' or 'zipf'",
-                             source, number)
+            raise InputError(
+                f"cannot read {line.strip()!r}: expected a rule "
+                "'LHS -> A B* | weight', 'lexicon TAGS:', 'start' or 'zipf'",
+                source,
+                number,
+            )
     for choices in lexicon.values():
         # Zipf weights by rank, in the order the words were listed
         choices.weights = [1.0 / (rank + 1) ** zipf for rank in range(len(choices.items))]
@@ -147,40 +150,49 @@ def _children(rhs: list[str], source: str, line: int) -> tuple[Child, ...]:
         else:
             symbol, sep, label = item.partition(":")
             if not sep or not label:
-                raise InputError(f"{item!r}: mark the head with * and give every other child "
-                                 "a dependency label (SYMBOL:label)", source, line)
+                raise InputError(
+                    f"{item!r}: mark the head with * and give every other child "
+                    "a dependency label (SYMBOL:label)",
+                    source,
+                    line,
+                )
             out.append(Child(symbol, False, label))
     if sum(c.head for c in out) != 1:
         raise InputError("a rule needs exactly one head child (marked with *)", source, line)
     return tuple(out)
 
 
-def _lexicon_row(items: list[str], block: list[str], lexicon: dict[str, Choices],
-                 source: str, line: int) -> None:
+def _lexicon_row(
+    items: list[str], block: list[str], lexicon: dict[str, Choices], source: str, line: int
+) -> None:
     if len(block) == 1:
         for word in items:
             lexicon[block[0]].add(word, 1.0)
         return
     if len(items) != len(block):
-        raise InputError(f"a row of lexicon {' '.join(block)} needs {len(block)} words, "
-                         f"got {len(items)}", source, line)
+        raise InputError(
+            f"a row of lexicon {' '.join(block)} needs {len(block)} words, got {len(items)}",
+            source,
+            line,
+        )
     for symbol, word in zip(block, items):
         lexicon[symbol].add(word, 1.0)
 
 
 def _check(g: Grammar) -> None:
     """Every symbol used is defined, exactly once as phrase or word class; the start exists."""
+
     def defined(symbol: str) -> bool:
         return symbol in g.rules or symbol in g.lexicon or symbol in g.aliases
 
     both = set(g.rules) & set(g.lexicon)
     if both:
-        raise InputError(f"symbols with both rules and words: {', '.join(sorted(both))}",
-                         g.source)
+        raise InputError(f"symbols with both rules and words: {', '.join(sorted(both))}", g.source)
     if g.start not in g.rules:
         raise InputError(f"the start symbol {g.start} has no rules", g.source)
-    uses = [(lhs, c.symbol) for lhs, choices in g.rules.items()
-            for rule in choices.items for c in rule]
+    uses = [
+        (lhs, c.symbol) for lhs, choices in g.rules.items() for rule in choices.items for c in rule
+    ]
     uses += [(alias, symbol) for alias, choices in g.aliases.items() for symbol in choices.items]
     for lhs, symbol in uses:
         if not defined(symbol):
@@ -194,14 +206,15 @@ class TooLong(Exception):
     pass
 
 
-def sample(g: Grammar, rng: random.Random, max_words: int = 40, max_depth: int = 25,
-           tries: int = 1000) -> Sample:
+def sample(
+    g: Grammar, rng: random.Random, max_words: int = 40, max_depth: int = 25, tries: int = 1000
+) -> Sample:
     """A sentence drawn top-down from ``g`` with at most ``max_words`` words and depth
     ``max_depth`` (longer draws are thrown away and drawn again, so the distribution is the
     grammar's conditioned on those limits)."""
     for _ in range(tries):
         words: list[tuple[str, str]] = []
-        arcs: list[tuple[int, int, str]] = []        # (dependent, head) 0-based, label
+        arcs: list[tuple[int, int, str]] = []  # (dependent, head) 0-based, label
         try:
             tree, head = _expand(g, g.start, rng, words, arcs, max_words, max_depth)
         except TooLong:
@@ -215,8 +228,9 @@ def sample(g: Grammar, rng: random.Random, max_words: int = 40, max_depth: int =
     raise RuntimeError(f"no sentence of at most {max_words} words in {tries} draws")
 
 
-def _expand(g: Grammar, symbol: str, rng: random.Random, words: list, arcs: list,
-            max_words: int, depth: int) -> tuple[Tree, int]:
+def _expand(
+    g: Grammar, symbol: str, rng: random.Random, words: list, arcs: list, max_words: int, depth: int
+) -> tuple[Tree, int]:
     """The subtree of ``symbol`` and the position of its head word."""
     while symbol in g.aliases:
         symbol = g.aliases[symbol].draw(rng)
@@ -256,6 +270,8 @@ def load_grammar(name_or_path: str = "english") -> Grammar:
     entry = folder.joinpath(f"{name_or_path}.grammar")
     if not entry.is_file():
         known = sorted(p.name[:-8] for p in folder.iterdir() if p.name.endswith(".grammar"))
-        raise InputError(f"no built-in grammar {name_or_path!r} (built in: "
-                         f"{', '.join(known)}) and no such file", name_or_path)
+        raise InputError(
+            f"no built-in grammar {name_or_path!r} (built in: {', '.join(known)}) and no such file",
+            name_or_path,
+        )
     return parse_grammar(entry.read_text(encoding="utf-8"), f"grammars/{entry.name}")

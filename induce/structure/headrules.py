@@ -18,8 +18,8 @@ the result is a projective tree.  Tables are data (``resources/headrules/*.yaml`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from induce.data.types import Tree
 
@@ -59,23 +59,26 @@ class LabelScheme:
     default: str
     _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def label(self, phrase: str, dependent: str, functions: frozenset[str],
-              is_punctuation: bool) -> str:
+    def label(
+        self, phrase: str, dependent: str, functions: frozenset[str], is_punctuation: bool
+    ) -> str:
         key = (phrase, dependent, functions, is_punctuation)
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = self._label(phrase, dependent, functions,
-                                                  is_punctuation)
+            found = self._memo[key] = self._label(phrase, dependent, functions, is_punctuation)
         return found
 
-    def _label(self, phrase: str, dependent: str, functions: frozenset[str],
-               is_punctuation: bool) -> str:
+    def _label(
+        self, phrase: str, dependent: str, functions: frozenset[str], is_punctuation: bool
+    ) -> str:
         if is_punctuation:
             return self.punctuation
         for rule in self.rules:
-            if (rule.function is None or rule.function & functions) and \
-                    (rule.dependent is None or dependent in rule.dependent) and \
-                    (rule.phrase is None or phrase in rule.phrase):
+            if (
+                (rule.function is None or rule.function & functions)
+                and (rule.dependent is None or dependent in rule.dependent)
+                and (rule.phrase is None or phrase in rule.phrase)
+            ):
                 return rule.label
         return self.default
 
@@ -109,8 +112,9 @@ class HeadTable:
             if rules is None:
                 raise UnknownLabel(label)
         punctuation = self.punctuation
-        candidates = [i for i, c in enumerate(children) if c not in punctuation] or \
-            list(range(len(children)))
+        candidates = [i for i, c in enumerate(children) if c not in punctuation] or list(
+            range(len(children))
+        )
         head = -1
         for rule in rules:
             if rule.direction == "left":
@@ -122,13 +126,17 @@ class HeadTable:
             if not rule.priorities:
                 head = order[0]
                 break
-            head = next((i for wanted in rule.priorities for i in order
-                         if children[i] in wanted), -1)
+            head = next(
+                (i for wanted in rule.priorities for i in order if children[i] in wanted), -1
+            )
             if head >= 0:
                 break
         if head < 0:
-            head = candidates[-1] if rules and rules[0].direction in ("right", "last") \
+            head = (
+                candidates[-1]
+                if rules and rules[0].direction in ("right", "last")
                 else candidates[0]
+            )
         if head >= 2 and children[head - 1] in self.coordination:
             # Collins' coordination rule: the conjunct before the coordinator heads, passing
             # over punctuation (as in "cats , dogs , and birds").
@@ -200,7 +208,7 @@ def _walk(node: Tree, table: HeadTable, out: Dependencies) -> int:
 
 
 def _walk_iteratively(tree: Tree, table: HeadTable, out: Dependencies) -> int:
-    results: list[int] = []   # head word of each finished child, in order
+    results: list[int] = []  # head word of each finished child, in order
     stack: list[tuple[Tree, bool]] = [(tree, False)]
     while stack:
         node, expanded = stack.pop()
@@ -212,8 +220,8 @@ def _walk_iteratively(tree: Tree, table: HeadTable, out: Dependencies) -> int:
             stack.extend([(c, False) for c in reversed(children)])  # type: ignore[misc]
         else:
             k = len(children)
-            words = results[len(results) - k:]
-            del results[len(results) - k:]
+            words = results[len(results) - k :]
+            del results[len(results) - k :]
             results.append(_attach(node, words, table, out))
     return results[0]
 
@@ -243,7 +251,8 @@ def _attach(node: Tree, words: list[int], table: HeadTable, out: Dependencies) -
             continue
         child = children[i]
         grand = child.children  # type: ignore[union-attr]
-        is_punct = len(grand) == 1 and grand[0].__class__ is str and \
-            child.label in table.punctuation  # type: ignore[union-attr]
+        is_punct = (
+            len(grand) == 1 and grand[0].__class__ is str and child.label in table.punctuation
+        )  # type: ignore[union-attr]
         labels[word - 1] = scheme.label(category, parts[i][0], parts[i][1], is_punct)
     return head

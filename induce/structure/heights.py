@@ -11,8 +11,8 @@ Heads are 1-based positions with 0 for the root, as in CoNLL files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from induce.data.types import Tree
 from induce.structure.distances import check_scores, postorder, split_order
@@ -66,8 +66,8 @@ def tree_dependencies(tree: Tree, heights: Sequence[float]) -> list[int]:
             stack.extend((c, False) for c in reversed(node.children))  # type: ignore[misc]
             continue
         k = len(node.children)
-        kids = results[len(results) - k:]
-        del results[len(results) - k:]
+        kids = results[len(results) - k :]
+        del results[len(results) - k :]
         best = kids[0]
         for word in kids[1:]:
             if heights[word - 1] >= heights[best - 1]:
@@ -90,8 +90,13 @@ class Parse:
     root_height: float
 
 
-def parse_distances(leaves: Sequence[Tree], distances: Sequence[float],
-                    heights: Sequence[float], label: str = "X", ties: str = "left") -> Parse:
+def parse_distances(
+    leaves: Sequence[Tree],
+    distances: Sequence[float],
+    heights: Sequence[float],
+    label: str = "X",
+    ties: str = "left",
+) -> Parse:
     """Algorithm 3 (StructFormer): the tree of Algorithm 1 and the dependencies of Algorithm 2
     in one bottom-up pass over the split points (O(n), no recursion).
 
@@ -142,17 +147,21 @@ def projective_tree(leaves: Sequence[Tree], heads: Sequence[int], label: str = "
             order.extend((d, False) for d in dependents[word])
             continue
         node, first, last = leaves[word - 1], word, word
-        for d in sorted((d for d in dependents[word] if d > word)):
+        for d in sorted(d for d in dependents[word] if d > word):
             sub, lo, hi = built.pop(d)
             if lo != last + 1:
-                raise ValueError(f"not projective: word {d} and its dependents are not "
-                                 f"adjacent to the phrase of word {word}")
+                raise ValueError(
+                    f"not projective: word {d} and its dependents are not "
+                    f"adjacent to the phrase of word {word}"
+                )
             node, last = Tree(label, [node, sub]), hi
         for d in sorted((d for d in dependents[word] if d < word), reverse=True):
             sub, lo, hi = built.pop(d)
             if hi != first - 1:
-                raise ValueError(f"not projective: word {d} and its dependents are not "
-                                 f"adjacent to the phrase of word {word}")
+                raise ValueError(
+                    f"not projective: word {d} and its dependents are not "
+                    f"adjacent to the phrase of word {word}"
+                )
             node, first = Tree(label, [sub, node]), lo
         built[word] = (node, first, last)
     tree = built[dependents[0][0]][0]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def check_alignment(alignment: Sequence[int]) -> int:
@@ -12,8 +12,10 @@ def check_alignment(alignment: Sequence[int]) -> int:
     previous = -1
     for i, word in enumerate(alignment):
         if word != previous and word != previous + 1:
-            raise ValueError(f"alignment[{i}] is {word} after {previous}: subwords must go "
-                             "through the words in order, each word at least once")
+            raise ValueError(
+                f"alignment[{i}] is {word} after {previous}: subwords must go "
+                "through the words in order, each word at least once"
+            )
         previous = word
     return previous + 1
 
@@ -23,10 +25,11 @@ def word_distances(distances: Sequence[float], alignment: Sequence[int]) -> list
     split after a word is the one after its last piece."""
     check_alignment(alignment)
     if len(distances) != max(len(alignment) - 1, 0):
-        raise ValueError(f"{len(alignment)} subwords need {max(len(alignment) - 1, 0)} "
-                         f"distances, got {len(distances)}")
-    return [distances[i] for i in range(len(alignment) - 1)
-            if alignment[i + 1] != alignment[i]]
+        raise ValueError(
+            f"{len(alignment)} subwords need {max(len(alignment) - 1, 0)} "
+            f"distances, got {len(distances)}"
+        )
+    return [distances[i] for i in range(len(alignment) - 1) if alignment[i + 1] != alignment[i]]
 
 
 def word_heights(heights: Sequence[float], alignment: Sequence[int]) -> list[float]:
@@ -34,8 +37,9 @@ def word_heights(heights: Sequence[float], alignment: Sequence[int]) -> list[flo
     each word."""
     check_alignment(alignment)
     if len(heights) != len(alignment):
-        raise ValueError(f"{len(alignment)} subwords need {len(alignment)} heights, "
-                         f"got {len(heights)}")
+        raise ValueError(
+            f"{len(alignment)} subwords need {len(alignment)} heights, got {len(heights)}"
+        )
     out: list[float] = []
     for value, word in zip(heights, alignment):
         if word == len(out):

@@ -8,7 +8,7 @@ with it (or be the input itself when nothing changes).  Spans are half-open
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from induce.data.types import Tree
 
@@ -26,8 +26,11 @@ def cut_label(label: str) -> str:
     return re.split(r"[-=]", label, maxsplit=1)[0]
 
 
-def rebuild(tree: Tree, on_preterminal: Callable[[Tree], Tree | None],
-            on_node: Callable[[Tree, list[Tree]], Tree | None]) -> Tree | None:
+def rebuild(
+    tree: Tree,
+    on_preterminal: Callable[[Tree], Tree | None],
+    on_node: Callable[[Tree, list[Tree]], Tree | None],
+) -> Tree | None:
     """Rebuild ``tree`` bottom-up without recursion (trees can be hundreds of levels deep).
 
     ``on_preterminal(p)`` gives the new preterminal or ``None`` to drop it; ``on_node(node,
@@ -46,16 +49,19 @@ def rebuild(tree: Tree, on_preterminal: Callable[[Tree], Tree | None],
             stack.extend([(c, False) for c in reversed(children)])  # type: ignore[misc]
         else:
             k = len(children)
-            kids = [c for c in results[len(results) - k:] if c is not None] if k else []
-            del results[len(results) - k:]
+            kids = [c for c in results[len(results) - k :] if c is not None] if k else []
+            del results[len(results) - k :]
             results.append(on_node(node, kids))
     return results[0]
 
 
 def strip_function_tags(tree: Tree) -> Tree:
     """Cut every label, tags included, with :func:`cut_label`."""
-    return rebuild(tree, lambda p: Tree(cut_label(p.label), list(p.children)),
-                   lambda node, kids: Tree(cut_label(node.label), kids))  # type: ignore[return-value]
+    return rebuild(
+        tree,
+        lambda p: Tree(cut_label(p.label), list(p.children)),
+        lambda node, kids: Tree(cut_label(node.label), kids),
+    )  # type: ignore[return-value]
 
 
 def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None:
@@ -68,10 +74,13 @@ def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None
     leaves, tree_spans = leaves_and_spans(tree)
     kept = [keep(p) for p in leaves]
     if all(kept) and all(s != e for s, e, _ in tree_spans):
-        return tree   # nothing to drop: no removed word and no empty constituent
+        return tree  # nothing to drop: no removed word and no empty constituent
     flags = iter(kept)  # rebuild visits the preterminals left to right
-    return rebuild(tree, lambda p: p if next(flags) else None,
-                   lambda node, kids: Tree(node.label, kids) if kids else None)
+    return rebuild(
+        tree,
+        lambda p: p if next(flags) else None,
+        lambda node, kids: Tree(node.label, kids) if kids else None,
+    )
 
 
 def strip_empty(tree: Tree, empty_tags: Iterable[str] = ("-NONE-",)) -> Tree | None:
@@ -92,18 +101,23 @@ def collapse_unary(tree: Tree, join: str | None = None) -> Tree:
     The top node of a chain survives; with ``join`` its label becomes the chain's labels
     joined by it (``S+VP``), as ``nltk.Tree.collapse_unary`` does.  Preterminals stay.
     """
+
     def on_node(node: Tree, kids: list[Tree]) -> Tree:
         if len(kids) == 1 and not kids[0].is_preterminal:
             label = node.label if join is None else f"{node.label}{join}{kids[0].label}"
             return Tree(label, kids[0].children)
         return Tree(node.label, kids)
+
     return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
 
 
 def lowercase(tree: Tree) -> Tree:
     """Lower-case every word."""
-    return rebuild(tree, lambda p: Tree(p.label, [p.children[0].lower()]),  # type: ignore[union-attr]
-                   lambda node, kids: Tree(node.label, kids))  # type: ignore[return-value]
+    return rebuild(
+        tree,
+        lambda p: Tree(p.label, [p.children[0].lower()]),  # type: ignore[union-attr]
+        lambda node, kids: Tree(node.label, kids),
+    )  # type: ignore[return-value]
 
 
 def normalize_word(word: str, lower: bool = True, digits: bool = True) -> str:
@@ -117,8 +131,7 @@ def unwrap(tree: Tree, wrappers: Iterable[str] = WRAPPER_LABELS) -> Tree:
     """Drop treebank wrappers: a root labelled ``TOP``/``ROOT``/``S1``/``""`` with one child
     is replaced by that child (repeatedly: ``( (TOP (S ...)))``)."""
     labels = frozenset(wrappers)
-    while (tree.label in labels and len(tree.children) == 1
-           and not tree.is_preterminal):
+    while tree.label in labels and len(tree.children) == 1 and not tree.is_preterminal:
         tree = tree.children[0]  # type: ignore[assignment]
     return tree
 
@@ -168,7 +181,7 @@ def _leaves_and_spans_iterative(tree: Tree) -> tuple[list[Tree], list[tuple[int,
     pop, push, add_leaf, add_span = stack.pop, stack.append, leaves.append, out.append
     while stack:
         node = pop()
-        if node.__class__ is int:           # end of constituent number ``node``
+        if node.__class__ is int:  # end of constituent number ``node``
             start, _, label = out[node]
             out[node] = (start, len(leaves), label)
             continue
@@ -188,8 +201,9 @@ def spans(tree: Tree) -> list[tuple[int, int, str]]:
     return leaves_and_spans(tree)[1]
 
 
-def restrict_spans(spans: list[tuple[int, int, str]], keep: list[bool]
-                   ) -> list[tuple[int, int, str]]:
+def restrict_spans(
+    spans: list[tuple[int, int, str]], keep: list[bool]
+) -> list[tuple[int, int, str]]:
     """The spans a tree has once only the leaves with ``keep`` true remain (positions
     renumbered, constituents left empty dropped, order kept) - without rebuilding it."""
     before = [0]

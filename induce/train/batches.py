@@ -14,8 +14,8 @@ and ``<unk>`` never are; every selected token is replaced by ``<mask>`` (no 80/1
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import torch
 
@@ -32,9 +32,14 @@ class Batch:
     targets: torch.Tensor
     index: list[int]
 
-    def to(self, device: torch.device) -> "Batch":
-        return Batch(self.ids.to(device, non_blocking=True), self.keep.to(device),
-                     self.masked.to(device), self.targets.to(device), self.index)
+    def to(self, device: torch.device) -> Batch:
+        return Batch(
+            self.ids.to(device, non_blocking=True),
+            self.keep.to(device),
+            self.masked.to(device),
+            self.targets.to(device),
+            self.index,
+        )
 
     @property
     def tokens(self) -> int:
@@ -71,14 +76,19 @@ def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
     return order
 
 
-def make_batch(sentences: Sequence[Sequence[int]], index: list[int], specials: Specials,
-               mask_rate: float, generator: torch.Generator | None) -> Batch:
+def make_batch(
+    sentences: Sequence[Sequence[int]],
+    index: list[int],
+    specials: Specials,
+    mask_rate: float,
+    generator: torch.Generator | None,
+) -> Batch:
     """Pad ``sentences[index]`` and mask them (``generator=None``: no masking, for parsing)."""
     rows = [sentences[i] for i in index]
     longest = max(len(r) for r in rows)
     original = torch.full((len(rows), longest), specials.pad, dtype=torch.long)
     for k, row in enumerate(rows):
-        original[k, :len(row)] = torch.as_tensor(row, dtype=torch.long)
+        original[k, : len(row)] = torch.as_tensor(row, dtype=torch.long)
     keep = original != specials.pad
     if generator is None:
         masked = torch.zeros_like(keep)
@@ -89,10 +99,17 @@ def make_batch(sentences: Sequence[Sequence[int]], index: list[int], specials: S
     return Batch(ids, keep, masked, original[masked], list(index))
 
 
-def training_batches(sentences: Sequence[Sequence[int]], plan: list[list[int]],
-                     specials: Specials, mask_rate: float, seed: int, epoch: int,
-                     start: int = 0, rank: int = 0, world: int = 1
-                     ) -> Iterator[tuple[int, Batch]]:
+def training_batches(
+    sentences: Sequence[Sequence[int]],
+    plan: list[list[int]],
+    specials: Specials,
+    mask_rate: float,
+    seed: int,
+    epoch: int,
+    start: int = 0,
+    rank: int = 0,
+    world: int = 1,
+) -> Iterator[tuple[int, Batch]]:
     """``(position in the epoch, batch)`` from ``start`` on.  With ``world`` processes each
     takes every ``world``-th batch of the shuffled order (the tail that does not fill a round
     is dropped, so every process makes the same number of updates)."""
@@ -108,17 +125,24 @@ def steps_per_epoch(plan: list[list[int]], world: int = 1) -> int:
     return len(plan) // world
 
 
-def evaluation_batches(sentences: Sequence[Sequence[int]], batch_tokens: int,
-                       specials: Specials, mask_rate: float | None, seed: int,
-                       rank: int = 0, world: int = 1) -> Iterator[Batch]:
+def evaluation_batches(
+    sentences: Sequence[Sequence[int]],
+    batch_tokens: int,
+    specials: Specials,
+    mask_rate: float | None,
+    seed: int,
+    rank: int = 0,
+    world: int = 1,
+) -> Iterator[Batch]:
     """Batches in sorted-length order with masks from ``seed`` (``mask_rate=None``: unmasked,
     for parsing).  With several processes each takes every ``world``-th batch."""
     lengths = [len(s) for s in sentences]
     for b, index in enumerate(plan_batches(lengths, batch_tokens)):
         if b % world != rank:
             continue
-        generator = None if mask_rate is None else \
-            torch.Generator().manual_seed(hash_seed(seed, -1, b))
+        generator = (
+            None if mask_rate is None else torch.Generator().manual_seed(hash_seed(seed, -1, b))
+        )
         yield make_batch(sentences, index, specials, mask_rate or 0.0, generator)
 
 

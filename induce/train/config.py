@@ -19,11 +19,11 @@ from induce.data.errors import ConfigError
 class DataConfig:
     """Masked-LM batches (item 1 of the training pipeline)."""
 
-    mask_rate: float = 0.3          # per-token masking probability (0.3 PTB, 0.15 BLLIP)
-    batch_tokens: int = 4096        # token budget of a training batch (padding included)
-    eval_batch_tokens: int = 8192   # evaluation batches (no gradients: can be larger)
-    max_length: int = 0             # longer training sentences are skipped (0: keep all)
-    eval_seed: int = 1234           # masks of validation/test are drawn from this seed
+    mask_rate: float = 0.3  # per-token masking probability (0.3 PTB, 0.15 BLLIP)
+    batch_tokens: int = 4096  # token budget of a training batch (padding included)
+    eval_batch_tokens: int = 8192  # evaluation batches (no gradients: can be larger)
+    max_length: int = 0  # longer training sentences are skipped (0: keep all)
+    eval_seed: int = 1234  # masks of validation/test are drawn from this seed
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,20 @@ class OptimConfig:
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int = 100
-    max_steps: int = 0              # stop after this many updates (0: no limit)
-    eval_every: int = 0             # validate every N updates (0: at the end of each epoch)
-    patience: int = 10              # early stopping: validations without a better perplexity
-    log_every: int = 50             # updates between log lines / metrics.jsonl train records
-    checkpoint_every: int = 200     # updates between last/ checkpoints (0: only at validation)
+    max_steps: int = 0  # stop after this many updates (0: no limit)
+    eval_every: int = 0  # validate every N updates (0: at the end of each epoch)
+    patience: int = 10  # early stopping: validations without a better perplexity
+    log_every: int = 50  # updates between log lines / metrics.jsonl train records
+    checkpoint_every: int = 200  # updates between last/ checkpoints (0: only at validation)
     seed: int = 1111
-    parse_metrics: bool = True      # UF1 / UAS on validation when the dataset has gold trees
-    bf16: bool = True               # autocast to bfloat16 on CUDA (ignored on CPU)
+    parse_metrics: bool = True  # UF1 / UAS on validation when the dataset has gold trees
+    bf16: bool = True  # autocast to bfloat16 on CUDA (ignored on CPU)
 
 
 @dataclass(frozen=True)
 class RunConfig:
     arch: str
-    model: dict = field(default_factory=dict)   # checked by the architecture's own config
+    model: dict = field(default_factory=dict)  # checked by the architecture's own config
     data: DataConfig = DataConfig()
     optim: OptimConfig = OptimConfig()
     train: TrainConfig = TrainConfig()
@@ -80,16 +80,21 @@ def architectures() -> list[str]:
 PRESETS = ("paper", "demo")
 
 
-def load_config(arch: str, overrides: list[str] | None = None,
-                base: dict[str, Any] | None = None, preset: str = "paper") -> RunConfig:
+def load_config(
+    arch: str,
+    overrides: list[str] | None = None,
+    base: dict[str, Any] | None = None,
+    preset: str = "paper",
+) -> RunConfig:
     """The shipped config of ``arch`` (or ``base``, e.g. a run's ``config.yaml``) with
     ``key.sub=value`` overrides applied (values are YAML: ``0.1``, ``true``, ``[a, b]``).
     ``preset``: ``paper`` (the papers' settings), ``demo`` (a few minutes on a laptop CPU),
     or a YAML file."""
     if base is None:
         if arch not in architectures():
-            raise ConfigError(f"unknown architecture {arch!r} (known: "
-                              f"{', '.join(architectures())})")
+            raise ConfigError(
+                f"unknown architecture {arch!r} (known: {', '.join(architectures())})"
+            )
         base = _preset(arch, preset)
     data = _deep_copy(base)
     data.setdefault("arch", arch)
@@ -112,7 +117,7 @@ def apply_override(data: dict[str, Any], item: str) -> None:
         value = yaml.safe_load(text)
     except yaml.YAMLError:
         raise ConfigError(f"--set {key}: cannot read the value {text!r}") from None
-    if isinstance(value, str):      # YAML 1.1 reads 3e-4 as text; users mean a number
+    if isinstance(value, str):  # YAML 1.1 reads 3e-4 as text; users mean a number
         try:
             value = float(value)
         except ValueError:
@@ -162,13 +167,11 @@ def _preset(arch: str, preset: str) -> dict[str, Any]:
     from induce.data.files import read_text
 
     if not Path(preset).is_file():
-        raise ConfigError(f"--config must be {' or '.join(PRESETS)} or a YAML file, "
-                          f"got {preset!r}")
+        raise ConfigError(f"--config must be {' or '.join(PRESETS)} or a YAML file, got {preset!r}")
     try:
         data = yaml.safe_load(read_text(preset))
     except yaml.YAMLError as err:
         raise InputError(f"not valid YAML: {' '.join(str(err).split())}", preset) from None
     if not isinstance(data, dict):
-        raise InputError("a config file is a mapping (arch, model, data, optim, train)",
-                         preset)
+        raise InputError("a config file is a mapping (arch, model, data, optim, train)", preset)
     return data

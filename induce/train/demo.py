@@ -24,8 +24,7 @@ from induce.structure.baselines import dependency_baseline, tree_baseline
 from induce.train.validate import ParseScorer, load_gold
 
 # the built-in dataset: the english grammar, seed 0 (see `induce preprocess synthetic`)
-BUILTIN = {"sentences": 20_000, "valid": 1_000, "test": 1_000, "seed": 0,
-           "grammar": "english"}
+BUILTIN = {"sentences": 20_000, "valid": 1_000, "test": 1_000, "seed": 0, "grammar": "english"}
 LATEST = "latest-run"
 
 
@@ -52,14 +51,18 @@ def builtin_dataset() -> tuple[Path, bool]:
         return path, False
     path.parent.mkdir(parents=True, exist_ok=True)
     tags = load_tagset("ptb_word_tags")
-    options = SyntheticOptions(sentences=b["sentences"], valid=b["valid"], test=b["test"],
-                               seed=b["seed"], grammar=b["grammar"],
-                               normalization=Normalization(word_tags=tags,
-                                                           tagset="ptb_word_tags"))
+    options = SyntheticOptions(
+        sentences=b["sentences"],
+        valid=b["valid"],
+        test=b["test"],
+        seed=b["seed"],
+        grammar=b["grammar"],
+        normalization=Normalization(word_tags=tags, tagset="ptb_word_tags"),
+    )
     try:
         preprocess_synthetic(str(path), options)
     except InputError:
-        if not (path / "manifest.yaml").is_file():   # not another process finishing first
+        if not (path / "manifest.yaml").is_file():  # not another process finishing first
             raise
     return path, True
 
@@ -74,8 +77,9 @@ def remember_run(path: str | Path) -> None:
 def latest_run() -> Path:
     record = cache_dir() / LATEST
     if not record.is_file():
-        raise InputError("no run yet: train one (induce train --arch udgn) or give --model RUN",
-                         str(record))
+        raise InputError(
+            "no run yet: train one (induce train --arch udgn) or give --model RUN", str(record)
+        )
     path = Path(record.read_text(encoding="utf-8").strip())
     if not (path / "config.yaml").is_file():
         raise InputError(f"the most recent run {path} is gone; give --model RUN", str(record))
@@ -88,7 +92,7 @@ class Row:
     uf1: float | None = None
     uas: float | None = None
     uuas: float | None = None
-    detail: str = ""        # e.g. "step 360, ppl 45.897" for a run's validation
+    detail: str = ""  # e.g. "step 360, ppl 45.897" for a run's validation
 
     @property
     def label(self) -> str:
@@ -100,9 +104,14 @@ def baseline_rows(dataset: Dataset, split: str = "valid", seed: int = 0) -> list
     dependencies (UAS/UUAS), scored exactly as validation scores a model."""
     gold = load_gold(dataset, split)
     rows = []
-    for name, kind in (("right-branching", "right"), ("left-branching", "left"),
-                       ("random tree", "random"), ("next word", "next"),
-                       ("previous word", "prev"), ("random dependencies", "random")):
+    for name, kind in (
+        ("right-branching", "right"),
+        ("left-branching", "left"),
+        ("random tree", "random"),
+        ("next word", "next"),
+        ("previous word", "prev"),
+        ("random dependencies", "random"),
+    ):
         rng = random.Random(seed)
         scorer = ParseScorer()
         trees = name in ("right-branching", "left-branching", "random tree")
@@ -135,8 +144,13 @@ def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
     best = [r for r in records if r.get("best")] or records
 
     def row(name: str, r: dict) -> Row:
-        return Row(name, r.get("uf1"), r.get("uas"), r.get("uuas"),
-                   f"step {r['step']}, ppl {r.get('valid_ppl')}")
+        return Row(
+            name,
+            r.get("uf1"),
+            r.get("uas"),
+            r.get("uuas"),
+            f"step {r['step']}, ppl {r.get('valid_ppl')}",
+        )
 
     last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None
     return row("this run, best", best[-1]), last

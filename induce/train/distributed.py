@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 from dataclasses import dataclass
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist

@@ -12,10 +12,11 @@ import math
 import random
 import signal
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -28,8 +29,16 @@ from induce.train import distributed as dd
 from induce.train.batches import Specials, plan_batches, steps_per_epoch, training_batches
 from induce.train.config import load_config
 from induce.train.evaluation import evaluate_split, parse_split
-from induce.train.run import (METRICS, STATE, load_run, load_state, load_weights, save_state,
-                              save_weights, write_run_files)
+from induce.train.run import (
+    METRICS,
+    STATE,
+    load_run,
+    load_state,
+    load_weights,
+    save_state,
+    save_weights,
+    write_run_files,
+)
 from induce.train.validate import load_gold
 
 Callback = Callable[[str, dict], None]
@@ -44,7 +53,7 @@ class TrainOptions:
     resume: bool = False
     device: str = "auto"
     deterministic: bool = False
-    config: str = "paper"          # paper | demo | a YAML file (new runs only)
+    config: str = "paper"  # paper | demo | a YAML file (new runs only)
 
 
 def pick_device(spec: str, world: dd.World | None = None) -> torch.device:
@@ -62,17 +71,26 @@ def pick_device(spec: str, world: dd.World | None = None) -> torch.device:
 
 def dataset_record(dataset: Dataset) -> dict[str, Any]:
     m = dataset.manifest
-    return {"path": str(dataset.path.resolve()), "format": m.get("format"),
-            "normalization": m.get("normalization", {}), "tokenizer": m.get("tokenizer"),
-            "counts": m.get("counts"), "sources": m.get("source", m.get("sources"))}
+    return {
+        "path": str(dataset.path.resolve()),
+        "format": m.get("format"),
+        "normalization": m.get("normalization", {}),
+        "tokenizer": m.get("tokenizer"),
+        "counts": m.get("counts"),
+        "sources": m.get("source", m.get("sources")),
+    }
 
 
 class Trainer:
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event = on_event or (lambda kind, record: None)
         self.stop_requested = False
-        self.world = dd.start("cuda" if options.device.startswith("cuda") or (
-            options.device == "auto" and torch.cuda.is_available()) else "cpu")
+        self.world = dd.start(
+            "cuda"
+            if options.device.startswith("cuda")
+            or (options.device == "auto" and torch.cuda.is_available())
+            else "cpu"
+        )
         self.device = pick_device(options.device, self.world)
         self.path = Path(options.out)
         if options.resume:
@@ -85,8 +103,11 @@ class Trainer:
             if options.data is None:
                 raise ConfigError("give --data DIR (a dataset from induce preprocess)")
             if self.world.main and self.path.exists() and any(self.path.iterdir()):
-                raise InputError("the run directory exists and is not empty; use --resume to "
-                                 "continue it or choose another --out", str(self.path))
+                raise InputError(
+                    "the run directory exists and is not empty; use --resume to "
+                    "continue it or choose another --out",
+                    str(self.path),
+                )
             self.config = load_config(options.arch, options.overrides, preset=options.config)
             data = options.data
         if options.deterministic:
@@ -98,35 +119,63 @@ class Trainer:
         self.vocab = vocab
         self.specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
         self.train_ids = [vocab.ids(s) for s in self.dataset.sentences("train")]
-        self.valid_ids = [vocab.ids(s) for s in self.dataset.sentences("valid")] \
-            if self.dataset.has("valid.txt") else []
+        self.valid_ids = (
+            [vocab.ids(s) for s in self.dataset.sentences("valid")]
+            if self.dataset.has("valid.txt")
+            else []
+        )
         if not self.train_ids:
             raise InputError("the training split is empty", str(self.dataset.path))
         limit = self.config.data.max_length
         usable = [i for i, s in enumerate(self.train_ids) if s and (not limit or len(s) <= limit)]
-        self.plan = [[usable[k] for k in batch] for batch in plan_batches(
-            [len(self.train_ids[i]) for i in usable], self.config.data.batch_tokens)]
+        self.plan = [
+            [usable[k] for k in batch]
+            for batch in plan_batches(
+                [len(self.train_ids[i]) for i in usable], self.config.data.batch_tokens
+            )
+        ]
         if steps_per_epoch(self.plan, self.world.size) == 0:
             raise ConfigError("fewer training batches than processes")
         torch.manual_seed(self.config.train.seed)
-        self.model = build_model(self.config.arch, self.config.model, len(vocab),
-                                 self.specials.pad).to(self.device)
+        self.model = build_model(
+            self.config.arch, self.config.model, len(vocab), self.specials.pad
+        ).to(self.device)
         o = self.config.optim
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=o.lr, betas=tuple(o.betas),
-                                          eps=o.eps, weight_decay=o.weight_decay)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=o.lr,
+            betas=tuple(o.betas),
+            eps=o.eps,
+            weight_decay=o.weight_decay,
+        )
         self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.optimizer, "min", factor=o.plateau_factor, patience=o.plateau_patience,
-            threshold=0.0, min_lr=o.min_lr)
-        self.state: dict[str, Any] = {"step": 0, "epoch": 0, "position": 0,
-                                      "best_loss": math.inf, "bad_evals": 0, "tokens": 0}
+            self.optimizer,
+            "min",
+            factor=o.plateau_factor,
+            patience=o.plateau_patience,
+            threshold=0.0,
+            min_lr=o.min_lr,
+        )
+        self.state: dict[str, Any] = {
+            "step": 0,
+            "epoch": 0,
+            "position": 0,
+            "best_loss": math.inf,
+            "bad_evals": 0,
+            "tokens": 0,
+        }
         self.gold = None
-        if self.config.train.parse_metrics and self.world.main and \
-                getattr(self.model, "parse", None) is not None:
+        if (
+            self.config.train.parse_metrics
+            and self.world.main
+            and getattr(self.model, "parse", None) is not None
+        ):
             self.gold = load_gold(self.dataset, "valid") if self.valid_ids else None
         self.net = self.model
         if self.world.size > 1:
             self.net = torch.nn.parallel.DistributedDataParallel(
-                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
         if not options.resume and self.world.main:
             self.path.mkdir(parents=True, exist_ok=True)
             write_run_files(self.path, self.config, vocab, dataset_record(self.dataset))
@@ -134,7 +183,7 @@ class Trainer:
         dd.barrier(self.world)
         if options.resume:
             self._restore()
-        dd.barrier(self.world)    # rank 0 trims metrics.jsonl while restoring
+        dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -147,9 +196,12 @@ class Trainer:
         if self.device.type == "cuda" and "cuda" in saved["rng"]:
             torch.cuda.set_rng_state(saved["rng"]["cuda"], self.device)
         random.setstate(_tuple(saved["rng"]["python"]))
-        if self.world.main:    # forget records written after the checkpoint
-            kept = [line for line in (self.path / METRICS).read_text().splitlines()
-                    if line and json.loads(line).get("step", 0) <= self.state["step"]]
+        if self.world.main:  # forget records written after the checkpoint
+            kept = [
+                line
+                for line in (self.path / METRICS).read_text().splitlines()
+                if line and json.loads(line).get("step", 0) <= self.state["step"]
+            ]
             atomic_write(self.path / METRICS, "".join(line + "\n" for line in kept))
 
     def save_checkpoint(self, best: bool = False) -> None:
@@ -161,9 +213,15 @@ class Trainer:
         rng: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
-        save_state({"optimizer": self.optimizer.state_dict(),
-                    "scheduler": self.scheduler.state_dict(),
-                    "progress": dict(self.state), "rng": rng}, self.path / STATE)
+        save_state(
+            {
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "progress": dict(self.state),
+                "rng": rng,
+            },
+            self.path / STATE,
+        )
 
     def record(self, kind: str, data: dict) -> None:
         if not self.world.main:
@@ -194,7 +252,7 @@ class Trainer:
             if batch.targets.numel():
                 logits = self.model.logits(out.hidden[batch.masked])
                 loss = F.cross_entropy(logits.float(), batch.targets)
-            else:          # nothing masked: a zero loss that still touches every parameter
+            else:  # nothing masked: a zero loss that still touches every parameter
                 loss = self.model.logits(out.hidden[:, 0]).float().sum() * 0.0
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -205,17 +263,37 @@ class Trainer:
 
     def validate(self) -> dict[str, Any]:
         c = self.config
-        loss, count = evaluate_split(self.model, self.valid_ids, self.specials, c.data,
-                                     self.device, self.world, self.autocast)
-        result: dict[str, Any] = {"step": self.state["step"], "epoch": self.state["epoch"],
-                                  "valid_loss": round(loss, 5),
-                                  "valid_ppl": round(math.exp(min(loss, 50.0)), 3),
-                                  "masked_tokens": count,
-                                  "lr": self.optimizer.param_groups[0]["lr"]}
+        loss, count = evaluate_split(
+            self.model,
+            self.valid_ids,
+            self.specials,
+            c.data,
+            self.device,
+            self.world,
+            self.autocast,
+        )
+        result: dict[str, Any] = {
+            "step": self.state["step"],
+            "epoch": self.state["epoch"],
+            "valid_loss": round(loss, 5),
+            "valid_ppl": round(math.exp(min(loss, 50.0)), 3),
+            "masked_tokens": count,
+            "lr": self.optimizer.param_groups[0]["lr"],
+        }
         if self.gold is not None and not self.gold.problem and self.world.main:
-            result.update(parse_split(self.model, self.dataset, "valid", self.valid_ids,
-                                      self.gold, self.specials, c.data, self.device,
-                                      self.autocast))
+            result.update(
+                parse_split(
+                    self.model,
+                    self.dataset,
+                    "valid",
+                    self.valid_ids,
+                    self.gold,
+                    self.specials,
+                    c.data,
+                    self.device,
+                    self.autocast,
+                )
+            )
         self.scheduler.step(loss)
         improved = loss < self.state["best_loss"]
         if improved:
@@ -234,15 +312,31 @@ class Trainer:
         c, s = self.config, self.state
         per_epoch = steps_per_epoch(self.plan, self.world.size)
         total = c.train.max_steps or c.train.epochs * per_epoch
-        self.emit("start", {"steps_per_epoch": per_epoch, "total_steps": total,
-                                "parameters": sum(p.numel() for p in self.model.parameters()),
-                                "device": str(self.device), "world": self.world.size,
-                                "resumed_at": s["step"], "path": str(self.path)})
+        self.emit(
+            "start",
+            {
+                "steps_per_epoch": per_epoch,
+                "total_steps": total,
+                "parameters": sum(p.numel() for p in self.model.parameters()),
+                "device": str(self.device),
+                "world": self.world.size,
+                "resumed_at": s["step"],
+                "path": str(self.path),
+            },
+        )
         began, tokens_since, losses = time.perf_counter(), 0, []
         while s["epoch"] < c.train.epochs and not self._finished(total):
             for position, batch in training_batches(
-                    self.train_ids, self.plan, self.specials, c.data.mask_rate, c.train.seed,
-                    s["epoch"], s["position"], self.world.rank, self.world.size):
+                self.train_ids,
+                self.plan,
+                self.specials,
+                c.data.mask_rate,
+                c.train.seed,
+                s["epoch"],
+                s["position"],
+                self.world.rank,
+                self.world.size,
+            ):
                 losses.append(self.train_step(batch))
                 tokens_since += batch.tokens * self.world.size
                 s["step"] += 1
@@ -250,17 +344,24 @@ class Trainer:
                 s["tokens"] += batch.tokens * self.world.size
                 if s["step"] % max(c.train.log_every, 1) == 0:
                     elapsed = time.perf_counter() - began
-                    self.record("train", {"step": s["step"], "epoch": s["epoch"],
-                                          "loss": round(sum(losses) / len(losses), 5),
-                                          "tokens_per_s": round(tokens_since / elapsed, 1),
-                                          "lr": self.optimizer.param_groups[0]["lr"],
-                                          "total_steps": total})
+                    self.record(
+                        "train",
+                        {
+                            "step": s["step"],
+                            "epoch": s["epoch"],
+                            "loss": round(sum(losses) / len(losses), 5),
+                            "tokens_per_s": round(tokens_since / elapsed, 1),
+                            "lr": self.optimizer.param_groups[0]["lr"],
+                            "total_steps": total,
+                        },
+                    )
                     began, tokens_since, losses = time.perf_counter(), 0, []
                 stop = dd.any_all(self.world, self.stop_requested, self.device)
                 if c.train.eval_every and s["step"] % c.train.eval_every == 0 and self.valid_ids:
                     self.validate()
-                elif stop or (c.train.checkpoint_every and
-                              s["step"] % c.train.checkpoint_every == 0):
+                elif stop or (
+                    c.train.checkpoint_every and s["step"] % c.train.checkpoint_every == 0
+                ):
                     self.save_checkpoint()
                 if stop:
                     self.emit("interrupted", {"step": s["step"]})
@@ -275,14 +376,13 @@ class Trainer:
                 else:
                     self.save_checkpoint()
         if self.world.main and not (self.path / "best" / "model.safetensors").exists():
-            self.save_checkpoint(best=True)     # no validation set: the last is the best
+            self.save_checkpoint(best=True)  # no validation set: the last is the best
         self.emit("done", {"step": s["step"], "best_valid_loss": s["best_loss"]})
         return "done"
 
     def _finished(self, total: int) -> bool:
         c, s = self.config.train, self.state
-        return (c.max_steps > 0 and s["step"] >= c.max_steps) or \
-            s["bad_evals"] >= c.patience > 0
+        return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
 
 
 def _tuple(value: Any) -> Any:
@@ -300,7 +400,7 @@ def train(options: TrainOptions, on_event: Callback | None = None) -> str:
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             previous[sig] = signal.signal(sig, handler)
-        except ValueError:         # not the main thread: no signal handling
+        except ValueError:  # not the main thread: no signal handling
             pass
     try:
         return trainer.fit()

@@ -28,32 +28,64 @@ def load_trained(run_path: str, which: str = "best", device: str = "auto"):
     return run, model.to(dev).eval()
 
 
-def evaluate_mlm(run_path: str, data: str, split: str = "test", which: str = "best",
-                 device: str = "auto", seed: int | None = None,
-                 mask_rate: float | None = None, batch_tokens: int | None = None
-                 ) -> dict[str, Any]:
+def evaluate_mlm(
+    run_path: str,
+    data: str,
+    split: str = "test",
+    which: str = "best",
+    device: str = "auto",
+    seed: int | None = None,
+    mask_rate: float | None = None,
+    batch_tokens: int | None = None,
+) -> dict[str, Any]:
     run, model = load_trained(run_path, which, device)
     dataset = load_dataset(data)
     if dataset.vocab is None or dataset.vocab.tokens != run.vocab.tokens:
-        raise InputError("the dataset's vocabulary differs from the run's: the model can only "
-                         "be evaluated on data preprocessed with its vocabulary", data)
+        raise InputError(
+            "the dataset's vocabulary differs from the run's: the model can only "
+            "be evaluated on data preprocessed with its vocabulary",
+            data,
+        )
     if not dataset.has(f"{split}.txt"):
         raise InputError(f"the dataset has no {split} split", data)
     vocab = run.vocab
     sentences = [vocab.ids(s) for s in dataset.sentences(split) if s]
     settings = run.config.data
-    settings = replace(settings, **{k: v for k, v in {
-        "eval_seed": seed, "mask_rate": mask_rate, "eval_batch_tokens": batch_tokens}.items()
-        if v is not None})
+    settings = replace(
+        settings,
+        **{
+            k: v
+            for k, v in {
+                "eval_seed": seed,
+                "mask_rate": mask_rate,
+                "eval_batch_tokens": batch_tokens,
+            }.items()
+            if v is not None
+        },
+    )
     specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
     dev = next(model.parameters()).device
-    cast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) \
-        if dev.type == "cuda" and run.config.train.bf16 else torch.no_grad
+    cast = (
+        (lambda: torch.autocast("cuda", dtype=torch.bfloat16))
+        if dev.type == "cuda" and run.config.train.bf16
+        else torch.no_grad
+    )
     loss, count = evaluate_split(model, sentences, specials, settings, dev, autocast=cast)
     if not count:
         raise InputError(f"no token of the {split} split could be masked", data)
-    return {"settings": {"metric": "mlm", "model": str(run.path), "weights": which,
-                         "data": str(dataset.path), "split": split, "arch": run.config.arch,
-                         "mask_rate": settings.mask_rate, "seed": settings.eval_seed},
-            "loss": round(loss, 6), "perplexity": round(math.exp(loss), 4),
-            "masked_tokens": count, "sentences": len(sentences)}
+    return {
+        "settings": {
+            "metric": "mlm",
+            "model": str(run.path),
+            "weights": which,
+            "data": str(dataset.path),
+            "split": split,
+            "arch": run.config.arch,
+            "mask_rate": settings.mask_rate,
+            "seed": settings.eval_seed,
+        },
+        "loss": round(loss, 6),
+        "perplexity": round(math.exp(loss), 4),
+        "masked_tokens": count,
+        "sentences": len(sentences),
+    }

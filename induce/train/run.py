@@ -26,8 +26,13 @@ from induce.data.files import atomic_path, atomic_write, read_text
 from induce.data.vocab import Vocabulary
 from induce.train.config import RunConfig, load_config
 
-CONFIG, VOCAB, DATASET, STATE, METRICS = ("config.yaml", "vocab.json", "dataset.yaml",
-                                          "trainer_state.pt", "metrics.jsonl")
+CONFIG, VOCAB, DATASET, STATE, METRICS = (
+    "config.yaml",
+    "vocab.json",
+    "dataset.yaml",
+    "trainer_state.pt",
+    "metrics.jsonl",
+)
 WEIGHTS = "model.safetensors"
 
 
@@ -44,16 +49,19 @@ class Run:
     @property
     def normalization(self):
         from induce.data.normalize import Normalization
+
         return Normalization.from_dict(self.dataset.get("normalization") or {})
 
 
 def dump_yaml(data: Any) -> str:
     import yaml
+
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
-def write_run_files(path: Path, config: RunConfig, vocab: Vocabulary,
-                    dataset: dict[str, Any]) -> None:
+def write_run_files(
+    path: Path, config: RunConfig, vocab: Vocabulary, dataset: dict[str, Any]
+) -> None:
     atomic_write(path / CONFIG, dump_yaml(config.to_dict()))
     atomic_write(path / VOCAB, vocab.to_json())
     atomic_write(path / DATASET, dump_yaml(dataset))
@@ -68,8 +76,9 @@ def load_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -
         raise InputError(f"not an induce run directory: no {CONFIG}", str(folder))
     try:
         raw = yaml.safe_load(read_text(folder / CONFIG))
-        dataset = yaml.safe_load(read_text(folder / DATASET)) if (folder / DATASET).is_file() \
-            else {}
+        dataset = (
+            yaml.safe_load(read_text(folder / DATASET)) if (folder / DATASET).is_file() else {}
+        )
     except yaml.YAMLError:
         raise InputError("the run's settings are not valid YAML", str(folder)) from None
     if not isinstance(raw, dict) or "arch" not in raw:
@@ -97,12 +106,15 @@ def load_weights(model, path: Path, device: str | None = None) -> None:
         raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
     try:
         tensors = load_file(str(path), device=device or "cpu")
-    except Exception as err:     # safetensors raises its own error types
+    except Exception as err:  # safetensors raises its own error types
         raise InputError(f"cannot read the weights: {err}", str(path)) from None
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     if missing or unexpected:
-        raise InputError(f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
-                         f"unexpected {sorted(unexpected)[:3]})", str(path))
+        raise InputError(
+            f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
+            f"unexpected {sorted(unexpected)[:3]})",
+            str(path),
+        )
 
 
 def save_state(state: dict[str, Any], path: Path) -> None:

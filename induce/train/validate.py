@@ -36,7 +36,7 @@ class Gold:
     """Gold structures of a split, by sentence index (``None``: not scorable)."""
 
     sentences: list[GoldSentence | None]
-    problem: str = ""          # why parse metrics are off (empty when they are on)
+    problem: str = ""  # why parse metrics are off (empty when they are on)
 
 
 def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Gold:
@@ -67,14 +67,16 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
             continue
         heads = None
         clean = strip_empty(tree)
-        if given is not None:       # the dataset's own gold dependencies (synthetic data)
+        if given is not None:  # the dataset's own gold dependencies (synthetic data)
             if len(given[k]) == len(keep):
                 heads = restrict_heads(list(given[k].heads), keep)
         elif clean is not None:
             try:
                 deps = lexical_heads(unwrap(clean), table)
-                kept = [p.label not in EMPTY_TAGS and (tags is None or p.label in tags)
-                        for p in clean.preterminals()]
+                kept = [
+                    p.label not in EMPTY_TAGS and (tags is None or p.label in tags)
+                    for p in clean.preterminals()
+                ]
                 heads = restrict_heads(deps.heads, kept)
             except UnknownLabel:
                 heads = None
@@ -100,8 +102,9 @@ def _given_heads(dataset: Dataset, split: str, count: int):
 class ParseScorer:
     """Accumulates UF1 (sentence-level mean and corpus level) and UAS/UUAS by positions."""
 
-    spans: SpanScorer = field(default_factory=lambda: SpanScorer(
-        load_span_convention("structformer").whole_sentence_span))
+    spans: SpanScorer = field(
+        default_factory=lambda: SpanScorer(load_span_convention("structformer").whole_sentence_span)
+    )
     words: int = 0
     directed: int = 0
     undirected: int = 0

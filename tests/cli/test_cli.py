@@ -15,11 +15,15 @@ import induce
 from induce.cli.app import app
 from tests.conftest import ROOT
 
-GOLD = ("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) "
-        "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n")
-PRED = ("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) "
-        "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n")
-DEPS = ("The\tDT\t2\ncat\tNN\t3\nsat\tVBD\t0\n.\t.\t3\n\n")
+GOLD = (
+    "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) "
+    "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n"
+)
+PRED = (
+    "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) "
+    "(. .)))\n(TOP (S (NP (PRP It)) (VP (VBD rained)) (. .)))\n"
+)
+DEPS = "The\tDT\t2\ncat\tNN\t3\nsat\tVBD\t0\n.\t.\t3\n\n"
 
 runner = CliRunner()
 
@@ -56,19 +60,33 @@ def test_brackets_table_json_and_evalb_formats(write, tmp_path):
 
 def test_unsupervised_and_deps(write):
     gold = write("gold.mrg", GOLD)
-    result = run("evaluate", "unsupervised", gold, "--baseline", "right", "-f", "json",
-                 "-l", "NP", "-l", "VP")
+    result = run(
+        "evaluate",
+        "unsupervised",
+        gold,
+        "--baseline",
+        "right",
+        "-f",
+        "json",
+        "-l",
+        "NP",
+        "-l",
+        "VP",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["settings"]["convention"]["name"] == "structformer"
     assert list(data["per_label_recall"]) == ["NP", "VP"]
-    cp = json.loads(run("evaluate", "unsupervised", gold, "--baseline", "left", "-c", "cpcfg",
-                        "-f", "json").output)
+    cp = json.loads(
+        run(
+            "evaluate", "unsupervised", gold, "--baseline", "left", "-c", "cpcfg", "-f", "json"
+        ).output
+    )
     assert cp["settings"]["convention"]["max_words"] == 150
     deps = write("gold.dp", DEPS)
     result = run("evaluate", "deps", deps, "--baseline", "next", "-f", "json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["uas"] == 100.0   # next-word heads are the gold here
+    assert json.loads(result.output)["uas"] == 100.0  # next-word heads are the gold here
     table = run("evaluate", "deps", deps, deps, "-c", "structformer")
     assert table.exit_code == 0 and "UAS" in table.output
 
@@ -81,22 +99,43 @@ def test_baselines_command_uses_the_builtin_treebank():
     assert "built-in sample treebank" in result.stderr
 
 
-@pytest.mark.parametrize("files, args, fragment", [
-    ({"gold.mrg": GOLD, "pred.mrg": PRED.splitlines()[0] + "\n"}, ["brackets"],
-     "2 sentences in the gold file"),
-    ({"gold.mrg": GOLD, "pred.mrg": "(S (NN a)\n"}, ["brackets"], "pred.mrg:1: unbalanced"),
-    ({"gold.mrg": GOLD, "pred.mrg": b"(S (NN \xff))\n"}, ["brackets"], "not valid UTF-8"),
-    ({"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X it rained)\n"},
-     ["unsupervised"], "pred.mrg:2: bracket (X ...) holds the word"),
-    ({"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X (X it) (X rained))\n"},
-     ["unsupervised"], "tokens differ from the gold"),
-    ({"gold.dp": DEPS, "pred.dp": "The\tDT\t2\ncat\tNN\t1\nsat\tVBD\t0\n.\t.\t3\n\n"},
-     ["deps"], "pred.dp:1: not a dependency tree: cycle"),
-    ({"gold.mrg": GOLD, "pred.mrg": PRED}, ["brackets", "-p", "nonesuch"],
-     "unknown EVALB parameters"),
-    ({"gold.mrg": GOLD, "pred.mrg": PRED}, ["unsupervised", "-c", "nonesuch"],
-     "unknown convention"),
-])
+@pytest.mark.parametrize(
+    "files, args, fragment",
+    [
+        (
+            {"gold.mrg": GOLD, "pred.mrg": PRED.splitlines()[0] + "\n"},
+            ["brackets"],
+            "2 sentences in the gold file",
+        ),
+        ({"gold.mrg": GOLD, "pred.mrg": "(S (NN a)\n"}, ["brackets"], "pred.mrg:1: unbalanced"),
+        ({"gold.mrg": GOLD, "pred.mrg": b"(S (NN \xff))\n"}, ["brackets"], "not valid UTF-8"),
+        (
+            {"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X it rained)\n"},
+            ["unsupervised"],
+            "pred.mrg:2: bracket (X ...) holds the word",
+        ),
+        (
+            {"gold.mrg": GOLD, "pred.mrg": "(X (X the) (X dog))\n(X (X it) (X rained))\n"},
+            ["unsupervised"],
+            "tokens differ from the gold",
+        ),
+        (
+            {"gold.dp": DEPS, "pred.dp": "The\tDT\t2\ncat\tNN\t1\nsat\tVBD\t0\n.\t.\t3\n\n"},
+            ["deps"],
+            "pred.dp:1: not a dependency tree: cycle",
+        ),
+        (
+            {"gold.mrg": GOLD, "pred.mrg": PRED},
+            ["brackets", "-p", "nonesuch"],
+            "unknown EVALB parameters",
+        ),
+        (
+            {"gold.mrg": GOLD, "pred.mrg": PRED},
+            ["unsupervised", "-c", "nonesuch"],
+            "unknown convention",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_and_no_json(write, tmp_path, files, args, fragment):
     paths = [write(name, text) for name, text in files.items()]
     out = tmp_path / "out.json"
@@ -123,16 +162,20 @@ def test_stdin_gold(write):
     assert result.exit_code == 0 and json.loads(result.stdout)["all"]["sentences"] == 2
 
 
-@pytest.mark.parametrize("command, gold, pred", [
-    ("brackets", GOLD, PRED), ("unsupervised", GOLD, PRED), ("deps", DEPS, DEPS)])
+@pytest.mark.parametrize(
+    "command, gold, pred",
+    [("brackets", GOLD, PRED), ("unsupervised", GOLD, PRED), ("deps", DEPS, DEPS)],
+)
 def test_evaluate_does_not_import_torch(write, command, gold, pred):
     suffix = ".dp" if command == "deps" else ".mrg"
     gold, pred = write("gold" + suffix, gold), write("pred" + suffix, pred)
-    code = ("import sys\nfrom induce.cli.app import main\n"
-            f"sys.argv = ['induce', 'evaluate', {command!r}, {gold!r}, {pred!r}]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "assert 'torch' not in sys.modules, 'torch was imported'\n"
-            "assert 'nltk' not in sys.modules, 'nltk was imported'\n")
+    code = (
+        "import sys\nfrom induce.cli.app import main\n"
+        f"sys.argv = ['induce', 'evaluate', {command!r}, {gold!r}, {pred!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "assert 'nltk' not in sys.modules, 'nltk was imported'\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr

@@ -24,8 +24,10 @@ MRG = """
     (. .) ))
 ( (FRAG (`` ``) (NP (NNS Cats) ) ('' '') ))
 """
-JSONL = ('{"words": ["the", "dog", "barked"], "distances": [1, 2], "heights": [0, 1, 2]}\n'
-         '\n{"words": ["yes"], "distances": [], "heights": [0.5], "tags": ["UH"]}\n')
+JSONL = (
+    '{"words": ["the", "dog", "barked"], "distances": [1, 2], "heights": [0, 1, 2]}\n'
+    '\n{"words": ["yes"], "distances": [], "heights": [0.5], "tags": ["UH"]}\n'
+)
 
 
 def run(*args: str, **kwargs):
@@ -37,38 +39,56 @@ def test_distances_to_trees_dependencies_and_both(write):
     ptb = run("convert", "distances", source)
     assert ptb.exit_code == 0, ptb.output
     assert ptb.stdout == "(X (X (X the) (X dog)) (X barked))\n(X (UH yes))\n"
-    conllu = parse_deps(run("convert", "distances", source, "--to", "conllu").stdout, "o",
-                        "conllu")
+    conllu = parse_deps(run("convert", "distances", source, "--to", "conllu").stdout, "o", "conllu")
     assert [t.heads for t in conllu.sentences] == [(2, 3, 0), (0,)]
-    both = [json.loads(line) for line in
-            run("convert", "distances", source, "--to", "both").stdout.splitlines()]
-    assert both[0] == {"words": ["the", "dog", "barked"],
-                       "tree": "(X (X (X the) (X dog)) (X barked))",
-                       "heads": [2, 3, 0], "root": 3, "root_height": 2}
-    ties = run("convert", "distances", "-", "--ties", "right",
-               input='{"words": ["a", "b", "c"], "distances": [1, 1]}\n')
+    both = [
+        json.loads(line)
+        for line in run("convert", "distances", source, "--to", "both").stdout.splitlines()
+    ]
+    assert both[0] == {
+        "words": ["the", "dog", "barked"],
+        "tree": "(X (X (X the) (X dog)) (X barked))",
+        "heads": [2, 3, 0],
+        "root": 3,
+        "root_height": 2,
+    }
+    ties = run(
+        "convert",
+        "distances",
+        "-",
+        "--ties",
+        "right",
+        input='{"words": ["a", "b", "c"], "distances": [1, 1]}\n',
+    )
     assert ties.stdout == "(X (X (X a) (X b)) (X c))\n"
 
 
-@pytest.mark.parametrize("line, fragment", [
-    ('{"words": ["a", "b"], "distances": [1, 2], "heights": [0, 1]}', "need 1 distances"),
-    ('{"words": ["a", "b"], "distances": [NaN], "heights": [0, 1]}', "not a finite number"),
-    ('{"words": ["a", "b"], "distances": [Infinity], "heights": [0, 1]}', "not a finite"),
-    ('{"words": ["a", "b"], "distances": [1], "heights": [0]}', "need 2 heights"),
-    ('{"words": ["a", "b"], "distances": [1]}', 'no "heights"'),
-    ('{"words": [], "distances": [], "heights": []}', "empty sentence"),
-    ('{"words": ["a b"], "distances": [], "heights": [1]}', "tokens cannot be empty"),
-    ('{"words": ["a", "b"], "distances": [1], "heights": [0, 1', "not valid JSON"),
-    ('["a", "b"]', "expected a JSON object"),
-    ('{"words": ["a", "b"], "distances": [1' + "0" * 400 + '], "heights": [0, 1]}',
-     "not a finite number"),
-    ('{"words": ["a", "b"], "distances": [' + "1" * 5000 + '], "heights": [0, 1]}',
-     "not valid JSON"),
-    ('{"words": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
-    ('{"words": ["\\ud800"], "distances": [], "heights": [0]}', "invalid Unicode"),
-    ('{"words": ["a", "b"], "distances": [true], "heights": [0, 1]}', "not a finite"),
-    ('{"words": ["a", "b"], "distances": ["1"], "heights": [0, 1]}', "not a finite"),
-])
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ('{"words": ["a", "b"], "distances": [1, 2], "heights": [0, 1]}', "need 1 distances"),
+        ('{"words": ["a", "b"], "distances": [NaN], "heights": [0, 1]}', "not a finite number"),
+        ('{"words": ["a", "b"], "distances": [Infinity], "heights": [0, 1]}', "not a finite"),
+        ('{"words": ["a", "b"], "distances": [1], "heights": [0]}', "need 2 heights"),
+        ('{"words": ["a", "b"], "distances": [1]}', 'no "heights"'),
+        ('{"words": [], "distances": [], "heights": []}', "empty sentence"),
+        ('{"words": ["a b"], "distances": [], "heights": [1]}', "tokens cannot be empty"),
+        ('{"words": ["a", "b"], "distances": [1], "heights": [0, 1', "not valid JSON"),
+        ('["a", "b"]', "expected a JSON object"),
+        (
+            '{"words": ["a", "b"], "distances": [1' + "0" * 400 + '], "heights": [0, 1]}',
+            "not a finite number",
+        ),
+        (
+            '{"words": ["a", "b"], "distances": [' + "1" * 5000 + '], "heights": [0, 1]}',
+            "not valid JSON",
+        ),
+        ('{"words": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+        ('{"words": ["\\ud800"], "distances": [], "heights": [0]}', "invalid Unicode"),
+        ('{"words": ["a", "b"], "distances": [true], "heights": [0, 1]}', "not a finite"),
+        ('{"words": ["a", "b"], "distances": ["1"], "heights": [0, 1]}', "not a finite"),
+    ],
+)
 def test_bad_distance_lines(write, tmp_path, line, fragment):
     source = write("in.jsonl", JSONL + line + "\n")
     out = tmp_path / "out.conllu"
@@ -88,7 +108,7 @@ def test_headrules_formats(write, tmp_path):
     deps = parse_deps(out.read_text(), str(out))
     first = deps.sentences[0]
     assert first.words == ("The", "dog", ",", "will", "bark", "to", "eat", ".")
-    assert first.heads == (2, 4, 4, 0, 4, 7, 5, 4)   # "to" depends on its verb
+    assert first.heads == (2, 4, 4, 0, 4, 7, 5, 4)  # "to" depends on its verb
     assert first.labels[1] == "SBJ" and first.tags[3] == "MD"
     malt = run("convert", "headrules", source, "--to", "malt", "-r", "collins").stdout
     assert malt.splitlines()[0] == "The\tDT\t2\tdep"
@@ -101,50 +121,66 @@ def test_headrules_unknown_label(write, tmp_path):
     out = tmp_path / "o.conllu"
     result = run("convert", "headrules", source, "-o", str(out))
     assert result.exit_code == 2
-    assert "t.mrg:1: the head table 'penn2malt' has no rule for the label 'ZZP'" in \
-        result.stderr
+    assert "t.mrg:1: the head table 'penn2malt' has no rule for the label 'ZZP'" in result.stderr
     assert not out.exists()
 
 
 def test_trees_cleaning_and_binarizing(write):
     source = write("t.mrg", MRG)
-    result = run("convert", "trees", source, "--strip-traces", "--strip-function-tags",
-                 "--one-per-line")
+    result = run(
+        "convert", "trees", source, "--strip-traces", "--strip-function-tags", "--one-per-line"
+    )
     assert result.stdout.splitlines()[0] == (
         "( (S (NP (DT The) (NN dog)) (, ,) (VP (MD will) (VP (VB bark) (S (VP (TO to) "
-        "(VP (VB eat)))))) (. .)))")
-    words = run("convert", "trees", source, "--strip-traces", "--keep-tags", "ptb_word_tags",
-                "--unwrap", "--collapse-unary", "--lowercase").stdout.splitlines()
-    assert words[0] == "(S (NP-SBJ-1 (DT the) (NN dog)) (VP (MD will) (VP (VB bark) " \
-                       "(S (TO to) (VP (VB eat))))))"   # a unary chain keeps its top label
+        "(VP (VB eat)))))) (. .)))"
+    )
+    words = run(
+        "convert",
+        "trees",
+        source,
+        "--strip-traces",
+        "--keep-tags",
+        "ptb_word_tags",
+        "--unwrap",
+        "--collapse-unary",
+        "--lowercase",
+    ).stdout.splitlines()
+    assert (
+        words[0] == "(S (NP-SBJ-1 (DT the) (NN dog)) (VP (MD will) (VP (VB bark) "
+        "(S (TO to) (VP (VB eat))))))"
+    )  # a unary chain keeps its top label
     assert words[1] == "(FRAG (NNS cats))"
     binary = run("convert", "trees", source, "--strip-traces", "--binarize", "right").stdout
     tree = parse_trees(binary).trees[0]
     assert all(len(n.children) <= 2 for n in tree.subtrees())
     back = run("convert", "trees", "-", "--unbinarize", input=binary).stdout
     assert back == run("convert", "trees", source, "--strip-traces").stdout
-    nothing = run("convert", "trees", write("p.mrg", "(S (. .))\n(S (NN a))\n"),
-                  "--remove-punct")
-    assert nothing.stdout == "(S (NN a))\n" and "1 sentence(s) left without words were " \
-        "dropped" in nothing.stderr
+    nothing = run("convert", "trees", write("p.mrg", "(S (. .))\n(S (NN a))\n"), "--remove-punct")
+    assert (
+        nothing.stdout == "(S (NN a))\n"
+        and "1 sentence(s) left without words were dropped" in nothing.stderr
+    )
 
 
 def test_trees_to_distances_and_back(write):
     source = write("t.mrg", MRG)
-    records = run("convert", "trees", source, "--strip-traces", "--remove-punct", "--to",
-                  "distances").stdout
+    records = run(
+        "convert", "trees", source, "--strip-traces", "--remove-punct", "--to", "distances"
+    ).stdout
     first = json.loads(records.splitlines()[0])
     assert first["words"] == ["The", "dog", "will", "bark", "to", "eat"]
-    assert first["distances"] == [1, 6, 5, 4, 2]   # LCA heights: NP 1, S 6, VPs 5 4 2
+    assert first["distances"] == [1, 6, 5, 4, 2]  # LCA heights: NP 1, S 6, VPs 5 4 2
     again = run("convert", "distances", "-", input=records).stdout.splitlines()[0]
-    assert again == ("(X (X (DT The) (NN dog)) (X (MD will) (X (VB bark) (X (TO to) "
-                     "(VB eat)))))")
+    assert again == ("(X (X (DT The) (NN dog)) (X (MD will) (X (VB bark) (X (TO to) (VB eat)))))")
 
 
 def test_deep_trees_and_long_sentences(write):
     n = 3000
-    record = {"words": [f"w{i}" for i in range(n)], "distances": list(range(n - 1)),
-              "heights": list(range(n))}
+    record = {
+        "words": [f"w{i}" for i in range(n)],
+        "distances": list(range(n - 1)),
+        "heights": list(range(n)),
+    }
     source = write("long.jsonl", json.dumps(record) + "\n")
     ptb = run("convert", "distances", source)
     assert ptb.exit_code == 0 and ptb.stdout.count("(X w") == n
@@ -158,25 +194,28 @@ def test_deep_trees_and_long_sentences(write):
 def test_punctuation_removed_consistently_from_trees_and_dependencies(write):
     source = write("t.mrg", MRG)
     deps = write("d.conllu", run("convert", "headrules", source).stdout)
-    trees = parse_trees(run("convert", "trees", source, "--strip-traces",
-                            "--remove-punct").stdout)
-    no_punct = parse_deps(run("convert", "deps", deps, "--remove-punct").stdout, "x",
-                          "conllu")
+    trees = parse_trees(run("convert", "trees", source, "--strip-traces", "--remove-punct").stdout)
+    no_punct = parse_deps(run("convert", "deps", deps, "--remove-punct").stdout, "x", "conllu")
     assert [t.words() for t in trees.trees] == [list(d.words) for d in no_punct.sentences]
     assert no_punct.sentences[0].heads == (2, 3, 0, 3, 6, 4)
 
 
 def test_conllu_keeps_its_columns(write):
-    source = write("in.conllu", "# sent_id = 1\n# text = Hi , you .\n"
-                                "1\tHi\thi\tINTJ\tUH\t_\t3\tdiscourse\t3:discourse\t_\n"
-                                "2\t,\t,\tPUNCT\t,\t_\t1\tpunct\t1:punct\t_\n"
-                                "3\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t0:root\tSpaceAfter=No\n"
-                                "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t3:punct\t_\n\n")
+    source = write(
+        "in.conllu",
+        "# sent_id = 1\n# text = Hi , you .\n"
+        "1\tHi\thi\tINTJ\tUH\t_\t3\tdiscourse\t3:discourse\t_\n"
+        "2\t,\t,\tPUNCT\t,\t_\t1\tpunct\t1:punct\t_\n"
+        "3\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t0:root\tSpaceAfter=No\n"
+        "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t3:punct\t_\n\n",
+    )
     same = run("convert", "deps", source, "-o", "-")
     assert same.stdout == open(source).read()
     reduced = run("convert", "deps", source, "--remove-punct").stdout
-    assert reduced == ("# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t2\tdiscourse\t_\t_\n"
-                       "2\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t_\tSpaceAfter=No\n\n")
+    assert reduced == (
+        "# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t2\tdiscourse\t_\t_\n"
+        "2\tyou\tyou\tPRON\tPRP\tCase=Nom\t0\troot\t_\tSpaceAfter=No\n\n"
+    )
 
 
 def test_removing_a_punctuation_root_keeps_one_tree(write):
@@ -185,15 +224,18 @@ def test_removing_a_punctuation_root_keeps_one_tree(write):
     assert out == "a\tDT\t2\tNMOD\nb\tNN\t0\tROOT\nc\tNN\t2\tOBJ\n\n"
 
 
-@pytest.mark.parametrize("table, fragment", [
-    ("rules:\n  ON: [left]\n", "the label True is not text"),
-    ("rules: {S: [left}\n", "t.yaml:1: not valid YAML"),
-    ("rules:\n  S: [sideways VP]\n", "direction must be one of"),
-    ("rules: {S: [left]}\nlabels: {root: [x]}\n", "root must be text"),
-    ("rules: {S: [left]}\nlabels: {rules: 5}\n", "rules must be a list"),
-    ("rules: {S: [left]}\nlabels: {rules: [{label: A, function: []}]}\n", "is empty"),
-    ("rules: {S: [left]}\npunctuation: no_such_set\n", "unknown tag set"),
-])
+@pytest.mark.parametrize(
+    "table, fragment",
+    [
+        ("rules:\n  ON: [left]\n", "the label True is not text"),
+        ("rules: {S: [left}\n", "t.yaml:1: not valid YAML"),
+        ("rules:\n  S: [sideways VP]\n", "direction must be one of"),
+        ("rules: {S: [left]}\nlabels: {root: [x]}\n", "root must be text"),
+        ("rules: {S: [left]}\nlabels: {rules: 5}\n", "rules must be a list"),
+        ("rules: {S: [left]}\nlabels: {rules: [{label: A, function: []}]}\n", "is empty"),
+        ("rules: {S: [left]}\npunctuation: no_such_set\n", "unknown tag set"),
+    ],
+)
 def test_bad_head_tables(write, table, fragment):
     result = run("convert", "headrules", write("t.mrg", MRG), "-r", write("t.yaml", table))
     assert result.exit_code == 2 and fragment in result.stderr, result.output
@@ -205,8 +247,11 @@ def test_deps_formats_and_heights(write):
     conllu = run("convert", "deps", malt, "--to", "conllu").stdout
     assert conllu.splitlines()[0] == "1\tThe\t_\t_\tDT\t_\t2\t_\t_\t_"
     heights = json.loads(run("convert", "deps", malt, "--to", "heights").stdout)
-    assert heights == {"words": ["The", "dog", "barked", "."], "heads": [2, 3, 0, 3],
-                       "heights": [0, 1, 2, 0]}
+    assert heights == {
+        "words": ["The", "dog", "barked", "."],
+        "heads": [2, 3, 0, 3],
+        "heights": [0, 1, 2, 0],
+    }
     bad = run("convert", "deps", write("c.dp", "a\tDT\t2\nb\tNN\t1\nc\tNN\t0\n"))
     assert bad.exit_code == 2 and "c.dp:1: not a dependency tree: cycle" in bad.stderr
 
@@ -219,12 +264,18 @@ def test_convert_does_not_import_torch(write):
     from tests.conftest import ROOT
 
     source = write("in.jsonl", JSONL)
-    code = ("import sys\nfrom induce.cli.app import main\n"
-            f"sys.argv = ['induce', 'convert', 'distances', {source!r}, '--to', 'both']\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "assert 'torch' not in sys.modules and 'nltk' not in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    code = (
+        "import sys\nfrom induce.cli.app import main\n"
+        f"sys.argv = ['induce', 'convert', 'distances', {source!r}, '--to', 'both']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'torch' not in sys.modules and 'nltk' not in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert done.returncode == 0, done.stderr
 
 

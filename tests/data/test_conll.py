@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from induce.data.conll import (detect_format, format_conllu_like, format_deps, parse_deps,
-                               read_deps)
+from induce.data.conll import detect_format, format_conllu_like, format_deps, parse_deps, read_deps
 from induce.data.errors import InputError
 from induce.data.types import DepTree, dependency_problem
 
@@ -46,8 +45,10 @@ def test_conllu_keeps_words_only_and_raw_tokens():
 
 
 def test_conllx_with_head_in_column_6_like_the_structformer_wsj_files():
-    text = ("1\tNo\tno\tRB\t_\t3\tintj\t_\t_\t_\n2\tit\tit\tPRP\t_\t3\tnsubj\t_\t_\t_\n"
-            "3\twas\tbe\tVBD\tsyn=PRD\t0\troot\t_\t_\t_\n\n")
+    text = (
+        "1\tNo\tno\tRB\t_\t3\tintj\t_\t_\t_\n2\tit\tit\tPRP\t_\t3\tnsubj\t_\t_\t_\n"
+        "3\twas\tbe\tVBD\tsyn=PRD\t0\troot\t_\t_\t_\n\n"
+    )
     tree = parse_deps(text, "test.stanford").sentences[0]
     assert tree.heads == (3, 3, 0) and tree.tags == ("RB", "PRP", "VBD")
     assert tree.labels == ("intj", "nsubj", "root")
@@ -61,32 +62,62 @@ def test_conllx_and_malt():
     assert m.sentences[0].heads == (2, 3, 0, 3) and m.sentences[0].tags[3] == "."
 
 
-@pytest.mark.parametrize("name, text, fmt", [
-    ("x.conllu", "", "conllu"), ("x.stanford", "", "conllx"), ("x.dp", "", "malt"),
-    ("x", CONLLX, "conllx"), ("x", CONLLU, "conllu"), ("x", MALT, "malt"),
-])
+@pytest.mark.parametrize(
+    "name, text, fmt",
+    [
+        ("x.conllu", "", "conllu"),
+        ("x.stanford", "", "conllx"),
+        ("x.dp", "", "malt"),
+        ("x", CONLLX, "conllx"),
+        ("x", CONLLU, "conllu"),
+        ("x", MALT, "malt"),
+    ],
+)
 def test_detect_format(name, text, fmt):
     assert detect_format(name, text) == fmt
 
 
-@pytest.mark.parametrize("text, fmt, line, fragment", [
-    ("a\tDT\t2\nb\tNN\t1\nc\tNN\t0\n", "malt", 1, "cycle"),
-    ("a\tDT\t0\nb\tNN\t0\n", "malt", 1, "2 roots"),
-    ("a\tDT\t0\n\nb\tNN\t5\n", "malt", 3, "outside 0..1"),
-    ("a\tDT\tx\n", "malt", 1, "head must be an integer"),
-    ("a\tDT\n", "malt", 1, "3 or 4"),
-    (CONLLX.replace("2\tdog\t_\tNN\tNN\t_\t3", "2\tdog\t_\tNN\tNN\t_\t2"), "conllx", 1,
-     "its own head"),
-    ("1\ta\t_\tDT\n", "conllx", 1, "10 columns"),
-    ("1\ta\t_\tDT\tDT\t_\t0\troot\t_\t_\n3\tb\t_\tNN\tNN\t_\t1\tdep\t_\t_\n", "conllx", 2,
-     "IDs must run"),
-    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tZ"), "conllu", 6,
-     "CoNLL-U"),
-    (CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "9\tgo\tgo\tVERB\tVB\t_\t0"), "conllu", 6,
-     "IDs must run"),
-    (CONLLU.replace("\t_\t3\tadvmod\t_\tSpaceAfter", "\t_\t_\tadvmod\t_\tSpaceAfter"), "conllu",
-     7, "has no HEAD"),
-])
+@pytest.mark.parametrize(
+    "text, fmt, line, fragment",
+    [
+        ("a\tDT\t2\nb\tNN\t1\nc\tNN\t0\n", "malt", 1, "cycle"),
+        ("a\tDT\t0\nb\tNN\t0\n", "malt", 1, "2 roots"),
+        ("a\tDT\t0\n\nb\tNN\t5\n", "malt", 3, "outside 0..1"),
+        ("a\tDT\tx\n", "malt", 1, "head must be an integer"),
+        ("a\tDT\n", "malt", 1, "3 or 4"),
+        (
+            CONLLX.replace("2\tdog\t_\tNN\tNN\t_\t3", "2\tdog\t_\tNN\tNN\t_\t2"),
+            "conllx",
+            1,
+            "its own head",
+        ),
+        ("1\ta\t_\tDT\n", "conllx", 1, "10 columns"),
+        (
+            "1\ta\t_\tDT\tDT\t_\t0\troot\t_\t_\n3\tb\t_\tNN\tNN\t_\t1\tdep\t_\t_\n",
+            "conllx",
+            2,
+            "IDs must run",
+        ),
+        (
+            CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tZ"),
+            "conllu",
+            6,
+            "CoNLL-U",
+        ),
+        (
+            CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "9\tgo\tgo\tVERB\tVB\t_\t0"),
+            "conllu",
+            6,
+            "IDs must run",
+        ),
+        (
+            CONLLU.replace("\t_\t3\tadvmod\t_\tSpaceAfter", "\t_\t_\tadvmod\t_\tSpaceAfter"),
+            "conllu",
+            7,
+            "has no HEAD",
+        ),
+    ],
+)
 def test_bad_dependency_input(text, fmt, line, fragment):
     with pytest.raises(InputError) as err:
         parse_deps(text, "bad.dep", fmt)
@@ -98,8 +129,9 @@ def test_write_and_read_back(write):
     trees = parse_deps(CONLLX, "a.conll").sentences
     for fmt in ("conllu", "conllx", "malt"):
         again = parse_deps(format_deps(trees, fmt), "b", fmt).sentences
-        assert [(t.words, t.heads, t.tags) for t in again] == \
-               [(t.words, t.heads, t.tags) for t in trees]
+        assert [(t.words, t.heads, t.tags) for t in again] == [
+            (t.words, t.heads, t.tags) for t in trees
+        ]
 
 
 def test_conllu_written_back_with_its_columns():

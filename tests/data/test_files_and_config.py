@@ -67,8 +67,9 @@ class _Settings:
 
 
 def test_strict_settings():
-    s = from_mapping(_Settings, {"name": "x", "rate": 1, "tags": ["a", "b"], "limit": None},
-                     "cfg.yaml")
+    s = from_mapping(
+        _Settings, {"name": "x", "rate": 1, "tags": ["a", "b"], "limit": None}, "cfg.yaml"
+    )
     assert s == _Settings("x", 3, 1.0, ("a", "b"), None)
     with pytest.raises(ConfigError, match=r"cfg\.yaml: unknown setting\(s\) 'sise'"):
         from_mapping(_Settings, {"name": "x", "sise": 4}, "cfg.yaml")

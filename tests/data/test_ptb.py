@@ -11,7 +11,7 @@ from induce.data.ptb import format_trees, parse_trees, read_trees
 from induce.data.types import Tree
 
 MULTI = """
-( (S 
+( (S\x20
     (NP-SBJ (DT The) (NN dog) )
     (VP (VBD barked) ))
 )
@@ -43,8 +43,7 @@ def test_blank_line_between_one_line_trees_is_an_empty_sentence():
 
 def test_every_blank_line_of_a_line_file_is_a_sentence_as_in_evalb():
     tf = parse_trees("(S (A a))\n\n(S (B b))\n\n(S (C c))\n\n")
-    assert [None if t is None else t.words() for t in tf.trees] == \
-        [["a"], None, ["b"], None, ["c"]]
+    assert [None if t is None else t.words() for t in tf.trees] == [["a"], None, ["b"], None, ["c"]]
     assert tf.trailing_blank_lines == 1
     tf.pad_to(6)
     assert tf.trees[-1] is None and tf.lines == [1, 2, 3, 4, 5, 6]
@@ -53,7 +52,7 @@ def test_every_blank_line_of_a_line_file_is_a_sentence_as_in_evalb():
 def test_word_with_empty_tag_as_in_evalb():
     tree = parse_trees("(S (NP (DT the) ( cat)) (VP (VBD sat)) (X))").trees[0]
     assert tree.pos() == [("the", "DT"), ("cat", ""), ("sat", "VBD")]
-    assert tree.children[2] == Tree("X", [])       # "(X)" is an empty bracket
+    assert tree.children[2] == Tree("X", [])  # "(X)" is an empty bracket
     assert parse_trees(tree.to_string()).trees[0] == tree
 
 
@@ -85,14 +84,17 @@ def test_treebank2_header_lines_are_skipped():
     assert len(tf) == 1
 
 
-@pytest.mark.parametrize("text, line, fragment", [
-    ("(S (A a)\n", 1, "unbalanced '('"),
-    ("(S (A a)))\n", 1, "unbalanced ')'"),
-    ("(S (A a))\n(S a (B b))\n", 2, "beside other children"),
-    ("(S (A a))\nword\n", 2, "text outside brackets"),
-    ("(S (A a)) (S (B b))\n(S (C c))\n", 1, "several trees on one line"),
-    ("\n( (S\n  (A a)\n  (B b)) ))\n", 4, "unbalanced ')'"),
-])
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("(S (A a)\n", 1, "unbalanced '('"),
+        ("(S (A a)))\n", 1, "unbalanced ')'"),
+        ("(S (A a))\n(S a (B b))\n", 2, "beside other children"),
+        ("(S (A a))\nword\n", 2, "text outside brackets"),
+        ("(S (A a)) (S (B b))\n(S (C c))\n", 1, "several trees on one line"),
+        ("\n( (S\n  (A a)\n  (B b)) ))\n", 4, "unbalanced ')'"),
+    ],
+)
 def test_errors_name_file_and_line(text, line, fragment):
     with pytest.raises(InputError) as err:
         parse_trees(text, "bad.mrg")
@@ -102,7 +104,7 @@ def test_errors_name_file_and_line(text, line, fragment):
 
 
 def test_non_utf8_file(write):
-    path = write("latin.mrg", "(S (NN caf".encode() + b"\xe9))\n")
+    path = write("latin.mrg", b"(S (NN caf" + b"\xe9))\n")
     with pytest.raises(InputError, match=r"latin\.mrg:1: not valid UTF-8 \(byte 0xe9"):
         read_trees(path)
 
@@ -128,17 +130,25 @@ def test_format_and_parse_round_trip():
 
 
 # Random trees: labels and words are runs of non-space, non-parenthesis characters.
-_symbol = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"),
-                                blacklist_characters="()"), min_size=1, max_size=4)
+_symbol = st.text(
+    st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="()"),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _trees(depth: int = 3):
     pre = st.builds(lambda tag, word: Tree(tag, [word]), _symbol, _symbol)
     if depth == 0:
         return pre
-    return st.one_of(pre, st.builds(lambda label, kids: Tree(label, kids),
-                                    st.one_of(st.just(""), _symbol),
-                                    st.lists(_trees(depth - 1), min_size=1, max_size=4)))
+    return st.one_of(
+        pre,
+        st.builds(
+            lambda label, kids: Tree(label, kids),
+            st.one_of(st.just(""), _symbol),
+            st.lists(_trees(depth - 1), min_size=1, max_size=4),
+        ),
+    )
 
 
 @given(st.lists(_trees(), min_size=1, max_size=5))

@@ -30,11 +30,15 @@ def _is_projective(heads: tuple[int, ...]) -> bool:
     return not any(a < c < b < e for a, b in arcs for c, e in arcs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trees(n: int, projective: bool) -> np.ndarray:
-    found = [h for h in itertools.product(range(n + 1), repeat=n)
-             if all(x != i for i, x in enumerate(h, 1)) and _is_tree(h)
-             and (not projective or _is_projective(h))]
+    found = [
+        h
+        for h in itertools.product(range(n + 1), repeat=n)
+        if all(x != i for i, x in enumerate(h, 1))
+        and _is_tree(h)
+        and (not projective or _is_projective(h))
+    ]
     return np.array(found)
 
 
@@ -53,7 +57,7 @@ def test_decoders_find_the_best_tree(n):
     for _ in range(30 if n < 6 else 8):
         scores = rng.normal(size=(n, n + 1)) * rng.choice([0.1, 1, 5])
         if rng.random() < 0.3:
-            scores[:, 0] += 3      # tempt several roots
+            scores[:, 0] += 3  # tempt several roots
         for decoder, projective in ((mst, False), (eisner, True)):
             heads = decoder(scores)
             assert all(type(h) is int for h in heads)

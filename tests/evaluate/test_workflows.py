@@ -10,19 +10,27 @@ from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.deps import evaluate_deps
 from induce.evaluate.unsupervised import evaluate_unsupervised
 
-GOLD = ("(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
-        "(NN mat)))) (. .)))\n"
-        "( (S (NP-SBJ (-NONE- *)) (VP (VB Go) (NP (NN home))) (. !)))\n"
-        "(TOP (FRAG (`` ``) (NP (NNS Prices) (CD 12)) ('' '')))\n")
+GOLD = (
+    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
+    "(NN mat)))) (. .)))\n"
+    "( (S (NP-SBJ (-NONE- *)) (VP (VB Go) (NP (NN home))) (. !)))\n"
+    "(TOP (FRAG (`` ``) (NP (NNS Prices) (CD 12)) ('' '')))\n"
+)
 
 
 def test_prediction_over_all_tokens_or_over_words_scores_the_same(write):
     gold = write("gold.mrg", GOLD)
-    full = write("full.mrg", "(X (X (DT The) (NN cat)) (X (VBD sat) (X (IN on) (X (DT the) "
-                             "(X (NN mat) (. .))))))\n(X (VB Go) (X (NN home) (. !)))\n"
-                             "(X (`` ``) (X (NNS Prices) (X (CD 12) ('' ''))))\n")
-    words = write("words.txt", "(X (X (X the) (X cat)) (X (X sat) (X (X on) (X (X the) "
-                               "(X mat)))))\n(X (X go) (X home))\n(X (X prices) (X N))\n")
+    full = write(
+        "full.mrg",
+        "(X (X (DT The) (NN cat)) (X (VBD sat) (X (IN on) (X (DT the) "
+        "(X (NN mat) (. .))))))\n(X (VB Go) (X (NN home) (. !)))\n"
+        "(X (`` ``) (X (NNS Prices) (X (CD 12) ('' ''))))\n",
+    )
+    words = write(
+        "words.txt",
+        "(X (X (X the) (X cat)) (X (X sat) (X (X on) (X (X the) "
+        "(X mat)))))\n(X (X go) (X home))\n(X (X prices) (X N))\n",
+    )
     a = evaluate_unsupervised(gold, full).to_dict()
     b = evaluate_unsupervised(gold, words).to_dict()
     assert a["sentence_f1"] == b["sentence_f1"] and a["overlap"] == b["overlap"] == 4
@@ -45,10 +53,10 @@ def test_token_mismatch_is_one_clear_line(write):
 def test_sentence_count_mismatch(write):
     gold = write("gold.mrg", GOLD)
     pred = write("pred.mrg", GOLD.split("\n", 1)[1])
-    for run in (lambda: evaluate_unsupervised(gold, pred),
-                lambda: evaluate_brackets(gold, pred)):
-        with pytest.raises(InputError, match="3 sentences in the gold file .* but 2 in the "
-                                             "prediction"):
+    for run in (lambda: evaluate_unsupervised(gold, pred), lambda: evaluate_brackets(gold, pred)):
+        with pytest.raises(
+            InputError, match="3 sentences in the gold file .* but 2 in the prediction"
+        ):
             run()
 
 
@@ -75,10 +83,13 @@ def test_nothing_to_score_is_an_error(write):
     with pytest.raises(InputError, match="no sentences in the file"):
         evaluate_brackets(write("empty.mrg", ""), baseline="right")
     with pytest.raises(InputError, match="nothing to score: all 3 sentences were skipped"):
-        evaluate_unsupervised(write("g.mrg", GOLD), baseline="right", convention="cpcfg",
-                              max_words=1)
-    upos = write("upos.conllu", "1\tThe\t_\tDET\t_\t_\t2\tdet\t_\t_\n"
-                                "2\tcat\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
+        evaluate_unsupervised(
+            write("g.mrg", GOLD), baseline="right", convention="cpcfg", max_words=1
+        )
+    upos = write(
+        "upos.conllu",
+        "1\tThe\t_\tDET\t_\t_\t2\tdet\t_\t_\n2\tcat\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n",
+    )
     with pytest.raises(InputError, match="tags seen: DET NOUN.*--tagset all"):
         evaluate_deps(upos, baseline="next")
     assert evaluate_deps(upos, baseline="next", tagset="all").to_dict()["uas"] == 100.0
@@ -100,11 +111,9 @@ def test_cutoffs_and_skips(write):
     assert sf["sentences"] == 4 and sf["skipped_sentences"]["no_words"] == 1
     cp = evaluate_unsupervised(gold, baseline="right", convention="cpcfg").to_dict()
     assert cp["sentences"] == 3 and cp["skipped_sentences"]["too_short"] == 1
-    short = evaluate_unsupervised(gold, baseline="right", convention="cpcfg",
-                                  max_words=2).to_dict()
+    short = evaluate_unsupervised(gold, baseline="right", convention="cpcfg", max_words=2).to_dict()
     assert short["skipped_sentences"]["too_long"] == 1
-    assert evaluate_unsupervised(gold, baseline="right", tagset="all").to_dict()[
-        "sentences"] == 5
+    assert evaluate_unsupervised(gold, baseline="right", tagset="all").to_dict()["sentences"] == 5
 
 
 def test_per_label_recall_labels(write):
@@ -112,19 +121,28 @@ def test_per_label_recall_labels(write):
     data = evaluate_unsupervised(gold, baseline="right", labels=["NP", "QP"]).to_dict()
     assert list(data["per_label_recall"]) == ["NP", "QP"]
     assert data["per_label_recall"]["QP"] is None
-    assert "FRAG" in evaluate_unsupervised(gold, baseline="right",
-                                           labels=["all"]).to_dict()["per_label_recall"]
+    assert (
+        "FRAG"
+        in evaluate_unsupervised(gold, baseline="right", labels=["all"]).to_dict()[
+            "per_label_recall"
+        ]
+    )
 
 
-DEPS_GOLD = ("1\tThe\t_\tDT\tDT\t_\t2\tdet\t_\t_\n2\tcat\t_\tNN\tNN\t_\t3\tnsubj\t_\t_\n"
-             "3\tsat\t_\tVBD\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\t.\t.\t_\t3\tpunct\t_\t_\n\n")
+DEPS_GOLD = (
+    "1\tThe\t_\tDT\tDT\t_\t2\tdet\t_\t_\n2\tcat\t_\tNN\tNN\t_\t3\tnsubj\t_\t_\n"
+    "3\tsat\t_\tVBD\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\t.\t.\t_\t3\tpunct\t_\t_\n\n"
+)
 
 
 def test_deps_with_mixed_formats(write):
     gold = write("gold.conll", DEPS_GOLD)
-    pred_all = write("pred.conllu", "1\tThe\t_\t_\t_\t_\t2\t_\t_\t_\n2\tcat\t_\t_\t_\t_\t3\t_\t_"
-                                    "\t_\n3\tsat\t_\t_\t_\t_\t0\t_\t_\t_\n4\t.\t_\t_\t_\t_\t2\t_"
-                                    "\t_\t_\n\n")
+    pred_all = write(
+        "pred.conllu",
+        "1\tThe\t_\t_\t_\t_\t2\t_\t_\t_\n2\tcat\t_\t_\t_\t_\t3\t_\t_"
+        "\t_\n3\tsat\t_\t_\t_\t_\t0\t_\t_\t_\n4\t.\t_\t_\t_\t_\t2\t_"
+        "\t_\t_\n\n",
+    )
     pred_words = write("pred.dp", "the\tX\t3\ncat\tX\t3\nsat\tX\t0\n\n")
     a = evaluate_deps(gold, pred_all).to_dict()
     assert (a["uas"], a["tokens"], a["root_accuracy"]) == (100.0, 3, 100.0)

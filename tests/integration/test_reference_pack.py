@@ -37,23 +37,32 @@ def _printed(value) -> str:
 def _check_evalb_blocks(data: dict, expected: dict) -> None:
     for section in ("all", "len<=40"):
         ours, ref = data[section], expected[section]
-        for key, ref_key in [("recall", "bracketing_recall"),
-                             ("precision", "bracketing_precision"),
-                             ("f1", "bracketing_fmeasure"), ("complete_match", "complete_match"),
-                             ("avg_crossing", "average_crossing"), ("no_crossing", "no_crossing"),
-                             ("two_or_less_crossing", "two_or_less_crossing"),
-                             ("tagging_accuracy", "tagging_accuracy")]:
+        for key, ref_key in [
+            ("recall", "bracketing_recall"),
+            ("precision", "bracketing_precision"),
+            ("f1", "bracketing_fmeasure"),
+            ("complete_match", "complete_match"),
+            ("avg_crossing", "average_crossing"),
+            ("no_crossing", "no_crossing"),
+            ("two_or_less_crossing", "two_or_less_crossing"),
+            ("tagging_accuracy", "tagging_accuracy"),
+        ]:
             wanted = ref[ref_key]
-            assert _printed(ours[key]) == (wanted if isinstance(wanted, str) else
-                                           f"{wanted:.2f}"), (section, key)
-        for key, ref_key in [("sentences", "number_of_sentences"),
-                             ("error_sentences", "number_of_error_sentences"),
-                             ("skip_sentences", "number_of_skip_sentences"),
-                             ("valid_sentences", "number_of_valid_sentences"),
-                             ("matched", "matched_brackets"), ("gold_brackets", "gold_brackets"),
-                             ("test_brackets", "test_brackets"),
-                             ("crossing_brackets", "crossing_brackets"), ("words", "words"),
-                             ("correct_tags", "correct_tags")]:
+            assert _printed(ours[key]) == (
+                wanted if isinstance(wanted, str) else f"{wanted:.2f}"
+            ), (section, key)
+        for key, ref_key in [
+            ("sentences", "number_of_sentences"),
+            ("error_sentences", "number_of_error_sentences"),
+            ("skip_sentences", "number_of_skip_sentences"),
+            ("valid_sentences", "number_of_valid_sentences"),
+            ("matched", "matched_brackets"),
+            ("gold_brackets", "gold_brackets"),
+            ("test_brackets", "test_brackets"),
+            ("crossing_brackets", "crossing_brackets"),
+            ("words", "words"),
+            ("correct_tags", "correct_tags"),
+        ]:
             assert ours[key] == ref[ref_key], (section, key)
 
 
@@ -83,23 +92,33 @@ def _check_structformer(data: dict, ref: dict) -> None:
     assert data["sentence_precision"] / 100 == approx(sent["mean_prec"])
     assert data["sentence_recall"] / 100 == approx(sent["mean_reca"])
     assert data["sentence_f1"] / 100 == approx(sent["mean_f1"])
-    printed = (f"Mean Prec: {data['sentence_precision'] / 100:.4f}, Mean Reca: "
-               f"{data['sentence_recall'] / 100:.4f}, Mean F1: {data['sentence_f1'] / 100:.4f}")
+    printed = (
+        f"Mean Prec: {data['sentence_precision'] / 100:.4f}, Mean Reca: "
+        f"{data['sentence_recall'] / 100:.4f}, Mean F1: {data['sentence_f1'] / 100:.4f}"
+    )
     assert printed == sent["official_printed"]
-    assert (data["overlap"], data["pred_spans"], data["gold_spans"]) == \
-           (corpus["overlap"], corpus["pred_spans"], corpus["gold_spans"])
+    assert (data["overlap"], data["pred_spans"], data["gold_spans"]) == (
+        corpus["overlap"],
+        corpus["pred_spans"],
+        corpus["gold_spans"],
+    )
     assert data["corpus_f1"] / 100 == approx(corpus["f1"])
     assert data["corpus_precision"] / 100 == approx(corpus["prec"])
     labels = ref["label_recall"]["labels"]
-    assert data["per_label_counts"] == {k: {"correct": v["correct"], "total": v["total"]}
-                                        for k, v in labels.items()}
+    assert data["per_label_counts"] == {
+        k: {"correct": v["correct"], "total": v["total"]} for k, v in labels.items()
+    }
     for label, value in data["per_label_recall"].items():
         assert value / 100 == approx(labels[label]["recall"])
 
 
 STRUCTFORMER_CASES = [  # (prediction file or baseline, reference key)
-    ("mpred_rb.txt", "rb"), ("pred_rb.mrg", "rb"), ("baseline:right", "rb"),
-    ("pred_lb.mrg", "lb"), ("baseline:left", "lb"), ("mpred_perturbed_s1.txt", "mpred_perturbed_s1"),
+    ("mpred_rb.txt", "rb"),
+    ("pred_rb.mrg", "rb"),
+    ("baseline:right", "rb"),
+    ("pred_lb.mrg", "lb"),
+    ("baseline:left", "lb"),
+    ("mpred_perturbed_s1.txt", "mpred_perturbed_s1"),
 ]
 
 
@@ -120,12 +139,20 @@ def test_structformer_convention(folder, pred, key):
     rows = report.scorer.sentences
     assert len(rows) == len(ref_rows)
     for ours, ref in zip(rows, ref_rows):
-        assert (ours.index, ours.words, ours.gold_spans) == \
-               (int(ref["sent"]), int(ref["n_words"]), int(ref["gold_spans"]))
-        assert (ours.pred_spans, ours.overlap) == \
-               (int(ref[f"{key}_pred_spans"]), int(ref[f"{key}_overlap"]))
-        assert (repr(ours.precision), repr(ours.recall), repr(ours.f1)) == \
-               (ref[f"{key}_prec"], ref[f"{key}_reca"], ref[f"{key}_f1"])
+        assert (ours.index, ours.words, ours.gold_spans) == (
+            int(ref["sent"]),
+            int(ref["n_words"]),
+            int(ref["gold_spans"]),
+        )
+        assert (ours.pred_spans, ours.overlap) == (
+            int(ref[f"{key}_pred_spans"]),
+            int(ref[f"{key}_overlap"]),
+        )
+        assert (repr(ours.precision), repr(ours.recall), repr(ours.f1)) == (
+            ref[f"{key}_prec"],
+            ref[f"{key}_reca"],
+            ref[f"{key}_f1"],
+        )
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -135,19 +162,29 @@ def test_structformer_convention_on_raw_treebank(folder):
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-@pytest.mark.parametrize("pred, key", [("mpred_rb.txt", "rb"), ("baseline:right", "rb"),
-                                       ("baseline:left", "lb"),
-                                       ("mpred_perturbed_s1.txt", "mpred_perturbed_s1")])
+@pytest.mark.parametrize(
+    "pred, key",
+    [
+        ("mpred_rb.txt", "rb"),
+        ("baseline:right", "rb"),
+        ("baseline:left", "lb"),
+        ("mpred_perturbed_s1.txt", "mpred_perturbed_s1"),
+    ],
+)
 @pytest.mark.parametrize("cutoff, max_words", [("cutoff150", None), ("no_cutoff", 100000)])
 def test_compound_pcfg_convention(folder, pred, key, cutoff, max_words):
     base = REFERENCE / folder
     pred_path = pred if pred.startswith("baseline:") else str(base / pred)
-    data = _run_unsupervised(str(base / "gold.mrg"), pred_path, convention="cpcfg",
-                             max_words=max_words).to_dict()
+    data = _run_unsupervised(
+        str(base / "gold.mrg"), pred_path, convention="cpcfg", max_words=max_words
+    ).to_dict()
     ref = numbers(folder)["unsupervised_compound_pcfg"][key][cutoff]
     assert data["sentences"] == ref["n_sentences_scored"]
-    assert (data["overlap"], data["pred_spans"] - data["overlap"],
-            data["gold_spans"] - data["overlap"]) == (ref["tp"], ref["fp"], ref["fn"])
+    assert (
+        data["overlap"],
+        data["pred_spans"] - data["overlap"],
+        data["gold_spans"] - data["overlap"],
+    ) == (ref["tp"], ref["fp"], ref["fn"])
     assert data["corpus_f1"] / 100 == approx(ref["corpus_f1"])
     assert data["sentence_f1"] / 100 == approx(ref["sentence_f1"])
     printed = f"Corpus F1: {data['corpus_f1']:.2f}, Sentence F1: {data['sentence_f1']:.2f}"
@@ -162,8 +199,10 @@ def test_dependency_conventions(baseline):
     position = evaluate_deps(gold, baseline=baseline).to_dict()
     udgn = ref["udgn_positional"]
     assert (position["tokens"], position["sentences"]) == (udgn["n_words"], udgn["n_sentences"])
-    assert (position["correct"], position["undirected_correct"]) == \
-           (udgn[baseline]["correct"], udgn[baseline]["undirected_correct"])
+    assert (position["correct"], position["undirected_correct"]) == (
+        udgn[baseline]["correct"],
+        udgn[baseline]["undirected_correct"],
+    )
     assert position["uas"] / 100 == approx(udgn[baseline]["DDA"])
     assert position["uuas"] / 100 == approx(udgn[baseline]["UDA"])
     strings = evaluate_deps(gold, baseline=baseline, convention="structformer").to_dict()

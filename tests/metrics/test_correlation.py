@@ -5,9 +5,9 @@ from induce.metrics.correlation import pearson_matrix
 
 def test_pearson_matrix_matches_numpy():
     rng = np.random.default_rng(0)
-    labels = list(rng.choice(["det", "nsubj", "obj", "case"], size=200, p=[.4, .3, .2, .1]))
+    labels = list(rng.choice(["det", "nsubj", "obj", "case"], size=200, p=[0.4, 0.3, 0.2, 0.1]))
     x = rng.random((200, 5))
-    x[:, 0] += np.array([label == "det" for label in labels])     # a "det" head
+    x[:, 0] += np.array([label == "det" for label in labels])  # a "det" head
     names, r = pearson_matrix(x, labels)
     assert names[0] == "det" and sorted(names) == sorted(set(labels))
     for j, name in enumerate(names):

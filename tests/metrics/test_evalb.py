@@ -26,7 +26,7 @@ CASES = Path(__file__).parent / "evalb_cases"
 def test_same_report_as_c_evalb(preset):
     gold = read_trees(CASES / "gold.txt")
     test = read_trees(CASES / "test.txt")
-    assert len(test) == len(gold) == 8   # the empty third line is a sentence
+    assert len(test) == len(gold) == 8  # the empty third line is a sentence
     result = score_corpus(gold.trees, test.trees, load_params(preset))
     assert format_evalb(result) == (CASES / f"{preset}.expected").read_text()
 
@@ -39,8 +39,7 @@ def _one(gold: str, test: str | None, params: EvalbParams | None = None):
 
 
 def test_deleted_words_and_empty_brackets():
-    s = _one("(TOP (S (NP (-NONE- *)) (VP (VB go) (, ,)) (. .)))",
-             "(TOP (S (VP (VB go)) (. .)))")
+    s = _one("(TOP (S (NP (-NONE- *)) (VP (VB go) (, ,)) (. .)))", "(TOP (S (VP (VB go)) (. .)))")
     # S and VP remain; NP is empty; TOP is a delete label
     assert (s.status, s.gold, s.test, s.matched, s.words, s.length) == (OK, 2, 2, 2, 1, 3)
 
@@ -50,7 +49,7 @@ def test_labels_cut_even_at_position_zero_and_eq_label():
     assert s.matched == 3
     params = EvalbParams(eq_labels=(("NN", "NNS"),), delete_labels=("TOP",))
     s = _one("(TOP (NP (NN a) (NN b)))", "(TOP (NP (NNS a) (VB b)))", params)
-    assert s.correct_tags == 1   # EQ_LABEL applies to tags too
+    assert s.correct_tags == 1  # EQ_LABEL applies to tags too
 
 
 def test_repeated_brackets_match_once_each():
@@ -62,7 +61,7 @@ def test_repeated_brackets_match_once_each():
 
 def test_skip_and_error_sentences():
     assert _one("(TOP (S (NN a)))", None).status == SKIP
-    assert _one("(TOP (S (NN a)))", "(TOP (S (. .)))").status == SKIP   # no word left
+    assert _one("(TOP (S (NN a)))", "(TOP (S (. .)))").status == SKIP  # no word left
     s = _one("(TOP (S (NN a)))", "(TOP (S (NN b)))")
     assert s.status == ERROR and "word 1 differs" in s.message
     assert _one("(TOP (S (NN a)))", "(TOP (S (NN a) (NN b)))").status == ERROR
@@ -73,14 +72,17 @@ def test_too_many_errors_stop_like_evalb():
     scorer = Evalb(params)
     g, t = parse_trees("(S (NN a))").trees[0], parse_trees("(S (NN b))").trees[0]
     scorer.add(g, t)
-    scorer.add(g, t)   # MAX_ERROR + 1 errors are tolerated
+    scorer.add(g, t)  # MAX_ERROR + 1 errors are tolerated
     with pytest.raises(EvalbStopped, match="first: sentence 1"):
         scorer.add(g, t)
 
 
 def test_nan_f_measure_prints_like_glibc():
-    result = score_corpus(parse_trees("(TOP (S (NN a) (NN b)))").trees,
-                          parse_trees("(TOP (X (NN a) (NN b)))").trees, load_params("collins"))
+    result = score_corpus(
+        parse_trees("(TOP (S (NN a) (NN b)))").trees,
+        parse_trees("(TOP (X (NN a) (NN b)))").trees,
+        load_params("collins"),
+    )
     assert math.isnan(result.all.f1)
     assert "Bracketing FMeasure       =   -nan" in format_evalb(result)
     assert result.all.to_dict()["f1"] is None
@@ -89,19 +91,33 @@ def test_nan_f_measure_prints_like_glibc():
 def test_sentences_beyond_evalb_limits():
     n = 600
     words = " ".join(f"(NN w{i})" for i in range(n))
-    rb = "(TOP " + "".join(f"(X (NN w{i}) " for i in range(n - 1)) + f"(NN w{n - 1})" + \
-         ")" * (n - 1) + ")"
-    result = score_corpus(parse_trees(f"(TOP (S {words}))").trees, parse_trees(rb).trees,
-                          load_params("unlabeled"))
+    rb = (
+        "(TOP "
+        + "".join(f"(X (NN w{i}) " for i in range(n - 1))
+        + f"(NN w{n - 1})"
+        + ")" * (n - 1)
+        + ")"
+    )
+    result = score_corpus(
+        parse_trees(f"(TOP (S {words}))").trees, parse_trees(rb).trees, load_params("unlabeled")
+    )
     assert (result.all.matched, result.all.test_brackets, result.short.sentences) == (1, 599, 0)
 
 
 def test_parameter_files(write):
-    params = parse_params("# comment\nLABELED 0\nCUTOFF_LEN 10\nDELETE_LABEL TOP\n"
-                          "EQ_LABEL ADVP PRT\nQUOTE_LABEL POS\nx\n", "my.prm")
-    assert params == EvalbParams(name="my", labeled=False, cutoff_len=10,
-                                 delete_labels=("TOP",), eq_labels=(("ADVP", "PRT"),),
-                                 quote_labels=("POS",))
+    params = parse_params(
+        "# comment\nLABELED 0\nCUTOFF_LEN 10\nDELETE_LABEL TOP\n"
+        "EQ_LABEL ADVP PRT\nQUOTE_LABEL POS\nx\n",
+        "my.prm",
+    )
+    assert params == EvalbParams(
+        name="my",
+        labeled=False,
+        cutoff_len=10,
+        delete_labels=("TOP",),
+        eq_labels=(("ADVP", "PRT"),),
+        quote_labels=("POS",),
+    )
     with pytest.raises(InputError, match=r"my\.prm:2: unknown keyword 'LABELLED'"):
         parse_params("DEBUG 0\nLABELLED 1\n", "my.prm")
     with pytest.raises(InputError, match="EQ_LABEL needs two values"):
@@ -118,6 +134,7 @@ def test_parameter_files(write):
 
 def _brute(gold: Tree, test: Tree, delete: set[str], labeled: bool):
     """EVALB without EQ_LABEL, written from its definition."""
+
     def extract(tree):
         words, tags, brackets = [], [], []
 
@@ -133,8 +150,9 @@ def _brute(gold: Tree, test: Tree, delete: set[str], labeled: bool):
             brackets.append((start, len(words), re.split("[-=]", node.label)[0]))
 
         walk(tree)
-        kept = [(s, e, lab if labeled else "") for s, e, lab in brackets
-                if e > s and lab not in delete]
+        kept = [
+            (s, e, lab if labeled else "") for s, e, lab in brackets if e > s and lab not in delete
+        ]
         return words, tags, kept
 
     gw, gt, gb = extract(gold)
@@ -150,8 +168,15 @@ def _brute(gold: Tree, test: Tree, delete: set[str], labeled: bool):
 def test_matches_brute_force(data, labeled):
     leaves = data.draw(sentence())
     gold = Tree("TOP", [data.draw(tree_over(leaves))])
-    test_leaves = [Tree(data.draw(st.sampled_from([p.label, "NN"])) if p.label not in
-                        {",", ".", "-NONE-"} else p.label, list(p.children)) for p in leaves]
+    test_leaves = [
+        Tree(
+            data.draw(st.sampled_from([p.label, "NN"]))
+            if p.label not in {",", ".", "-NONE-"}
+            else p.label,
+            list(p.children),
+        )
+        for p in leaves
+    ]
     test = Tree("TOP", [data.draw(tree_over(test_leaves))])
     params = EvalbParams(labeled=labeled, delete_labels=("TOP", "-NONE-", ",", "."))
     score = Evalb(params).add(gold, test)

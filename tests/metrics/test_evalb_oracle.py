@@ -21,12 +21,26 @@ from induce.metrics.evalb_params import parse_params
 from induce.metrics.evalb_text import format_evalb
 
 EVALB = os.environ.get("INDUCE_EVALB")
-pytestmark = pytest.mark.skipif(not EVALB or not os.path.exists(EVALB),
-                                reason="set INDUCE_EVALB to a C evalb binary")
+pytestmark = pytest.mark.skipif(
+    not EVALB or not os.path.exists(EVALB), reason="set INDUCE_EVALB to a C evalb binary"
+)
 
 TAGS = ["NN", "DT", "VB", ",", ".", "-NONE-", "''", "``", "POS", ":", "CD", "RB", "RP", "?"]
-LABELS = ["NP", "VP", "PP", "ADVP", "PRT", "S", "NP-SBJ", "PP-LOC=2", "SBAR", "X", "S1",
-          "-LRB-", "NP=1"]
+LABELS = [
+    "NP",
+    "VP",
+    "PP",
+    "ADVP",
+    "PRT",
+    "S",
+    "NP-SBJ",
+    "PP-LOC=2",
+    "SBAR",
+    "X",
+    "S1",
+    "-LRB-",
+    "NP=1",
+]
 WORDS = ["a", "b", "c", "'", '"', "/", "d", "e"]
 EXTRA = "\nEQ_LABEL NP S\nEQ_LABEL S VP\nEQ_WORD a b\nEQ_LABEL TOP X\nEQ_LABEL , NN\n"
 
@@ -49,8 +63,10 @@ def _pair(rng: random.Random) -> tuple[str, str]:
     n = rng.randint(1, 12)
     words = [rng.choice(WORDS) for _ in range(n)]
     tags = [rng.choice(TAGS) for _ in range(n)]
-    gold = f"({rng.choice(['TOP', '', 'S1'])} " \
-           f"{_tree(rng, [f'({t} {w})' for t, w in zip(tags, words)])})"
+    gold = (
+        f"({rng.choice(['TOP', '', 'S1'])} "
+        f"{_tree(rng, [f'({t} {w})' for t, w in zip(tags, words)])})"
+    )
     roll = rng.random()
     if roll < 0.05:
         return gold, ""
@@ -80,10 +96,11 @@ def test_same_report_as_c_evalb(tmp_path, preset):
         gold, test = tmp_path / "gold.txt", tmp_path / "test.txt"
         gold.write_text("".join(g + "\n" for g, _ in pairs))
         test.write_text("".join(t + "\n" for _, t in pairs))
-        done = subprocess.run([EVALB, "-p", str(prm), str(gold), str(test)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [EVALB, "-p", str(prm), str(gold), str(test)], capture_output=True, text=True
+        )
         expected = done.stdout if done.returncode == 0 else "STOPPED"
-        try:   # the whole path: reading both files (empty lines too), pairing, scoring
+        try:  # the whole path: reading both files (empty lines too), pairing, scoring
             ours = format_evalb(evaluate_brackets(str(gold), str(test), param=params).result)
         except EvalbStopped:
             ours = "STOPPED"

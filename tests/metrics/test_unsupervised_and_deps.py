@@ -40,8 +40,11 @@ def test_labelled_gold_keeps_whole_sentence_and_merges_duplicates():
 
 def test_scorer_sums():
     scorer = SpanScorer("exclude")
-    scorer.add_trees(1, T("(S (NP (DT a) (NN b)) (VP (VB c) (NP (NN d))))"),
-                     T("(X (X (X a) (X b)) (X (X c) (X d)))"))
+    scorer.add_trees(
+        1,
+        T("(S (NP (DT a) (NN b)) (VP (VB c) (NP (NN d))))"),
+        T("(X (X (X a) (X b)) (X (X c) (X d)))"),
+    )
     scorer.add_trees(2, T("(S (NN a))"), T("(X a)"))
     summary = scorer.summary()
     assert summary["sentences"] == 2
@@ -50,7 +53,7 @@ def test_scorer_sums():
     assert summary["sentence_f1"] == pytest.approx(100 * 2 / (2 + 1e-8))
     recall = scorer.label_recall(["NP", "S", "PP"])
     assert recall["NP"] == {"recall": 100.0, "correct": 1, "total": 1}
-    assert recall["S"]["correct"] == 1        # the whole-sentence span counts here
+    assert recall["S"]["correct"] == 1  # the whole-sentence span counts here
     assert recall["PP"]["recall"] is None
 
 
@@ -83,9 +86,9 @@ def test_structformer_spans_match_definition(data):
 
 
 def test_position_scores():
-    gold = [2, 0, 2]                  # a <- b -> c
+    gold = [2, 0, 2]  # a <- b -> c
     assert position_scores(gold, gold) == (3, 3)
-    assert position_scores(gold, [0, 1, 2]) == (1, 2)   # all arcs reversed, c right
+    assert position_scores(gold, [0, 1, 2]) == (1, 2)  # all arcs reversed, c right
     # root self-loops: predicted root 3 vs gold root 2
     assert position_scores([0, 1], [2, 0]) == (0, 1)
 

@@ -22,11 +22,11 @@ def brute_force_parents(d, t, inv_mu1, inv_mu2):
     summed over all O(L^2) spans for every word (O(L^4))."""
     left, right = boundary_probabilities(d, t, inv_mu1)
     b, n = t.shape
-    spans = left[:, :, :, None] * right[:, :, None, :]                   # [B, i, l, r]
+    spans = left[:, :, :, None] * right[:, :, None, :]  # [B, i, l, r]
     k = torch.arange(n)
     inside = (k[:, None, None] <= k[None, None, :]) & (k[None, None, :] <= k[None, :, None])
     logits = (t * inv_mu2)[:, None, None, :].expand(b, n, n, n).masked_fill(~inside, -1e9)
-    heads = torch.softmax(logits, -1)                                    # [B, l, r, j]
+    heads = torch.softmax(logits, -1)  # [B, l, r, j]
     parents = torch.einsum("bilr,blrj->bij", spans, heads)
     return parents.masked_fill(torch.eye(n, dtype=torch.bool), 0.0)
 
@@ -73,8 +73,9 @@ def _consistent_scores(heads: list[int]) -> tuple[list[int], list[float]]:
     leaves = [Tree("X", [f"w{i}"]) for i in range(len(heads))]
     d = tree_distances(projective_tree(leaves, heads))
     top = max(d, default=0) + 1.0
-    tau = [top if h == 0 else max(d[min(i, h - 1):max(i, h - 1)]) + 0.5
-           for i, h in enumerate(heads)]
+    tau = [
+        top if h == 0 else max(d[min(i, h - 1) : max(i, h - 1)]) + 0.5 for i, h in enumerate(heads)
+    ]
     return d, tau
 
 
@@ -87,19 +88,27 @@ def test_sharp_distributions_reproduce_algorithm_3():
         leaves = [Tree("X", [f"w{i}"]) for i in range(n)]
         assert parse_distances(leaves, d, tau).heads == heads
         sharp = torch.tensor(50.0, dtype=F64)
-        parents = parent_distribution(torch.tensor([d + [1e9]], dtype=F64),
-                                      torch.tensor([tau], dtype=F64), sharp, sharp)
+        parents = parent_distribution(
+            torch.tensor([d + [1e9]], dtype=F64), torch.tensor([tau], dtype=F64), sharp, sharp
+        )
         assert argmax_heads(parents[0].tolist(), tau) == heads
 
 
 def _model(**extra):
-    settings = {"d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 64,
-                "n_parser_layers": 2, "conv_size": 3, **extra}
+    settings = {
+        "d_model": 32,
+        "n_layers": 2,
+        "n_heads": 4,
+        "d_ff": 64,
+        "n_parser_layers": 2,
+        "conv_size": 3,
+        **extra,
+    }
     return build_model("structformer", settings, vocab_size=40, pad_id=1)
 
 
 def test_a_forward_on_a_hand_built_example_gives_algorithm_3s_tree(monkeypatch):
-    heads = [2, 0, 4, 2, 4, 7, 5]   # "the dog saw a cat in parks"-like shape
+    heads = [2, 0, 4, 2, 4, 7, 5]  # "the dog saw a cat in parks"-like shape
     d, tau = _consistent_scores(heads)
     model = _model().eval()
     scores = (torch.tensor([d + [1e9]]), torch.tensor([tau]))
@@ -120,8 +129,8 @@ def test_a_sentence_parses_the_same_whatever_its_batch():
         batch = torch.full((4, 9), 1)
         keep = torch.zeros(4, 9, dtype=torch.bool)
         for row, s in enumerate([sentence] + others):
-            batch[row, :len(s)] = s
-            keep[row, :len(s)] = True
+            batch[row, : len(s)] = s
+            keep[row, : len(s)] = True
         mixed = model(batch, keep)
     assert torch.allclose(mixed.distances[0, :4], alone.distances[0, :4], atol=1e-5)
     assert torch.allclose(mixed.heights[0, :5], alone.heights[0, :5], atol=1e-5)
@@ -138,8 +147,9 @@ def test_gradients_reach_every_parser_parameter():
     out = model(ids, keep)
     model.logits(out.hidden[keep]).logsumexp(-1).sum().backward()
     for name, p in model.named_parameters():
-        if name.startswith(("parser", "distance_head", "height_head", "relation_logits",
-                            "log_temperature")):
+        if name.startswith(
+            ("parser", "distance_head", "height_head", "relation_logits", "log_temperature")
+        ):
             assert p.grad is not None and p.grad.abs().sum() > 0, name
 
 

@@ -23,7 +23,7 @@ def _batch():
 
 
 def _trees(n):
-    for heads in itertools.product(range(n), repeat=n):   # heads[i] == i: the root
+    for heads in itertools.product(range(n), repeat=n):  # heads[i] == i: the root
         if sum(h == i for i, h in enumerate(heads)) != 1:
             continue
         ok = True
@@ -55,9 +55,17 @@ def test_kirchhoff_marginals_equal_enumeration(n):
     assert torch.allclose(kirchhoff_marginals(padded, keep)[0, :n, :n], got, atol=1e-12)
 
 
-@pytest.mark.parametrize("switch", [{}, {"gates": False}, {"competition": False},
-                                    {"relative_bias": False, "position": "absolute"},
-                                    {"edge_marginals": "kirchhoff"}, {"n_tags": 5}])
+@pytest.mark.parametrize(
+    "switch",
+    [
+        {},
+        {"gates": False},
+        {"competition": False},
+        {"relative_bias": False, "position": "absolute"},
+        {"edge_marginals": "kirchhoff"},
+        {"n_tags": 5},
+    ],
+)
 def test_forward_and_gradients(switch):
     model = build_model("udgn", {**SMALL, **switch}, 50, 1).train()
     ids, keep = _batch()

@@ -18,7 +18,7 @@ def ldc_text(trees: list[Tree]) -> str:
     continuation lines."""
     out = [""]
     for tree in trees:
-        inner = tree.children[0]   # the sample's TOP child
+        inner = tree.children[0]  # the sample's TOP child
         lines = [f"( ({inner.label} "]
         for child in inner.children:
             lines.append("    " + child.to_string() + " ")
@@ -36,7 +36,7 @@ def make_ptb(root: Path, sections: dict[str, range]) -> list[Tree]:
         folder.mkdir(parents=True, exist_ok=True)
         chosen = [trees[i] for i in indices]
         for k in range(0, len(chosen), 2):
-            (folder / f"wsj_{section}{k // 2:02d}.mrg").write_text(ldc_text(chosen[k:k + 2]))
+            (folder / f"wsj_{section}{k // 2:02d}.mrg").write_text(ldc_text(chosen[k : k + 2]))
     return trees
 
 

@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from induce.cli.app import app
+from induce.data import treetext as tb
 from induce.data.dataset import load_dataset
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.ptb import parse_trees
-from induce.metrics.conventions import load_tagset
-from induce.data import treetext as tb
 from induce.data.treescan import scan_clean_file
+from induce.metrics.conventions import load_tagset
 from tests.conftest import DATA, needs_shared
 from tests.preprocess.fixtures import make_bllip, make_ptb
 
@@ -32,28 +32,29 @@ def run(*args: str):
 @pytest.fixture
 def ptb(tmp_path) -> Path:
     root = tmp_path / "treebank_3"
-    make_ptb(root, {"02": range(0, 10), "03": range(10, 20), "22": range(20, 25),
-                    "23": range(25, 30)})
+    make_ptb(
+        root, {"02": range(0, 10), "03": range(10, 20), "22": range(20, 25), "23": range(25, 30)}
+    )
     return root
 
 
 def test_ptb_dataset_end_to_end(ptb, tmp_path):
     out = tmp_path / "ds"
-    result = run("preprocess", "ptb", "--treebank", str(ptb), "--out", str(out),
-                 "--min-freq", "2")
+    result = run("preprocess", "ptb", "--treebank", str(ptb), "--out", str(out), "--min-freq", "2")
     assert result.exit_code == 0, result.output
     assert "vocabulary:" in result.stdout and "train" in result.stdout
     ds = load_dataset(out)
     counts = ds.manifest["counts"]
     assert [counts[s]["sentences"] for s in ("train", "valid", "test")] == [20, 5, 5]
     assert ds.manifest["splits"]["train"]["sections"] == "02-21"
-    assert ds.manifest["source"]["files"] == 16    # two trees per file
+    assert ds.manifest["source"]["files"] == 16  # two trees per file
     # train.txt words are the word-tag leaves of the gold trees, normalised
     trees = [parse_trees(line).trees[0] for line in ds.lines("train.trees")]
     norm = Normalization(word_tags=WORD_TAGS)
-    assert list(ds.sentences("train")) == [norm.tagged((t, w) for w, t in tree.pos())
-                                           for tree in trees]
-    assert any("N" in s for s in ds.sentences("train"))        # "3 %" -> N
+    assert list(ds.sentences("train")) == [
+        norm.tagged((t, w) for w, t in tree.pos()) for tree in trees
+    ]
+    assert any("N" in s for s in ds.sentences("train"))  # "3 %" -> N
     assert ds.vocab.tokens[:3] == ["<unk>", "<pad>", "<mask>"]
     assert all(ds.vocab.counts[t] >= 2 for t in ds.vocab.tokens[3:])
     assert ds.normalization.word_tags == WORD_TAGS
@@ -67,20 +68,43 @@ def test_ptb_layouts_and_presets(ptb, tmp_path):
     out = tmp_path / "flat_ds"
     assert run("preprocess", "ptb", "-t", str(flat), "-o", str(out)).exit_code == 0
     assert load_dataset(out).manifest["counts"]["train"]["sentences"] == 20
-    mik = run("preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "m"), "--preset",
-              "mikolov")   # 00-20 / 21-22 / 23-24
+    mik = run(
+        "preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "m"), "--preset", "mikolov"
+    )  # 00-20 / 21-22 / 23-24
     assert mik.exit_code == 0, mik.output
     assert load_dataset(tmp_path / "m").manifest["splits"]["valid"]["sections"] == "21-22"
     none = run("preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "n"), "--valid", "05")
-    assert none.exit_code == 2 and "no files for the valid split (sections 05; the " \
-        "treebank has 02, 03, 22, 23)" in none.stderr
+    assert (
+        none.exit_code == 2
+        and "no files for the valid split (sections 05; the treebank has 02, 03, 22, 23)"
+        in none.stderr
+    )
     custom = tmp_path / "custom"
-    assert run("preprocess", "ptb", "-t", str(ptb / "parsed" / "mrg" / "wsj"), "-o",
-               str(custom), "--train", "02,03", "--valid", "22", "--test", "22-23",
-               "--max-vocab", "50", "--tagset", "all", "--keep-case").exit_code == 0
+    assert (
+        run(
+            "preprocess",
+            "ptb",
+            "-t",
+            str(ptb / "parsed" / "mrg" / "wsj"),
+            "-o",
+            str(custom),
+            "--train",
+            "02,03",
+            "--valid",
+            "22",
+            "--test",
+            "22-23",
+            "--max-vocab",
+            "50",
+            "--tagset",
+            "all",
+            "--keep-case",
+        ).exit_code
+        == 0
+    )
     ds = load_dataset(custom)
     assert len(ds.vocab) == 50 and ds.manifest["counts"]["test"]["sentences"] == 10
-    assert any("," in s for s in ds.sentences("train"))    # punctuation kept
+    assert any("," in s for s in ds.sentences("train"))  # punctuation kept
     assert any(w[0].isupper() for s in ds.sentences("train") for w in s)
 
 
@@ -89,7 +113,7 @@ def test_workers_give_the_same_dataset(ptb, tmp_path):
     assert run("preprocess", "ptb", "-t", str(ptb), "-o", str(one)).exit_code == 0
     assert run("preprocess", "ptb", "-t", str(ptb), "-o", str(two), "-j", "2").exit_code == 0
     a, b = load_dataset(one), load_dataset(two)
-    assert a.files == b.files   # same files, line counts and SHA-256
+    assert a.files == b.files  # same files, line counts and SHA-256
 
 
 def test_preprocess_does_not_import_torch(ptb, tmp_path):
@@ -98,13 +122,19 @@ def test_preprocess_does_not_import_torch(ptb, tmp_path):
 
     from tests.conftest import ROOT
 
-    code = ("import sys\nfrom induce.cli.app import main\n"
-            f"sys.argv = ['induce', 'preprocess', 'ptb', '-t', {str(ptb)!r}, '-o', "
-            f"{str(tmp_path / 'o')!r}]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "assert 'torch' not in sys.modules and 'nltk' not in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    code = (
+        "import sys\nfrom induce.cli.app import main\n"
+        f"sys.argv = ['induce', 'preprocess', 'ptb', '-t', {str(ptb)!r}, '-o', "
+        f"{str(tmp_path / 'o')!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "assert 'torch' not in sys.modules and 'nltk' not in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -125,7 +155,7 @@ def test_existing_output_and_interrupted_runs(ptb, tmp_path, monkeypatch):
     result = run("preprocess", "ptb", "-t", str(ptb), "-o", str(broken))
     assert result.exit_code == 130
     assert not broken.exists()
-    assert sorted(os.listdir(tmp_path)) == ["ds", "treebank_3"]   # no temporary left
+    assert sorted(os.listdir(tmp_path)) == ["ds", "treebank_3"]  # no temporary left
 
 
 def test_truncated_or_changed_dataset_is_refused(ptb, tmp_path):
@@ -140,17 +170,32 @@ def test_truncated_or_changed_dataset_is_refused(ptb, tmp_path):
         load_dataset(out)
 
 
-@pytest.mark.parametrize("make, fragment", [
-    (lambda d: (d / "x.txt").write_text("hello"), "no treebank files found"),
-    (lambda d: (d / "wsj_0201.mrg").write_text("( (S (NN a)\n"), "wsj_0201.mrg:1: unbalanced"),
-    (lambda d: (d / "wsj_0201.mrg").write_bytes(b"( (S (NN \xff)))\n"), "not valid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "make, fragment",
+    [
+        (lambda d: (d / "x.txt").write_text("hello"), "no treebank files found"),
+        (lambda d: (d / "wsj_0201.mrg").write_text("( (S (NN a)\n"), "wsj_0201.mrg:1: unbalanced"),
+        (lambda d: (d / "wsj_0201.mrg").write_bytes(b"( (S (NN \xff)))\n"), "not valid UTF-8"),
+    ],
+)
 def test_bad_treebanks(tmp_path, make, fragment):
     folder = tmp_path / "tb"
     folder.mkdir()
     make(folder)
-    result = run("preprocess", "ptb", "-t", str(folder), "-o", str(tmp_path / "o"), "--train",
-                 "02", "--valid", "02", "--test", "02")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(folder),
+        "-o",
+        str(tmp_path / "o"),
+        "--train",
+        "02",
+        "--valid",
+        "02",
+        "--test",
+        "02",
+    )
     assert result.exit_code == 2 and fragment in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
@@ -161,13 +206,34 @@ def test_skip_bad_trees(tmp_path):
     folder.mkdir()
     (folder / "wsj_0201.mrg").write_text("( (S (NN a)))\n( (S a (NN b)))\n( (S (NN c)))\n")
     out = tmp_path / "o"
-    result = run("preprocess", "ptb", "-t", str(folder), "-o", str(out), "--train", "02",
-                 "--valid", "02", "--test", "02", "--skip-bad", "--tagset", "all")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(folder),
+        "-o",
+        str(out),
+        "--train",
+        "02",
+        "--valid",
+        "02",
+        "--test",
+        "02",
+        "--skip-bad",
+        "--tagset",
+        "all",
+    )
     assert result.exit_code == 0, result.output
     assert "wsj_0201.mrg:2" in result.stderr
     assert load_dataset(out).manifest["counts"]["train"] == {
-        "sentences": 2, "words": 2, "tokens": 2, "unknown_token_rate": 0.0,
-        "dropped_without_words": 0, "skipped_bad_trees": 1, "source_files": 1}
+        "sentences": 2,
+        "words": 2,
+        "tokens": 2,
+        "unknown_token_rate": 0.0,
+        "dropped_without_words": 0,
+        "skipped_bad_trees": 1,
+        "source_files": 1,
+    }
 
 
 def test_empty_split(tmp_path):
@@ -175,16 +241,31 @@ def test_empty_split(tmp_path):
     folder.mkdir()
     (folder / "wsj_0201.mrg").write_text("( (S (NN a)))\n")
     (folder / "wsj_2201.mrg").write_text("( (S (, ,)))\n")
-    result = run("preprocess", "ptb", "-t", str(folder), "-o", str(tmp_path / "o"), "--train",
-                 "02", "--valid", "22", "--test", "02")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(folder),
+        "-o",
+        str(tmp_path / "o"),
+        "--train",
+        "02",
+        "--valid",
+        "22",
+        "--test",
+        "02",
+    )
     assert result.exit_code == 2 and "the valid split is empty" in result.stderr
 
 
 def test_mikolov_and_text(tmp_path):
     mik = tmp_path / "mik"
     mik.mkdir()
-    for split, text in {"train": " the cat sat <unk> \n a cat N \n", "valid": " the dog \n",
-                        "test": " a N \n"}.items():
+    for split, text in {
+        "train": " the cat sat <unk> \n a cat N \n",
+        "valid": " the dog \n",
+        "test": " a N \n",
+    }.items():
         (mik / f"ptb.{split}.txt").write_text(text)
     assert run("preprocess", "mikolov", "-d", str(mik), "-o", str(tmp_path / "m")).exit_code == 0
     ds = load_dataset(tmp_path / "m")
@@ -194,22 +275,42 @@ def test_mikolov_and_text(tmp_path):
     assert missing.exit_code == 2 and "ptb.train.txt" in missing.stderr
 
     columns = tmp_path / "train.chunks"
-    columns.write_text("The DT B-NP\ncat NN I-NP\n, , O\nsat VBD B-VP\n\nDogs NNS B-NP\n"
-                       "bark VBP B-VP\n12 CD B-NP\n\n")
+    columns.write_text(
+        "The DT B-NP\ncat NN I-NP\n, , O\nsat VBD B-VP\n\nDogs NNS B-NP\n"
+        "bark VBP B-VP\n12 CD B-NP\n\n"
+    )
     conllu = tmp_path / "more.conllu"
-    conllu.write_text("# text = Hi !\n1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n"
-                      "2\t!\t_\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n")
+    conllu.write_text(
+        "# text = Hi !\n1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+        "2\t!\t_\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n"
+    )
     plain = tmp_path / "plain.txt"
     plain.write_text("Some Text , here\n")
     trees = tmp_path / "valid.mrg"
     trees.write_text("(TOP (S (NP (DT The) (NN dog)) (VP (VBD ran)) (. .)))\n")
     out = tmp_path / "t"
-    result = run("preprocess", "text", "--train", str(columns), "--train", str(conllu),
-                 "--train", str(plain), "--valid-trees", str(trees), "-o", str(out))
+    result = run(
+        "preprocess",
+        "text",
+        "--train",
+        str(columns),
+        "--train",
+        str(conllu),
+        "--train",
+        str(plain),
+        "--valid-trees",
+        str(trees),
+        "-o",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     ds = load_dataset(out)
-    assert list(ds.sentences("train")) == [["the", "cat", "sat"], ["dogs", "bark", "N"],
-                                           ["hi"], ["some", "text", ",", "here"]]
+    assert list(ds.sentences("train")) == [
+        ["the", "cat", "sat"],
+        ["dogs", "bark", "N"],
+        ["hi"],
+        ["some", "text", ",", "here"],
+    ]
     assert list(ds.sentences("valid")) == [["the", "dog", "ran"]]
     assert list(ds.lines("valid.trees")) == [trees.read_text().strip()]
 
@@ -228,7 +329,7 @@ def test_bllip_splits(tmp_path, monkeypatch):
     trees = list(ds.lines("train.trees"))
     assert all(t.startswith("(S1 ") for t in trees) and "#1" not in "".join(trees)
     assert "NP-SBJ" in "".join(trees)
-    assert any(w == "will" for s in ds.sentences("train") for w in s)   # AUX is a word tag
+    assert any(w == "will" for s in ds.sentences("train") for w in s)  # AUX is a word tag
     # dev / test take the first N sentences of each year
     from induce.preprocess import bllip
 
@@ -236,8 +337,12 @@ def test_bllip_splits(tmp_path, monkeypatch):
     definition["valid"]["sentences_per_year"] = 3
     monkeypatch.setattr(bllip, "split_definition", lambda: definition)
     small = tmp_path / "small"
-    assert run("preprocess", "bllip", "-r", str(root), "-s", "XS", "-o", str(small),
-               "--shared-vocab").exit_code == 0
+    assert (
+        run(
+            "preprocess", "bllip", "-r", str(root), "-s", "XS", "-o", str(small), "--shared-vocab"
+        ).exit_code
+        == 0
+    )
     ds = load_dataset(small)
     assert ds.manifest["counts"]["valid"]["sentences"] == 9
     assert "more than 27" in ds.manifest["vocabulary"]["shared_vocab"]
@@ -249,8 +354,9 @@ def _tiny_bpe(folder: Path, words: list[str]) -> None:
     from tokenizers import ByteLevelBPETokenizer
 
     tok = ByteLevelBPETokenizer()
-    tok.train_from_iterator([" ".join(words)] * 20, vocab_size=300, min_frequency=1,
-                            show_progress=False)
+    tok.train_from_iterator(
+        [" ".join(words)] * 20, vocab_size=300, min_frequency=1, show_progress=False
+    )
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_model(str(folder))
 
@@ -259,8 +365,19 @@ def test_gpt2_subwords_keep_their_words(ptb, tmp_path):
     bpe = tmp_path / "bpe"
     _tiny_bpe(bpe, ["the", "cat", "sat", "on", "mat", "market", "prices"])
     out = tmp_path / "sub"
-    result = run("preprocess", "ptb", "-t", str(ptb), "-o", str(out), "--tokenizer", "gpt2",
-                 "--tokenizer-files", str(bpe), "--keep-case")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(ptb),
+        "-o",
+        str(out),
+        "--tokenizer",
+        "gpt2",
+        "--tokenizer-files",
+        str(bpe),
+        "--keep-case",
+    )
     assert result.exit_code == 0, result.output
     ds = load_dataset(out)
     assert ds.has("tokenizer.json") and ds.manifest["tokens"]["kind"] == "gpt2-bpe"
@@ -268,32 +385,68 @@ def test_gpt2_subwords_keep_their_words(ptb, tmp_path):
 
     tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     checked = 0
-    for pieces, words, align in zip(ds.sentences("valid"), ds.lines("valid.words"),
-                                    ds.lines("valid.align")):
+    for pieces, words, align in zip(
+        ds.sentences("valid"), ds.lines("valid.words"), ds.lines("valid.align")
+    ):
         words = words.split()
         index = [int(a) for a in align.split()]
         assert len(index) == len(pieces) and index == sorted(index)
         assert set(index) == set(range(len(words)))
-        for k, word in enumerate(words):   # the pieces of each word decode to it
+        for k, word in enumerate(words):  # the pieces of each word decode to it
             ids = [tok.token_to_id(p) for p, i in zip(pieces, index) if i == k]
             assert tok.decode(ids) == (word if k == 0 else " " + word)
             checked += 1
     assert checked == ds.manifest["counts"]["valid"]["words"]
     assert ds.vocab.tokens[-3:] == ["<unk>", "<pad>", "<mask>"]
-    missing = run("preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "x"),
-                  "--tokenizer", "gpt2", "--tokenizer-files", str(tmp_path))
+    missing = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(ptb),
+        "-o",
+        str(tmp_path / "x"),
+        "--tokenizer",
+        "gpt2",
+        "--tokenizer-files",
+        str(tmp_path),
+    )
     assert missing.exit_code == 2 and "needs tokenizer.json" in missing.stderr
-    assert run("preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "y"),
-               "--tokenizer", "gpt2").exit_code == 2
+    assert (
+        run(
+            "preprocess", "ptb", "-t", str(ptb), "-o", str(tmp_path / "y"), "--tokenizer", "gpt2"
+        ).exit_code
+        == 2
+    )
 
 
 # The fast treebank reader accepts exactly what the full reader accepts in LDC mode (several
 # trees on a line, trees over several lines, "*x*" header lines, wordless trees, "( word)"
 # empty tags, whose reading depends on line breaks), and each tree it writes on one line
 # reads back as the same leaves.
-_pieces = st.lists(st.sampled_from(["(", ")", "A", "b", "(c d)", " ", "\n", "\n  ", "*x*",
-                                    "(é ü)", "( e)", "\t", "\r", "\n\n", "#2",
-                                    "(X (Y z) (W v))"]), min_size=1, max_size=20)
+_pieces = st.lists(
+    st.sampled_from(
+        [
+            "(",
+            ")",
+            "A",
+            "b",
+            "(c d)",
+            " ",
+            "\n",
+            "\n  ",
+            "*x*",
+            "(é ü)",
+            "( e)",
+            "\t",
+            "\r",
+            "\n\n",
+            "#2",
+            "(X (Y z) (W v))",
+        ]
+    ),
+    min_size=1,
+    max_size=20,
+)
 
 
 @given(_pieces)
@@ -308,9 +461,11 @@ def test_fast_reader_agrees_with_the_full_reader(tmp_path_factory, pieces):
     except InputError:
         read, fast = [], None
     try:
-        full = [[(t, w) for w, t in tree.pos()] for tree in
-                parse_trees(text + "\n", blank_lines_are_sentences=False).trees
-                if tree is not None]
+        full = [
+            [(t, w) for w, t in tree.pos()]
+            for tree in parse_trees(text + "\n", blank_lines_are_sentences=False).trees
+            if tree is not None
+        ]
     except InputError:
         full = None
     assert fast == full
@@ -323,13 +478,17 @@ def test_clean_files_take_the_whole_file_path():
     clean = "( (S (NP (DT The) (NN dog))\n    (VP (VBD barked))))\n\n( (S (NN x)))\n"
     trees = scan_clean_file(clean, tb.PRETERMINAL)
     assert [(line, leaves) for line, _, leaves in trees] == [
-        (1, [("DT", "The"), ("NN", "dog"), ("VBD", "barked")]), (4, [("NN", "x")])]
-    for unusual in ["*x* header\n" + clean,          # text between trees
-                    clean + "(S (NN x)",              # unbalanced
-                    clean + "(S (NN x) y)\n",         # a word beside other children
-                    clean + "(S ( x))\n",              # an empty tag
-                    clean + "(\nS (NN x))\n",          # a label on the next line
-                    clean + "(S (NN caf\u00e9))\n"]:    # not ASCII
+        (1, [("DT", "The"), ("NN", "dog"), ("VBD", "barked")]),
+        (4, [("NN", "x")]),
+    ]
+    for unusual in [
+        "*x* header\n" + clean,  # text between trees
+        clean + "(S (NN x)",  # unbalanced
+        clean + "(S (NN x) y)\n",  # a word beside other children
+        clean + "(S ( x))\n",  # an empty tag
+        clean + "(\nS (NN x))\n",  # a label on the next line
+        clean + "(S (NN caf\u00e9))\n",
+    ]:  # not ASCII
         assert scan_clean_file(unusual, tb.PRETERMINAL) is None, unusual
 
 
@@ -337,6 +496,9 @@ def test_clean_files_take_the_whole_file_path():
 def test_real_ldc_sample_files():
     stats = tb.ReadStats()
     files = sorted((DATA / "ptb-sample" / "trees").glob("*.mrg"))
-    words = sum(len(Normalization(word_tags=WORD_TAGS).tagged(t.leaves))
-                for f in files for t in tb.iter_trees(f, stats))
+    words = sum(
+        len(Normalization(word_tags=WORD_TAGS).tagged(t.leaves))
+        for f in files
+        for t in tb.iter_trees(f, stats)
+    )
     assert stats.trees == 1921 and words == 40484

@@ -41,8 +41,22 @@ def _nltk_words(files: list[Path], tags: frozenset[str]) -> list[list[str]]:
 def test_real_sample_matches_an_nltk_reading(tmp_path):
     files = sorted((DATA / "ptb-sample" / "trees").glob("wsj_*.mrg"))
     out = tmp_path / "ds"
-    result = run("preprocess", "ptb", "-t", str(DATA / "ptb-sample" / "trees"), "-o", str(out),
-                 "--train", "00", "--valid", "00", "--test", "00", "-j", "2")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(DATA / "ptb-sample" / "trees"),
+        "-o",
+        str(out),
+        "--train",
+        "00",
+        "--valid",
+        "00",
+        "--test",
+        "00",
+        "-j",
+        "2",
+    )
     assert result.exit_code == 0, result.output
     expected = _nltk_words(files, load_tagset("ptb_word_tags"))
     ds = load_dataset(out)
@@ -60,8 +74,9 @@ def test_bllip_dev_takes_the_first_sentences_of_each_year(tmp_path, monkeypatch)
     definition["shared_vocab"]["min_count_exclusive"] = 1
     monkeypatch.setattr(bllip, "split_definition", lambda: definition)
     out = tmp_path / "ds"
-    result = run("preprocess", "bllip", "-r", str(root), "-s", "xs", "-o", str(out),
-                 "--shared-vocab")
+    result = run(
+        "preprocess", "bllip", "-r", str(root), "-s", "xs", "-o", str(out), "--shared-vocab"
+    )
     assert result.exit_code == 0, result.output
     ds = load_dataset(out)
     tags = load_tagset("bllip_word_tags")
@@ -70,16 +85,32 @@ def test_bllip_dev_takes_the_first_sentences_of_each_year(tmp_path, monkeypatch)
         folder = root / str(year) / f"w{year % 10}_{section:03d}"
         return _nltk_words([folder / name for name in roles[f"{year}/{section}"]], tags)
 
-    expected = [s for year, first in ((1987, 1), (1988, 1), (1989, 10))
-                for s in words_of(year, first)[:3]]
+    expected = [
+        s for year, first in ((1987, 1), (1988, 1), (1989, 10)) for s in words_of(year, first)[:3]
+    ]
     assert list(ds.sentences("valid")) == expected
     # the shared vocabulary: LG words (every section but the first two of a year) seen > 1
-    counts = Counter(w for year, sections in ((1987, (71, 122, 3)), (1988, (54, 107)),
-                                              (1989, (28, 37)))
-                     for s in sections for sent in words_of(year, s) for w in sent)
+    counts = Counter(
+        w
+        for year, sections in ((1987, (71, 122, 3)), (1988, (54, 107)), (1989, (28, 37)))
+        for s in sections
+        for sent in words_of(year, s)
+        for w in sent
+    )
     assert set(ds.vocab.tokens[3:]) == {w for w, c in counts.items() if c > 1}
-    conflict = run("preprocess", "bllip", "-r", str(root), "-s", "xs", "-o",
-                   str(tmp_path / "x"), "--shared-vocab", "--min-freq", "3")
+    conflict = run(
+        "preprocess",
+        "bllip",
+        "-r",
+        str(root),
+        "-s",
+        "xs",
+        "-o",
+        str(tmp_path / "x"),
+        "--shared-vocab",
+        "--min-freq",
+        "3",
+    )
     assert conflict.exit_code == 2 and "does not combine" in conflict.stderr
 
 
@@ -101,10 +132,25 @@ def test_tagset_all_still_drops_empty_elements(tmp_path):
     folder = tmp_path / "tb"
     folder.mkdir()
     (folder / "wsj_0201.mrg").write_text(
-        "( (S (NP-SBJ (-NONE- *T*-1)) (VP (VBD Ran) (NP (CD 42))) (. .)))\n")
+        "( (S (NP-SBJ (-NONE- *T*-1)) (VP (VBD Ran) (NP (CD 42))) (. .)))\n"
+    )
     out = tmp_path / "o"
-    result = run("preprocess", "ptb", "-t", str(folder), "-o", str(out), "--train", "02",
-                 "--valid", "02", "--test", "02", "--tagset", "all")
+    result = run(
+        "preprocess",
+        "ptb",
+        "-t",
+        str(folder),
+        "-o",
+        str(out),
+        "--train",
+        "02",
+        "--valid",
+        "02",
+        "--test",
+        "02",
+        "--tagset",
+        "all",
+    )
     assert result.exit_code == 0, result.output
     assert list(load_dataset(out).sentences("train")) == [["ran", "N", "."]]
 
@@ -112,10 +158,25 @@ def test_tagset_all_still_drops_empty_elements(tmp_path):
 def test_text_datasets_have_no_empty_tree_files(tmp_path):
     (tmp_path / "a.txt").write_text("the cat\n")
     out = tmp_path / "o"
-    assert run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "--valid",
-               str(tmp_path / "a.txt"), "-o", str(out)).exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.yaml", "train.txt", "valid.txt",
-                                                     "vocab.json"]
+    assert (
+        run(
+            "preprocess",
+            "text",
+            "--train",
+            str(tmp_path / "a.txt"),
+            "--valid",
+            str(tmp_path / "a.txt"),
+            "-o",
+            str(out),
+        ).exit_code
+        == 0
+    )
+    assert sorted(p.name for p in out.iterdir()) == [
+        "manifest.yaml",
+        "train.txt",
+        "valid.txt",
+        "vocab.json",
+    ]
 
 
 def test_force_and_unwritable_outputs(tmp_path):
@@ -123,27 +184,38 @@ def test_force_and_unwritable_outputs(tmp_path):
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "notes.txt").write_text("precious\n")
-    result = run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(keep),
-                 "--force")
+    result = run(
+        "preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(keep), "--force"
+    )
     assert result.exit_code == 2 and "not an induce dataset" in result.stderr
     assert (keep / "notes.txt").read_text() == "precious\n"
     below_a_file = tmp_path / "a.txt" / "ds"
-    result = run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o",
-                 str(below_a_file))
+    result = run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(below_a_file))
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
-    result = run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o",
-                 str(tmp_path / "b"), "--tokenizer", "gpt2")
+    result = run(
+        "preprocess",
+        "text",
+        "--train",
+        str(tmp_path / "a.txt"),
+        "-o",
+        str(tmp_path / "b"),
+        "--tokenizer",
+        "gpt2",
+    )
     assert result.exit_code == 2 and result.stderr.startswith("error: --tokenizer gpt2 needs")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("The DT B-NP\ncat NN I-NP\n\nDogs NNS B-NP\nbark VBP B-VP\n\n", "columns"),
-    ("a short line\nand another\n\nafter a blank line\n", "lines"),
-    ("Two Words\n\nMore Words\n", "lines"),        # a second "column" with lower case
-    ("1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n\n", "conllu"),
-    ("", "lines"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The DT B-NP\ncat NN I-NP\n\nDogs NNS B-NP\nbark VBP B-VP\n\n", "columns"),
+        ("a short line\nand another\n\nafter a blank line\n", "lines"),
+        ("Two Words\n\nMore Words\n", "lines"),  # a second "column" with lower case
+        ("1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n\n", "conllu"),
+        ("", "lines"),
+    ],
+)
 def test_text_format_detection(text, expected):
     assert detect_text_format("corpus.txt", text) == expected
 
@@ -152,15 +224,32 @@ def test_format_option_and_upos_tags(tmp_path):
     upos = tmp_path / "u.conllu"
     upos.write_text("1\tHi\t_\tINTJ\t_\t_\t0\troot\t_\t_\n2\t!\t_\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n")
     out = tmp_path / "u"
-    assert run("preprocess", "text", "--train", str(upos), "-o", str(out), "--tagset",
-               "ud_word_tags").exit_code == 0
+    assert (
+        run(
+            "preprocess", "text", "--train", str(upos), "-o", str(out), "--tagset", "ud_word_tags"
+        ).exit_code
+        == 0
+    )
     assert list(load_dataset(out).sentences("train")) == [["hi"]]
     cols = tmp_path / "c.txt"
     cols.write_text("The DT\ncat NN\n\n")
     out = tmp_path / "c"
-    assert run("preprocess", "text", "--train", str(cols), "-o", str(out), "--format",
-               "lines", "--keep-case").exit_code == 0
+    assert (
+        run(
+            "preprocess",
+            "text",
+            "--train",
+            str(cols),
+            "-o",
+            str(out),
+            "--format",
+            "lines",
+            "--keep-case",
+        ).exit_code
+        == 0
+    )
     assert list(load_dataset(out).sentences("train")) == [["The", "DT"], ["cat", "NN"]]
-    bad = run("preprocess", "text", "--train", str(cols), "-o", str(tmp_path / "x"),
-              "--format", "xml")
+    bad = run(
+        "preprocess", "text", "--train", str(cols), "-o", str(tmp_path / "x"), "--format", "xml"
+    )
     assert bad.exit_code == 2 and "unknown text format" in bad.stderr

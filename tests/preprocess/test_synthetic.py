@@ -3,7 +3,6 @@ dependencies are what validation and `evaluate deps` score against."""
 
 from __future__ import annotations
 
-
 import yaml
 from typer.testing import CliRunner
 
@@ -18,8 +17,22 @@ from induce.train.validate import load_gold
 
 def make(tmp_path, name="syn", *extra):
     out = tmp_path / name
-    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "300",
-                                      "--valid", "60", "--test", "40", *extra])
+    result = CliRunner().invoke(
+        app,
+        [
+            "preprocess",
+            "synthetic",
+            "-o",
+            str(out),
+            "-n",
+            "300",
+            "--valid",
+            "60",
+            "--test",
+            "40",
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -28,23 +41,33 @@ def test_layout_and_determinism(tmp_path):
     a = make(tmp_path, "a", "--seed", "3")
     b = make(tmp_path, "b", "--seed", "3")
     c = make(tmp_path, "c", "--seed", "4")
-    files = ["train.txt", "valid.txt", "test.txt", "valid.trees", "test.trees",
-             "valid.conllu", "test.conllu", "vocab.json"]
+    files = [
+        "train.txt",
+        "valid.txt",
+        "test.txt",
+        "valid.trees",
+        "test.trees",
+        "valid.conllu",
+        "test.conllu",
+        "vocab.json",
+    ]
     for name in files:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     assert (a / "train.txt").read_bytes() != (c / "train.txt").read_bytes()
     manifest = yaml.safe_load((a / "manifest.yaml").read_text())
     assert manifest["kind"] == "synthetic" and manifest["source"]["seed"] == 3
     assert manifest["counts"]["valid"]["sentences"] == 60
-    dataset = load_dataset(a)          # verifies every file against the manifest
+    dataset = load_dataset(a)  # verifies every file against the manifest
     assert len(list(dataset.sentences("test"))) == 40
 
 
 def test_validation_set_does_not_depend_on_the_training_size(tmp_path):
     a = make(tmp_path, "a")
     out = tmp_path / "big"
-    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "500",
-                                      "--valid", "60", "--test", "40"])
+    result = CliRunner().invoke(
+        app,
+        ["preprocess", "synthetic", "-o", str(out), "-n", "500", "--valid", "60", "--test", "40"],
+    )
     assert result.exit_code == 0
     assert (a / "valid.conllu").read_bytes() == (out / "valid.conllu").read_bytes()
 
@@ -74,15 +97,17 @@ def test_baselines_match_the_evaluate_commands(tmp_path):
 
 
 def test_bad_sizes_are_one_line_errors(tmp_path):
-    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(tmp_path / "x"),
-                                      "-n", "0"])
+    result = CliRunner().invoke(
+        app, ["preprocess", "synthetic", "-o", str(tmp_path / "x"), "-n", "0"]
+    )
     assert result.exit_code == 2 and "at least 1" in result.output
     assert not (tmp_path / "x").exists()
 
 
 def test_missing_parent_folders_are_made(tmp_path):
     out = tmp_path / "data" / "nested" / "syn"
-    result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), "-n", "20",
-                                      "--valid", "5", "--test", "5"])
+    result = CliRunner().invoke(
+        app, ["preprocess", "synthetic", "-o", str(out), "-n", "20", "--valid", "5", "--test", "5"]
+    )
     assert result.exit_code == 0, result.output
     assert load_dataset(out).has("valid.conllu")

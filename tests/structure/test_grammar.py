@@ -30,7 +30,7 @@ lexicon VB: runs
 
 def exact_distribution() -> dict[str, float]:
     """Every tree of TINY with its probability, enumerated by hand (the oracle)."""
-    det = {"the": 2 / 3, "a": 1 / 3}            # Zipf 1: weights 1 and 1/2
+    det = {"the": 2 / 3, "a": 1 / 3}  # Zipf 1: weights 1 and 1/2
     out: Counter = Counter()
     for subj in (None, "the", "a"):
         p_s = (1 / 4) if subj is None else (3 / 4) * det[subj]
@@ -83,7 +83,7 @@ def test_builtin_gold_dependencies_agree_with_the_gold_trees():
         s = sample(g, rng, max_words=30)
         words = s.words
         assert 2 <= len(words) <= 30
-        DepTree(tuple(words), s.heads, tuple(s.tree.tags()), s.labels)   # a tree, one root
+        DepTree(tuple(words), s.heads, tuple(s.tree.tags()), s.labels)  # a tree, one root
         assert all("." not in t or t == "." for t in s.tree.tags())
         for start, end, _ in spans(s.tree):
             outside = [i for i in range(start, end) if not start < s.heads[i] <= end]
@@ -107,8 +107,26 @@ def test_builtin_grammar_has_its_phenomena():
         labels.update(s.labels)
         tags.update(s.tree.tags())
         phrases.update(t.label for t in s.tree.subtrees() if not t.is_preterminal)
-    for label in ("det", "amod", "nn", "prep", "pobj", "nsubj", "dobj", "iobj", "ccomp",
-                  "advcl", "rcmod", "aux", "neg", "cc", "conj", "advmod", "mark", "poss"):
+    for label in (
+        "det",
+        "amod",
+        "nn",
+        "prep",
+        "pobj",
+        "nsubj",
+        "dobj",
+        "iobj",
+        "ccomp",
+        "advcl",
+        "rcmod",
+        "aux",
+        "neg",
+        "cc",
+        "conj",
+        "advmod",
+        "mark",
+        "poss",
+    ):
         assert labels[label] > 0, label
     for phrase in ("S", "NP", "VP", "PP", "SBAR", "WHNP", "ADVP", "ADJP"):
         assert phrases[phrase] > 0, phrase
@@ -117,14 +135,17 @@ def test_builtin_grammar_has_its_phenomena():
     assert nouns.items[0] == "man" and nouns.weights[0] > 40 * nouns.weights[39]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("S -> A:x B:y | 1\nlexicon A: a\nlexicon B: b\n", "exactly one head"),
-    ("S -> A* B | 1\nlexicon A: a\nlexicon B: b\n", "dependency label"),
-    ("S -> A* | 0\nlexicon A: a\n", "positive"),
-    ("S -> A* C:x | 1\nlexicon A: a\n", "has no rules or words"),
-    ("lexicon A B:\n  a\n", "needs 2 words"),
-    ("S => A\n", "cannot read"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("S -> A:x B:y | 1\nlexicon A: a\nlexicon B: b\n", "exactly one head"),
+        ("S -> A* B | 1\nlexicon A: a\nlexicon B: b\n", "dependency label"),
+        ("S -> A* | 0\nlexicon A: a\n", "positive"),
+        ("S -> A* C:x | 1\nlexicon A: a\n", "has no rules or words"),
+        ("lexicon A B:\n  a\n", "needs 2 words"),
+        ("S => A\n", "cannot read"),
+    ],
+)
 def test_bad_grammars_name_the_line(text, message):
     with pytest.raises(InputError, match=message):
         parse_grammar(text, "g.grammar")

@@ -19,14 +19,16 @@ def T(text: str) -> Tree:
     return parse_trees(text).trees[0]
 
 
-SENT = T("(S (NP-SBJ (DT The) (JJ old) (NN dog)) (VP (MD will) (VP (VB bark) "
-         "(PP-TMP (IN at) (NP (NN night))))) (. .))")
+SENT = T(
+    "(S (NP-SBJ (DT The) (JJ old) (NN dog)) (VP (MD will) (VP (VB bark) "
+    "(PP-TMP (IN at) (NP (NN night))))) (. .))"
+)
 
 
 def test_penn2malt_heads_and_labels():
     deps = lexical_heads(SENT, load_head_table("penn2malt"))
     assert deps.words == ["The", "old", "dog", "will", "bark", "at", "night", "."]
-    assert deps.heads == [3, 3, 4, 0, 4, 5, 6, 4]      # the modal heads the clause
+    assert deps.heads == [3, 3, 4, 0, 4, 5, 6, 4]  # the modal heads the clause
     assert deps.labels == ["NMOD", "NMOD", "SBJ", "ROOT", "VC", "VMOD", "PMOD", "P"]
 
 
@@ -46,19 +48,27 @@ def test_collins_differs_where_expected():
 
 def test_collins_coordination_rule():
     collins = load_head_table("collins")
-    np_rules = ["last POS", "right NN|NNP|NNPS|NNS|NX|POS|JJR", "left NP", "right $|ADJP|PRN",
-                "right CD", "right JJ|JJS|RB|QP", "right"]
-    without = head_table({"rules": {"NP": np_rules}, "punctuation": "ptb_punctuation"},
-                         "no-coordination.yaml")
+    np_rules = [
+        "last POS",
+        "right NN|NNP|NNPS|NNS|NX|POS|JJR",
+        "left NP",
+        "right $|ADJP|PRN",
+        "right CD",
+        "right JJ|JJS|RB|QP",
+        "right",
+    ]
+    without = head_table(
+        {"rules": {"NP": np_rules}, "punctuation": "ptb_punctuation"}, "no-coordination.yaml"
+    )
     assert without.rules["NP"] == collins.rules["NP"]
     np = T("(NP (NNS cats) (CC and) (NNS dogs))")
-    assert lexical_heads(np, without).heads == [3, 3, 0]     # the rightmost noun
-    assert lexical_heads(np, collins).heads == [0, 1, 1]     # gives way to the first conjunct
+    assert lexical_heads(np, without).heads == [3, 3, 0]  # the rightmost noun
+    assert lexical_heads(np, collins).heads == [0, 1, 1]  # gives way to the first conjunct
     # passing over punctuation: "cats , dogs , and birds" is headed by "dogs"
     listed = T("(NP (NNS cats) (, ,) (NNS dogs) (, ,) (CC and) (NNS birds))")
     assert lexical_heads(listed, collins).heads == [3, 3, 0, 3, 3, 3]
     only = T("(NP (, ,) (CC and) (NNS birds))")
-    assert lexical_heads(only, collins).heads == [3, 3, 0]   # nothing before: no change
+    assert lexical_heads(only, collins).heads == [3, 3, 0]  # nothing before: no change
 
 
 def test_deep_trees_fall_back_to_the_iterative_walk():
@@ -79,17 +89,19 @@ def test_punctuation_is_never_the_head_of_a_phrase_with_words(name):
 
 
 def test_table_from_yaml_and_errors():
-    table = head_table({"rules": {"S": ["right VP"], "VP": ["left VB|VBD"],
-                                  "*": ["left"]}}, "mine.yaml")
+    table = head_table(
+        {"rules": {"S": ["right VP"], "VP": ["left VB|VBD"], "*": ["left"]}}, "mine.yaml"
+    )
     assert lexical_heads(T("(S (NP (NN a)) (VP (VBD b)))"), table).heads == [2, 0]
     strict = head_table({"rules": {"S": ["right"]}}, "mine.yaml")
     with pytest.raises(UnknownLabel):
         lexical_heads(T("(S (NP (NN a)) (VP (VBD b)))"), strict)
-    for bad, match in [({"rules": {"S": ["up VP"]}}, "direction must be"),
-                       ({"rules": {"S": []}}, "list of rules"),
-                       ({"rules": {}, "colour": 1}, "unknown setting"),
-                       ({"rules": {}, "labels": {"rules": [{"phrase": ["NP"]}]}},
-                        "needs a label")]:
+    for bad, match in [
+        ({"rules": {"S": ["up VP"]}}, "direction must be"),
+        ({"rules": {"S": []}}, "list of rules"),
+        ({"rules": {}, "colour": 1}, "unknown setting"),
+        ({"rules": {}, "labels": {"rules": [{"phrase": ["NP"]}]}}, "needs a label"),
+    ]:
         with pytest.raises(ConfigError, match=match):
             head_table(bad, "mine.yaml")
     with pytest.raises(ConfigError, match="unknown head table"):
@@ -108,7 +120,7 @@ def test_binarize_round_trip(data, factor):
 
 def test_binarize_shapes():
     tree = T("(S (A a) (B b) (C c) (D d))")
-    assert binarize(tree, "right").to_string() == \
-        "(S (A a) (S|<B-C-D> (B b) (S|<C-D> (C c) (D d))))"
-    assert binarize(tree, "left").to_string() == \
-        "(S (S|<A-B-C> (S|<A-B> (A a) (B b)) (C c)) (D d))"
+    assert (
+        binarize(tree, "right").to_string() == "(S (A a) (S|<B-C-D> (B b) (S|<C-D> (C c) (D d))))"
+    )
+    assert binarize(tree, "left").to_string() == "(S (S|<A-B-C> (S|<A-B> (A a) (B b)) (C c)) (D d))"

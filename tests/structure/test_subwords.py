@@ -13,8 +13,7 @@ from induce.structure.subwords import check_alignment, word_distances, word_heig
 def _aligned(draw):
     pieces = draw(st.lists(st.integers(1, 4), min_size=1, max_size=12))
     alignment = [w for w, n in enumerate(pieces) for _ in range(n)]
-    values = draw(st.lists(st.integers(-50, 50), min_size=len(alignment),
-                           max_size=len(alignment)))
+    values = draw(st.lists(st.integers(-50, 50), min_size=len(alignment), max_size=len(alignment)))
     return pieces, alignment, values
 
 

@@ -11,8 +11,12 @@ from hypothesis import strategies as st
 from induce.data.types import Tree, dependency_problem
 from induce.structure.binarize import binarize
 from induce.structure.distances import split_tree, tree_distances
-from induce.structure.heights import (dependency_heights, parse_distances, projective_tree,
-                                      tree_dependencies)
+from induce.structure.heights import (
+    dependency_heights,
+    parse_distances,
+    projective_tree,
+    tree_dependencies,
+)
 from tests.strategies import tree_over
 
 LEAVES = [Tree("W", [str(i)]) for i in range(12)]
@@ -92,11 +96,10 @@ def _relabel(tree: Tree) -> Tree:
 def test_dependencies_to_heights_and_back(data):
     n = data.draw(st.integers(1, 10))
     # any projective tree: Algorithm 2 over a random binary tree and random heights
-    tree = split_tree(LEAVES[:n], data.draw(st.lists(scores, min_size=n - 1,
-                                                     max_size=n - 1)))
+    tree = split_tree(LEAVES[:n], data.draw(st.lists(scores, min_size=n - 1, max_size=n - 1)))
     heads = tree_dependencies(tree, data.draw(st.lists(scores, min_size=n, max_size=n)))
     heights = dependency_heights(heads)
-    for i, h in enumerate(heads, 1):   # Definition 3.2: a head is higher than its dependents
+    for i, h in enumerate(heads, 1):  # Definition 3.2: a head is higher than its dependents
         assert h == 0 or heights[h - 1] > heights[i - 1]
     assert heights.index(max(heights)) == heads.index(0)
     consistent = projective_tree(LEAVES[:n], heads)
@@ -127,4 +130,4 @@ def test_bad_scores():
     with pytest.raises(ValueError, match="no words"):
         split_tree([], [])
     with pytest.raises(ValueError, match="not projective"):
-        projective_tree(LEAVES[:4], [3, 0, 2, 1])   # the arc 4 -> 1 covers the root
+        projective_tree(LEAVES[:4], [3, 0, 2, 1])  # the arc 4 -> 1 covers the root

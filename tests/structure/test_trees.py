@@ -8,18 +8,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from induce.data.errors import ConfigError
 from induce.data.ptb import parse_trees
-from induce.data.types import Tree
+from induce.data.types import Tree, dependency_problem
 from induce.evaluate.common import parse_baseline
 from induce.structure.baselines import dependency_baseline, tree_baseline
 from induce.structure.deps import restrict_heads
 from induce.structure.distances import split_tree
-from induce.structure.trees import (_leaves_and_spans_iterative, collapse_unary, cut_label, filter_preterminals,
-                                    leaves_and_spans, lowercase, normalize_word,
-                                    restrict_spans, spans, strip_empty, strip_function_tags,
-                                    unwrap)
-from induce.data.errors import ConfigError
-from induce.data.types import dependency_problem
+from induce.structure.trees import (
+    _leaves_and_spans_iterative,
+    collapse_unary,
+    cut_label,
+    filter_preterminals,
+    leaves_and_spans,
+    lowercase,
+    normalize_word,
+    restrict_spans,
+    spans,
+    strip_empty,
+    strip_function_tags,
+    unwrap,
+)
 from tests.strategies import sentence, tree_over
 
 
@@ -28,8 +37,14 @@ def T(text: str) -> Tree:
 
 
 def test_cut_label():
-    assert [cut_label(x) for x in ("NP-SBJ-1", "PP-LOC=2", "-NONE-", "-LRB-", "S", "")] == \
-           ["NP", "PP", "-NONE-", "-LRB-", "S", ""]
+    assert [cut_label(x) for x in ("NP-SBJ-1", "PP-LOC=2", "-NONE-", "-LRB-", "S", "")] == [
+        "NP",
+        "PP",
+        "-NONE-",
+        "-LRB-",
+        "S",
+        "",
+    ]
 
 
 def test_cleaning_a_treebank_tree():
@@ -38,7 +53,7 @@ def test_cleaning_a_treebank_tree():
     assert strip_function_tags(strip_empty(tree)).to_string() == "( (S (VP (VB Go)) (. .)))"
     assert unwrap(T("(TOP (S (NN a)))")).label == "S"
     assert unwrap(T("( (TOP (S (NN a))))")).label == "S"
-    assert unwrap(T("(TOP (S (NN a)) (. .))")).label == "TOP"   # two children: not a wrapper
+    assert unwrap(T("(TOP (S (NN a)) (. .))")).label == "TOP"  # two children: not a wrapper
     assert strip_empty(T("(S (-NONE- *))")) is None
 
 
@@ -97,8 +112,13 @@ def _algorithm1(leaves, distances, ties):
     best = max(distances)
     positions = [i for i, d in enumerate(distances) if d == best]
     i = positions[0] if ties == "left" else positions[-1]
-    return Tree("X", [_algorithm1(leaves[:i + 1], distances[:i], ties),
-                      _algorithm1(leaves[i + 1:], distances[i + 1:], ties)])
+    return Tree(
+        "X",
+        [
+            _algorithm1(leaves[: i + 1], distances[:i], ties),
+            _algorithm1(leaves[i + 1 :], distances[i + 1 :], ties),
+        ],
+    )
 
 
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=12), st.sampled_from(["left", "right"]))
@@ -117,12 +137,18 @@ def test_split_tree_errors():
 def test_tree_baselines():
     leaves = [Tree("W", [w]) for w in "abcde"]
     rng = random.Random(0)
-    assert tree_baseline("right", leaves, rng).to_string() == \
-        "(X (W a) (X (W b) (X (W c) (X (W d) (W e)))))"
-    assert tree_baseline("left", leaves, rng).to_string() == \
-        "(X (X (X (X (W a) (W b)) (W c)) (W d)) (W e))"
-    assert tree_baseline("balanced", leaves, rng).to_string() == \
-        "(X (X (X (W a) (W b)) (W c)) (X (W d) (W e)))"
+    assert (
+        tree_baseline("right", leaves, rng).to_string()
+        == "(X (W a) (X (W b) (X (W c) (X (W d) (W e)))))"
+    )
+    assert (
+        tree_baseline("left", leaves, rng).to_string()
+        == "(X (X (X (X (W a) (W b)) (W c)) (W d)) (W e))"
+    )
+    assert (
+        tree_baseline("balanced", leaves, rng).to_string()
+        == "(X (X (X (W a) (W b)) (W c)) (X (W d) (W e)))"
+    )
     one = tree_baseline("random", leaves, random.Random(3))
     assert one == tree_baseline("random", leaves, random.Random(3))
     assert one.words() == list("abcde")
@@ -153,6 +179,8 @@ def test_restrict_heads(data):
     heads = dependency_baseline("random", n, random.Random(data.draw(st.integers(0, 999))))
     keep = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     kept = [i for i in range(n) if keep[i]]
-    expected = [0 if _climb(heads, keep, i) == 0 else kept.index(_climb(heads, keep, i) - 1) + 1
-                for i in kept]
+    expected = [
+        0 if _climb(heads, keep, i) == 0 else kept.index(_climb(heads, keep, i) - 1) + 1
+        for i in kept
+    ]
     assert restrict_heads(heads, keep) == expected

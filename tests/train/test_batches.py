@@ -8,8 +8,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from induce.train.batches import (Specials, evaluation_batches, make_batch, plan_batches,
-                                  training_batches)
+from induce.train.batches import (
+    Specials,
+    evaluation_batches,
+    make_batch,
+    plan_batches,
+    training_batches,
+)
 
 SPECIALS = Specials(pad=1, unk=0, mask=2)
 
@@ -26,8 +31,10 @@ def test_plans_cover_every_sentence_once_within_the_budget(lengths, budget):
 
 def _corpus(seed=0, count=300):
     rng = random.Random(seed)
-    return [[rng.choice([0] + list(range(3, 50))) for _ in range(rng.randint(1, 30))]
-            for _ in range(count)]
+    return [
+        [rng.choice([0] + list(range(3, 50))) for _ in range(rng.randint(1, 30))]
+        for _ in range(count)
+    ]
 
 
 def test_masking_rules():
@@ -36,7 +43,7 @@ def test_masking_rules():
     b = make_batch(sents, list(range(len(sents))), SPECIALS, 0.3, gen)
     original = torch.full_like(b.ids, SPECIALS.pad)
     for k, s in enumerate(sents):
-        original[k, :len(s)] = torch.tensor(s)
+        original[k, : len(s)] = torch.tensor(s)
     assert torch.equal(b.ids[b.masked], torch.full_like(b.targets, SPECIALS.mask))
     assert torch.equal(b.targets, original[b.masked])
     assert not b.masked[original == SPECIALS.pad].any()
@@ -52,22 +59,27 @@ def test_batches_are_functions_of_seed_epoch_and_position():
     plan = plan_batches([len(s) for s in sents], 120)
 
     def run(epoch, start=0):
-        return [(p, b.ids, b.index) for p, b in
-                training_batches(sents, plan, SPECIALS, 0.3, 7, epoch, start)]
+        return [
+            (p, b.ids, b.index)
+            for p, b in training_batches(sents, plan, SPECIALS, 0.3, 7, epoch, start)
+        ]
 
     one, again = run(0), run(0)
-    assert all(p1 == p2 and torch.equal(a, b) and i == j
-               for (p1, a, i), (p2, b, j) in zip(one, again))
+    assert all(
+        p1 == p2 and torch.equal(a, b) and i == j for (p1, a, i), (p2, b, j) in zip(one, again)
+    )
     later = run(0, start=5)
     assert all(torch.equal(a, b) for (_, a, _), (_, b, _) in zip(one[5:], later))
-    assert [i for _, _, i in run(1)] != [i for _, _, i in one]    # reshuffled per epoch
+    assert [i for _, _, i in run(1)] != [i for _, _, i in one]  # reshuffled per epoch
 
 
 def test_processes_share_an_epoch_evenly():
     sents = _corpus(count=101)
     plan = plan_batches([len(s) for s in sents], 100)
-    shares = [[b.index for _, b in training_batches(sents, plan, SPECIALS, 0.3, 1, 0, 0, r, 3)]
-              for r in range(3)]
+    shares = [
+        [b.index for _, b in training_batches(sents, plan, SPECIALS, 0.3, 1, 0, 0, r, 3)]
+        for r in range(3)
+    ]
     assert len({len(s) for s in shares}) == 1
     seen = [tuple(i) for share in shares for i in share]
     assert len(seen) == len(set(seen)) == len(plan) // 3 * 3

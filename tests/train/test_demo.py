@@ -34,18 +34,27 @@ def test_builtin_dataset_is_generated_once(cache):
 @pytest.mark.parametrize("arch", ["udgn", "structformer"])
 def test_train_without_data_then_parse_without_model(cache, tmp_path, monkeypatch, arch):
     monkeypatch.chdir(tmp_path)
-    sets = [x for s in tiny(arch) + ["train.max_steps=4", "train.eval_every=2"]
-            for x in ("--set", s)]
+    sets = [
+        x for s in tiny(arch) + ["train.max_steps=4", "train.eval_every=2"] for x in ("--set", s)
+    ]
     result = CliRunner().invoke(app, ["train", "--arch", arch, *sets])
     assert result.exit_code == 0, result.output
     assert "built-in dataset: generated" in result.output
-    for row in ("this run, best", "right-branching", "left-branching", "random tree",
-                "next word", "previous word", "random dependencies", "run directory: runs/"):
+    for row in (
+        "this run, best",
+        "right-branching",
+        "left-branching",
+        "random tree",
+        "next word",
+        "previous word",
+        "random dependencies",
+        "run directory: runs/",
+    ):
         assert row in result.output, row
     runs = list((tmp_path / "runs").iterdir())
     assert len(runs) == 1 and runs[0].name.startswith(f"{arch}-")
     config = yaml.safe_load((runs[0] / "config.yaml").read_text())
-    demo_lr = {"udgn": 3e-3, "structformer": 1e-3}[arch]            # the demo preset
+    demo_lr = {"udgn": 3e-3, "structformer": 1e-3}[arch]  # the demo preset
     assert config["train"]["max_steps"] == 4 and config["optim"]["lr"] == demo_lr
     assert (cache / "latest-run").read_text().strip() == str(runs[0].resolve())
     (tmp_path / "in.txt").write_text("the dog saw a cat .\n")
@@ -58,8 +67,11 @@ def test_train_without_data_then_parse_without_model(cache, tmp_path, monkeypatc
 
 def test_transformer_demo_has_no_structure_to_score(cache, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    sets = [x for s in tiny("transformer") + ["train.max_steps=2", "train.eval_every=2"]
-            for x in ("--set", s)]
+    sets = [
+        x
+        for s in tiny("transformer") + ["train.max_steps=2", "train.eval_every=2"]
+        for x in ("--set", s)
+    ]
     result = CliRunner().invoke(app, ["train", "--arch", "transformer", "--out", "tf", *sets])
     assert result.exit_code == 0, result.output
     assert "best validation: step 2, ppl" in result.output
@@ -83,10 +95,12 @@ def test_unknown_config_preset(cache, tmp_path, monkeypatch):
 
 def _fake_run(folder, seed, uf1, uas, ppl, lr=1e-3):
     (folder / "eval").mkdir(parents=True)
-    (folder / "config.yaml").write_text(yaml.safe_dump(
-        {"arch": "udgn", "optim": {"lr": lr}, "train": {"seed": seed}}))
-    (folder / "eval" / "uf1.json").write_text(json.dumps(
-        {"sentence_f1": uf1, "corpus_f1": uf1 - 5, "per_label_recall": {"NP": 50.0}}))
+    (folder / "config.yaml").write_text(
+        yaml.safe_dump({"arch": "udgn", "optim": {"lr": lr}, "train": {"seed": seed}})
+    )
+    (folder / "eval" / "uf1.json").write_text(
+        json.dumps({"sentence_f1": uf1, "corpus_f1": uf1 - 5, "per_label_recall": {"NP": 50.0}})
+    )
     (folder / "eval" / "deps-conll.json").write_text(json.dumps({"uas": uas, "uuas": uas + 9}))
     (folder / "eval" / "mlm.json").write_text(json.dumps({"perplexity": ppl}))
 
@@ -99,8 +113,7 @@ def test_report_means_and_sample_deviations(tmp_path):
         runs.append(str(tmp_path / f"s{seed}"))
     _fake_run(tmp_path / "other", 1, 20.0, 10.0, 90.0, lr=5e-4)
     csv = tmp_path / "t.csv"
-    result = CliRunner().invoke(app, ["report", *runs, str(tmp_path / "other"), "--csv",
-                                      str(csv)])
+    result = CliRunner().invoke(app, ["report", *runs, str(tmp_path / "other"), "--csv", str(csv)])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     header = [c.strip() for c in lines[0].strip("|").split("|")]
@@ -123,12 +136,14 @@ def test_report_of_a_folder_that_is_no_run(tmp_path):
 def test_config_file_that_is_not_a_config(cache, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text("model: [unclosed\n")
-    result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "bad.yaml",
-                                      "--out", "r"])
+    result = CliRunner().invoke(
+        app, ["train", "--arch", "udgn", "--config", "bad.yaml", "--out", "r"]
+    )
     assert result.exit_code == 2 and "bad.yaml" in result.output and "YAML" in result.output
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
-    result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "list.yaml",
-                                      "--out", "r"])
+    result = CliRunner().invoke(
+        app, ["train", "--arch", "udgn", "--config", "list.yaml", "--out", "r"]
+    )
     assert result.exit_code == 2 and "mapping" in result.output
     assert not (tmp_path / "r").exists()
 

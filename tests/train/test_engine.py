@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from induce.cli.app import app
 from induce.data.errors import ConfigError, InputError
 from induce.train.config import load_config
-from induce.train.engine import TrainOptions, Trainer, train
+from induce.train.engine import Trainer, TrainOptions, train
 from tests.train.helpers import make_dataset, tiny
 
 
@@ -25,8 +25,11 @@ def data(tmp_path_factory):
 
 
 def _records(run, kind):
-    return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()
-            if json.loads(line)["kind"] == kind]
+    return [
+        json.loads(line)
+        for line in (run / "metrics.jsonl").read_text().splitlines()
+        if json.loads(line)["kind"] == kind
+    ]
 
 
 @pytest.mark.parametrize("arch", ["transformer", "structformer", "udgn"])
@@ -34,19 +37,30 @@ def test_loss_goes_down(data, tmp_path, arch):
     out = tmp_path / "run"
     # UDGN (residual updates only, no feed-forward block) learns more slowly at this size
     lr, ratio = ("1e-2", 0.92) if arch == "udgn" else ("3e-3", 0.85)
-    options = TrainOptions(str(out), arch, str(data), tiny(arch) + [
-        "train.max_steps=60", "train.eval_every=30", f"optim.lr={lr}", "model.dropout=0.0"],
-        device="cpu")
+    options = TrainOptions(
+        str(out),
+        arch,
+        str(data),
+        tiny(arch)
+        + ["train.max_steps=60", "train.eval_every=30", f"optim.lr={lr}", "model.dropout=0.0"],
+        device="cpu",
+    )
     assert train(options) == "done"
     losses = [r["loss"] for r in _records(out, "train")]
     assert sum(losses[-10:]) / 10 < ratio * sum(losses[:5]) / 5
     evals = _records(out, "eval")
-    assert len(evals) == 2 and evals[0]["best"]   # (20 sentences: it overfits after that)
+    assert len(evals) == 2 and evals[0]["best"]  # (20 sentences: it overfits after that)
     assert evals[0]["valid_loss"] < sum(losses[:5]) / 5
-    if arch != "transformer":       # parse metrics on the gold trees of the valid split
+    if arch != "transformer":  # parse metrics on the gold trees of the valid split
         assert {"uf1", "corpus_uf1", "uas", "uuas"} <= set(evals[0])
-    for name in ("config.yaml", "vocab.json", "dataset.yaml", "trainer_state.pt",
-                 "best/model.safetensors", "last/model.safetensors"):
+    for name in (
+        "config.yaml",
+        "vocab.json",
+        "dataset.yaml",
+        "trainer_state.pt",
+        "best/model.safetensors",
+        "last/model.safetensors",
+    ):
         assert (out / name).is_file(), name
     state = torch.load(out / "trainer_state.pt", weights_only=True)
     assert state["progress"]["step"] == 60
@@ -68,8 +82,9 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
         if kind == "train" and record["step"] == 7:
             holder["trainer"].request_stop()
 
-    trainer = Trainer(TrainOptions(str(part), "structformer", str(data), settings,
-                                   device="cpu"), stop_at_7)
+    trainer = Trainer(
+        TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_at_7
+    )
     holder["trainer"] = trainer
     assert trainer.fit() == "interrupted"
     assert torch.load(part / "trainer_state.pt", weights_only=True)["progress"]["step"] == 7
@@ -78,8 +93,9 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert _records(whole, "eval") == _records(part, "eval")
-    assert [r["loss"] for r in _records(whole, "train")] == \
-        [r["loss"] for r in _records(part, "train")]
+    assert [r["loss"] for r in _records(whole, "train")] == [
+        r["loss"] for r in _records(part, "train")
+    ]
 
 
 def test_settings_are_checked(data, tmp_path):
@@ -91,16 +107,27 @@ def test_settings_are_checked(data, tmp_path):
         load_config("lstm")
     assert load_config("structformer", ["model.d_model=256"]).model["d_model"] == 256
     with pytest.raises(ConfigError, match="conv_sise"):
-        Trainer(TrainOptions(str(tmp_path / "r"), "structformer", str(data),
-                             ["model.conv_sise=3"], device="cpu"))
+        Trainer(
+            TrainOptions(
+                str(tmp_path / "r"), "structformer", str(data), ["model.conv_sise=3"], device="cpu"
+            )
+        )
 
 
 def test_command_line(data, tmp_path):
     run = CliRunner().invoke
     out = tmp_path / "run"
-    args = ["train", "--arch", "transformer", "--data", str(data), "--out", str(out),
-            "--device", "cpu"] + [a for s in tiny("transformer") + ["train.max_steps=4"]
-                                  for a in ("--set", s)]
+    args = [
+        "train",
+        "--arch",
+        "transformer",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--device",
+        "cpu",
+    ] + [a for s in tiny("transformer") + ["train.max_steps=4"] for a in ("--set", s)]
     first = run(app, args)
     assert first.exit_code == 0, first.output
     again = run(app, args)
@@ -109,8 +136,26 @@ def test_command_line(data, tmp_path):
     assert missing.exit_code == 2 and "not an induce run" in missing.stderr
     both = run(app, ["train", "--out", str(tmp_path / "x"), "--resume", str(out)])
     assert both.exit_code == 2 and "--out RUN for a new run or --resume" in both.stderr
-    ppl = [run(app, ["evaluate", "mlm", "-m", str(out), "-d", str(data), "--split", split,
-                     "-f", "json", "--device", "cpu"]) for split in ("valid", "valid", "train")]
+    ppl = [
+        run(
+            app,
+            [
+                "evaluate",
+                "mlm",
+                "-m",
+                str(out),
+                "-d",
+                str(data),
+                "--split",
+                split,
+                "-f",
+                "json",
+                "--device",
+                "cpu",
+            ],
+        )
+        for split in ("valid", "valid", "train")
+    ]
     assert all(r.exit_code == 0 for r in ppl), ppl[0].output
     reports = [json.loads(r.stdout) for r in ppl]
     assert reports[0] == reports[1] and reports[2]["perplexity"] > 1
@@ -120,15 +165,16 @@ def test_command_line(data, tmp_path):
 
 def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):
     out = tmp_path / "run"
-    code = ("import os, signal\n"
-            "from induce.train.engine import TrainOptions, train\n"
-            "def kill_at_3(kind, record):\n"
-            "    if kind == 'train' and record['step'] == 3:\n"
-            "        os.kill(os.getpid(), signal.SIGTERM)\n"
-            f"print(train(TrainOptions({str(out)!r}, 'transformer', {str(data)!r}, "
-            f"{tiny('transformer') + ['train.max_steps=6']!r}, device='cpu'), kill_at_3))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+    code = (
+        "import os, signal\n"
+        "from induce.train.engine import TrainOptions, train\n"
+        "def kill_at_3(kind, record):\n"
+        "    if kind == 'train' and record['step'] == 3:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        f"print(train(TrainOptions({str(out)!r}, 'transformer', {str(data)!r}, "
+        f"{tiny('transformer') + ['train.max_steps=6']!r}, device='cpu'), kill_at_3))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "interrupted", done.stderr
     state = torch.load(out / "trainer_state.pt", weights_only=True)
     assert state["progress"]["step"] == 3
@@ -139,26 +185,50 @@ def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):
 def test_bad_runs_are_refused(data, tmp_path):
     with pytest.raises(InputError, match="no checkpoint"):
         (tmp_path / "r").mkdir()
-        from induce.train.run import write_run_files
-        from induce.train.engine import dataset_record
         from induce.data.dataset import load_dataset
+        from induce.train.engine import dataset_record
+        from induce.train.run import write_run_files
+
         ds = load_dataset(data)
-        write_run_files(tmp_path / "r", load_config("transformer"), ds.vocab,
-                        dataset_record(ds))
+        write_run_files(tmp_path / "r", load_config("transformer"), ds.vocab, dataset_record(ds))
         Trainer(TrainOptions(str(tmp_path / "r"), resume=True, device="cpu"))
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
 def test_two_process_gloo_run(data, tmp_path):
     out = tmp_path / "ddp"
-    sets = [a for s in tiny("structformer") + ["train.max_steps=4", "train.eval_every=2"]
-            for a in ("--set", s)]
+    sets = [
+        a
+        for s in tiny("structformer") + ["train.max_steps=4", "train.eval_every=2"]
+        for a in ("--set", s)
+    ]
     env = dict(os.environ, OMP_NUM_THREADS="1", INDUCE_DIST_TIMEOUT_S="60")
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-         "--standalone", "-m", "induce.cli.app", "train", "--arch", "structformer",
-         "--data", str(data), "--out", str(out), "--device", "cpu"] + sets,
-        capture_output=True, text=True, timeout=300, env=env)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--standalone",
+            "-m",
+            "induce.cli.app",
+            "train",
+            "--arch",
+            "structformer",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+        + sets,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     evals = _records(out, "eval")
     assert [r["step"] for r in evals] == [2, 4]

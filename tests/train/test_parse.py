@@ -23,8 +23,11 @@ def runs(tmp_path_factory):
     out = {}
     for arch in ("structformer", "udgn", "transformer"):
         out[arch] = root / arch
-        train(TrainOptions(str(out[arch]), arch, str(data), tiny(arch) + ["train.max_steps=2"],
-                           device="cpu"))
+        train(
+            TrainOptions(
+                str(out[arch]), arch, str(data), tiny(arch) + ["train.max_steps=2"], device="cpu"
+            )
+        )
     return out
 
 
@@ -32,19 +35,27 @@ def _run(*args):
     return CliRunner().invoke(app, ["parse", *map(str, args), "--device", "cpu"])
 
 
-@pytest.mark.parametrize("arch,decoder", [("structformer", "argmax"),
-                                          ("structformer", "algorithm3"), ("udgn", "mst"),
-                                          ("udgn", "eisner"), ("udgn", "argmax")])
+@pytest.mark.parametrize(
+    "arch,decoder",
+    [
+        ("structformer", "argmax"),
+        ("structformer", "algorithm3"),
+        ("udgn", "mst"),
+        ("udgn", "eisner"),
+        ("udgn", "argmax"),
+    ],
+)
 def test_jsonl_keeps_tokens_and_gives_trees(runs, tmp_path, arch, decoder):
     src = tmp_path / "in.txt"
     src.write_text(TEXT)
-    result = _run(src, "-m", runs[arch], "-f", "jsonl", "--pretokenized", "--decoder",
-                  decoder, "--scores")
+    result = _run(
+        src, "-m", runs[arch], "-f", "jsonl", "--pretokenized", "--decoder", decoder, "--scores"
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["words"] for r in records] == [line.split() for line in TEXT.splitlines()]
     first = records[0]
-    assert first["labels"][-1] == "punct" and first["heads"][-1] == 4   # "." -> "easily"
+    assert first["labels"][-1] == "punct" and first["heads"][-1] == 4  # "." -> "easily"
     if decoder in ("mst", "eisner", "algorithm3"):
         assert dependency_problem(first["heads"]) is None
     assert "scores" in first and records[1]["tree"] == ""
@@ -59,17 +70,19 @@ def test_ptb_and_drop(runs, tmp_path):
     assert lines[0].count("(X ") >= 5 and lines[1] == "" and "(X .)" in lines[0]
     dropped = _run(src, "-m", runs["udgn"], "-f", "jsonl", "--punct", "drop")
     words = json.loads(dropped.stdout.splitlines()[2])["words"]
-    assert "," not in words and "%" in words or "%" not in words   # % is a word if in vocab
+    assert "," not in words and "%" in words or "%" not in words  # % is a word if in vocab
 
 
 def test_conllu_round_trip_keeps_other_columns(runs, tmp_path):
     src = tmp_path / "in.conllu"
-    src.write_text("# sent_id = a\n# text = The bill passed .\n"
-                   "1\tThe\tthe\tDET\tDT\tDefinite=Def\t_\t_\t_\tSpaceAfter=No|X=1\n"
-                   "2-3\tbillpassed\t_\t_\t_\t_\t_\t_\t_\t_\n"
-                   "2\tbill\tbill\tNOUN\tNN\t_\t_\t_\t_\t_\n"
-                   "3\tpassed\tpass\tVERB\tVBD\tMood=Ind|Tense=Past\t_\t_\t_\t_\n"
-                   "4\t.\t.\tPUNCT\t.\t_\t_\t_\t_\t_\n\n")
+    src.write_text(
+        "# sent_id = a\n# text = The bill passed .\n"
+        "1\tThe\tthe\tDET\tDT\tDefinite=Def\t_\t_\t_\tSpaceAfter=No|X=1\n"
+        "2-3\tbillpassed\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "2\tbill\tbill\tNOUN\tNN\t_\t_\t_\t_\t_\n"
+        "3\tpassed\tpass\tVERB\tVBD\tMood=Ind|Tense=Past\t_\t_\t_\t_\n"
+        "4\t.\t.\tPUNCT\t.\t_\t_\t_\t_\t_\n\n"
+    )
     out = tmp_path / "out.conllu"
     result = _run(src, "-m", runs["udgn"], "-o", out)
     assert result.exit_code == 0, result.output
@@ -97,17 +110,31 @@ def test_bad_inputs(runs, tmp_path):
 @pytest.mark.parametrize("arch", ["udgn", "structformer", "transformer"])
 def test_head_label_correlation(runs, tmp_path, arch):
     gold = tmp_path / "gold.conllu"
-    gold.write_text("1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
-                    "3\tpassed\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\tPUNCT\t.\t_\t3\tpunct\t_\t_\n"
-                    "\n1\tprofits\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\trose\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n"
-                    "3\tsharply\t_\tADV\tRB\t_\t2\tadvmod:emph\t_\t_\n\n")
+    gold.write_text(
+        "1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+        "3\tpassed\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n4\t.\t_\tPUNCT\t.\t_\t3\tpunct\t_\t_\n"
+        "\n1\tprofits\t_\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n2\trose\t_\tVERB\tVBD\t_\t0\troot\t_\t_\n"
+        "3\tsharply\t_\tADV\tRB\t_\t2\tadvmod:emph\t_\t_\n\n"
+    )
     out = tmp_path / "pcc.json"
-    result = CliRunner().invoke(app, ["evaluate", "pcc", str(gold), "-m", str(runs[arch]),
-                                      "--json", str(out), "--device", "cpu"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            "pcc",
+            str(gold),
+            "-m",
+            str(runs[arch]),
+            "--json",
+            str(out),
+            "--device",
+            "cpu",
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["edges"] == 4 and report["labels"][0] == "nsubj"
-    assert "advmod" in report["labels"]            # subtypes cut by default
+    assert "advmod" in report["labels"]  # subtypes cut by default
     assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
 
 
@@ -115,11 +142,20 @@ def test_head_label_correlation(runs, tmp_path, arch):
 def test_parse_then_evaluate_on_the_reference_words(runs, tmp_path):
     folder = SHARED / "reference" / "dev-sample"
     out = tmp_path / "pred.ptb"
-    result = _run(folder / "words_nopunct.txt", "-m", runs["structformer"], "--pretokenized",
-                  "-f", "ptb", "-o", out)
+    result = _run(
+        folder / "words_nopunct.txt",
+        "-m",
+        runs["structformer"],
+        "--pretokenized",
+        "-f",
+        "ptb",
+        "-o",
+        out,
+    )
     assert result.exit_code == 0, result.output
-    scored = CliRunner().invoke(app, ["evaluate", "unsupervised", str(folder / "gold.mrg"),
-                                      str(out), "-f", "json"])
+    scored = CliRunner().invoke(
+        app, ["evaluate", "unsupervised", str(folder / "gold.mrg"), str(out), "-f", "json"]
+    )
     assert scored.exit_code == 0, scored.output
     report = json.loads(scored.stdout)
     assert report["sentences"] == 1921 and 0 < report["sentence_f1"] < 100

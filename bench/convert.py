@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from induce.convert.headtables import load_head_table  # noqa: E402
 from induce.data.jsonl import format_jsonl  # noqa: E402
 from induce.data.ptb import read_trees  # noqa: E402
 from induce.structure.distances import tree_distances  # noqa: E402
 from induce.structure.headrules import lexical_heads  # noqa: E402
+from induce.structure.headtables import load_head_table  # noqa: E402
 from induce.structure.heights import dependency_heights, parse_distances  # noqa: E402
 from induce.structure.trees import strip_empty, unwrap  # noqa: E402
 

@@ -67,7 +67,7 @@ def main() -> None:
     dev = Path(args.shared) / "data" / "wsj" / "dev22.trees"
     if not dev.exists():
         sys.exit(f"needs {dev}")
-    from induce.metrics.conventions import load_tagset
+    from induce.data.normalize import load_tagset
 
     tags = load_tagset("ptb_word_tags")
     words = [

@@ -36,8 +36,8 @@ def lengths(shared: Path, count: int, rng: random.Random) -> list[int]:
     dev = shared / "data" / "wsj" / "dev22.trees"
     if dev.exists():
         sys.path.insert(0, str(ROOT))
+        from induce.data.normalize import load_tagset
         from induce.data.ptb import read_trees
-        from induce.metrics.conventions import load_tagset
 
         tags = load_tagset("ptb_word_tags")
         found = [

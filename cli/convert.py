@@ -49,7 +49,7 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _tag_filters(remove_punct: bool, keep_tags: str | None):
-    from induce.metrics.conventions import load_tagset
+    from induce.data.normalize import load_tagset
 
     drop = load_tagset("ptb_punctuation") if remove_punct else None
     keep = load_tagset(keep_tags) if keep_tags else None

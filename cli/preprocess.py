@@ -44,8 +44,7 @@ SPACE_FIRST = typer.Option(
 
 
 def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
-    from induce.data.normalize import Normalization
-    from induce.metrics.conventions import load_tagset
+    from induce.data.normalize import Normalization, load_tagset
 
     tags = load_tagset(tagset)
     return Normalization(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from induce.convert.headtables import load_head_table
 from induce.data.errors import InputError
 from induce.data.ptb import read_trees
 from induce.data.types import DepTree
 from induce.structure.headrules import HeadTable, UnknownLabel, lexical_heads
+from induce.structure.headtables import load_head_table
 from induce.structure.trees import strip_empty, unwrap
 
 

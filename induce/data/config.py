@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -60,43 +61,53 @@ def from_mapping(cls: type[T], data: Any, source: str) -> T:
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        last: ConfigError | None = None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, where)
-            except ConfigError as err:
-                last = err
-        raise last or ConfigError(f"{where}: invalid value {value!r}")
+        return _coerce_union(value, typing.get_args(hint), where)
+    if origin is typing.Literal:
+        choices = typing.get_args(hint)
+        if value not in choices:
+            raise ConfigError(
+                f"{where}: must be one of {', '.join(map(str, choices))}, got {value!r}"
+            )
+        return value
     if origin in (tuple, list, frozenset):
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"{where}: expected a list, got {value!r}")
-        item = args[0] if args else Any
-        items = [_coerce(v, item, where) for v in value]
+        args = typing.get_args(hint)
+        items = [_coerce(v, args[0] if args else Any, where) for v in value]
         return frozenset(items) if origin is frozenset else tuple(items)
-    if hint is Any:
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected text, got {value!r}")
-        return value
+    if hint in _SCALARS:
+        return _coerce_scalar(value, hint, where)
     if dataclasses.is_dataclass(hint):
         return from_mapping(hint, value, where)  # type: ignore[arg-type]
     return value
+
+
+def _coerce_union(value: Any, args: tuple[Any, ...], where: str) -> Any:
+    if value is None and type(None) in args:
+        return None
+    last: ConfigError | None = None
+    for arg in args:
+        if arg is type(None):
+            continue
+        try:
+            return _coerce(value, arg, where)
+        except ConfigError as err:
+            last = err
+    raise last or ConfigError(f"{where}: invalid value {value!r}")
+
+
+# scalar type -> (accepts, what the error calls it); bool is not an int here
+_SCALARS: dict[Any, tuple[Callable[[Any], bool], str]] = {
+    bool: (lambda v: isinstance(v, bool), "true or false"),
+    float: (lambda v: not isinstance(v, bool) and isinstance(v, (int, float)), "a number"),
+    int: (lambda v: not isinstance(v, bool) and isinstance(v, int), "an integer"),
+    str: (lambda v: isinstance(v, str), "text"),
+}
+
+
+def _coerce_scalar(value: Any, hint: type, where: str) -> Any:
+    accepts, name = _SCALARS[hint]
+    if not accepts(value):
+        raise ConfigError(f"{where}: expected {name}, got {value!r}")
+    return float(value) if hint is float else value

@@ -30,7 +30,17 @@ class InputError(InduceError):
 
 
 class ConfigError(InduceError):
-    """Invalid settings: unknown keys, wrong types, unknown preset names."""
+    """Invalid settings: unknown keys, wrong types, unknown preset names.
+
+    ``setting`` names the library argument at fault (``"decoder"``, ``"device"``) when there
+    is one; the message then starts with it.  The library knows nothing of command-line
+    flags: ``induce.cli`` shows the flag that sets that argument in its place.
+    """
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        self.setting = setting
+        self.reason = message
+        super().__init__(f"{setting} {message}" if setting else message)
 
 
 def _one_line(text: str) -> str:

@@ -126,3 +126,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def cache_dir() -> Path:
+    """The user cache folder of ``induce`` (the built-in dataset, the latest-run record):
+    ``$INDUCE_CACHE_DIR``, else ``$XDG_CACHE_HOME/induce`` or ``~/.cache/induce`` on Linux,
+    ``~/Library/Caches/induce`` on macOS, ``%LOCALAPPDATA%\\induce`` on Windows."""
+    if os.environ.get("INDUCE_CACHE_DIR"):
+        return Path(os.environ["INDUCE_CACHE_DIR"])
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "induce"
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "induce"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "induce"

@@ -8,8 +8,25 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-_DIGITS = re.compile(r"[0-9]+")
+from induce.data.errors import ConfigError
+
+DIGITS = re.compile(r"[0-9]+")  # the digit rule: each run of ASCII digits is one symbol
 EMPTY_TAGS = frozenset(("-NONE-",))  # traces and other empty elements are never words
+ALL_TAGS = "all"  # the tag set name meaning "every token but empty elements"
+
+
+def load_tagset(name: str) -> frozenset[str] | None:
+    """The tags that mark words (``resources/tagsets.yaml``); ``None`` for ``all``."""
+    if name == ALL_TAGS:
+        return None
+    from induce.data.config import load_resource_yaml
+
+    tagsets = load_resource_yaml("tagsets.yaml")
+    if name not in tagsets:
+        raise ConfigError(
+            f"unknown tag set {name!r}; choose from {', '.join(sorted(tagsets))} or {ALL_TAGS}"
+        )
+    return frozenset(tagsets[name])
 
 
 @dataclass(frozen=True)
@@ -31,7 +48,7 @@ class Normalization:
         if self.lowercase:
             text = text.lower()
         if self.digits is not None:
-            text = _DIGITS.sub(self.digits, text)
+            text = DIGITS.sub(self.digits, text)
         return text.split(" ")
 
     def tagged(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
@@ -51,7 +68,7 @@ class Normalization:
         if self.lowercase:
             text = text.lower()
         if self.digits is not None:
-            text = _DIGITS.sub(self.digits, text)
+            text = DIGITS.sub(self.digits, text)
         return text
 
     def to_dict(self) -> dict:

@@ -63,9 +63,20 @@ class Tree:
                 stack.extend(reversed(node.children))  # type: ignore[arg-type]
 
     def copy(self) -> Tree:
-        from induce.data.ptb import parse_trees  # a deep copy that no depth can break
-
-        return parse_trees(self.to_string()).trees[0]  # type: ignore[return-value]
+        """A deep copy, built iteratively: predicted trees can be deeper than the recursion
+        limit."""
+        root = Tree(self.label, [])
+        stack: list[tuple[Tree, Tree]] = [(self, root)]
+        while stack:
+            source, target = stack.pop()
+            for child in source.children:
+                if isinstance(child, str):
+                    target.children.append(child)
+                else:
+                    node = Tree(child.label, [])
+                    target.children.append(node)
+                    stack.append((child, node))
+        return root
 
     def to_string(self) -> str:
         """One-line PTB bracket string: ``(S (NP (DT the) (NN dog)) (VP (VBD barked)))``."""

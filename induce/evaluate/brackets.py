@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from induce.data.normalize import EMPTY_TAGS
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import EMPTY_TAGS, match_counts, parse_baseline, require_sentences
+from induce.evaluate.common import match_counts, parse_baseline, require_sentences
 from induce.metrics.evalb import Evalb, EvalbResult
 from induce.metrics.evalb_params import EvalbParams, load_params
 from induce.structure.baselines import TREE_BASELINES, tree_baseline

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from induce.data.errors import ConfigError, InputError
+from induce.data.normalize import EMPTY_TAGS, load_tagset
 from induce.structure.trees import normalize_word
-
-EMPTY_TAGS = frozenset(("-NONE-",))
 
 
 def match_counts(gold_count: int, gold_path: str, pred) -> None:
@@ -80,8 +79,6 @@ def align_tokens(
 def word_filter(tagset: str):
     """A predicate on tags: in the named tag set, or anything but empty elements for
     ``all``."""
-    from induce.metrics.conventions import load_tagset
-
     tags = load_tagset(tagset)
     if tags is None:
         return lambda tag: tag not in EMPTY_TAGS

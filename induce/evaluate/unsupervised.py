@@ -13,10 +13,10 @@ import random
 from dataclasses import dataclass, replace
 
 from induce.data.errors import ConfigError, InputError
+from induce.data.normalize import EMPTY_TAGS
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import (
-    EMPTY_TAGS,
     align_tokens,
     match_counts,
     parse_baseline,

@@ -6,26 +6,12 @@ from dataclasses import asdict, dataclass, replace
 
 from induce.data.config import from_mapping, load_resource_yaml
 from induce.data.errors import ConfigError
+from induce.data.normalize import ALL_TAGS, load_tagset
 
 SPAN_CONVENTIONS = ("structformer", "cpcfg")
 DEP_CONVENTIONS = ("position", "structformer")
 WHOLE_SENTENCE = ("exclude", "root-only")
 ARCS = ("positions", "word-strings")
-
-
-ALL_TAGS = "all"
-
-
-def load_tagset(name: str) -> frozenset[str] | None:
-    """The tags that mark words; ``None`` for ``all`` (every token but empty elements)."""
-    if name == ALL_TAGS:
-        return None
-    tagsets = load_resource_yaml("tagsets.yaml")
-    if name not in tagsets:
-        raise ConfigError(
-            f"unknown tag set {name!r}; choose from {', '.join(sorted(tagsets))} or {ALL_TAGS}"
-        )
-    return frozenset(tagsets[name])
 
 
 def _tags_for_report(name: str) -> list[str] | str:

@@ -12,10 +12,10 @@ from induce.data.config import load_resource_yaml
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.treetext import combined_digest
 from induce.data.vocab import build_vocabulary
 from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
 from induce.preprocess.ptb import parse_sections
+from induce.preprocess.treetext import combined_digest
 
 SPLITS = ("xs", "sm", "md", "lg")
 YEARS = (1987, 1988, 1989)

@@ -13,8 +13,8 @@ import induce
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
-from induce.data.treetext import ReadStats, iter_trees
 from induce.data.vocab import Vocabulary, build_vocabulary
+from induce.preprocess.treetext import ReadStats, iter_trees
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -12,9 +12,9 @@ from induce.data.config import load_resource_yaml
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.treetext import combined_digest
 from induce.data.vocab import Vocabulary
 from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
+from induce.preprocess.treetext import combined_digest
 
 _LDC_NAME = re.compile(r"^wsj_(\d\d)\d\d\.mrg$", re.IGNORECASE)
 _SECTION_NAME = re.compile(r"^(\d\d)(\.[A-Za-z]+)?$")

@@ -19,7 +19,7 @@ from induce.data.errors import ConfigError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
 from induce.preprocess.common import Progress, SplitWriter, manifest
-from induce.structure.grammar import Grammar, load_grammar, sample
+from induce.preprocess.grammar import Grammar, load_grammar, sample
 
 SPLIT_STREAM = {"train": 1, "valid": 2, "test": 3}
 

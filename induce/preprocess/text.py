@@ -16,8 +16,8 @@ from typing import Any
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.treetext import ReadStats, combined_digest, read_file
 from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
+from induce.preprocess.treetext import ReadStats, combined_digest, read_file
 
 MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "ptb.test.txt"}
 

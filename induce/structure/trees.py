@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from induce.data.normalize import DIGITS, EMPTY_TAGS
 from induce.data.types import Tree
 
 WRAPPER_LABELS = frozenset(("", "TOP", "ROOT", "S1", "VROOT"))
-_DIGITS = re.compile(r"[0-9]+")
 
 
 def cut_label(label: str) -> str:
@@ -83,7 +83,7 @@ def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None
     )
 
 
-def strip_empty(tree: Tree, empty_tags: Iterable[str] = ("-NONE-",)) -> Tree | None:
+def strip_empty(tree: Tree, empty_tags: Iterable[str] = EMPTY_TAGS) -> Tree | None:
     """Remove empty elements (``-NONE-`` traces) and the constituents they leave empty."""
     tags = frozenset(empty_tags)
     return filter_preterminals(tree, lambda p: p.label not in tags)
@@ -124,7 +124,7 @@ def normalize_word(word: str, lower: bool = True, digits: bool = True) -> str:
     """The StructFormer/UDGN reader's word normalisation: lower-case, each digit run -> ``N``."""
     if lower:
         word = word.lower()
-    return _DIGITS.sub("N", word) if digits else word
+    return DIGITS.sub("N", word) if digits else word
 
 
 def unwrap(tree: Tree, wrappers: Iterable[str] = WRAPPER_LABELS) -> Tree:

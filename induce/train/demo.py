@@ -41,8 +41,7 @@ def cache_dir() -> Path:
 
 def builtin_dataset() -> tuple[Path, bool]:
     """The built-in dataset's folder, generated when absent; ``(path, generated now)``."""
-    from induce.data.normalize import Normalization
-    from induce.metrics.conventions import load_tagset
+    from induce.data.normalize import Normalization, load_tagset
     from induce.preprocess.synthetic import SyntheticOptions, preprocess_synthetic
 
     b = BUILTIN

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from induce.convert.headtables import load_head_table
 from induce.data.dataset import Dataset
 from induce.data.errors import InputError
+from induce.data.normalize import EMPTY_TAGS
 from induce.data.ptb import parse_trees
 from induce.decode.distances import SentenceParse
-from induce.evaluate.common import EMPTY_TAGS
 from induce.metrics.attachment import position_scores
 from induce.metrics.conventions import load_span_convention
 from induce.metrics.unsupervised import SpanScorer
 from induce.structure.deps import restrict_heads
 from induce.structure.headrules import UnknownLabel, lexical_heads
+from induce.structure.headtables import load_head_table
 from induce.structure.trees import leaves_and_spans, restrict_spans, spans, strip_empty, unwrap
 
 

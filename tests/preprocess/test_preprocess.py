@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from induce.data import treetext as tb
 from induce.data.dataset import load_dataset
 from induce.data.errors import InputError
-from induce.data.normalize import Normalization
+from induce.data.normalize import Normalization, load_tagset
 from induce.data.ptb import parse_trees
-from induce.data.treescan import scan_clean_file
-from induce.metrics.conventions import load_tagset
+from induce.preprocess import treetext as tb
+from induce.preprocess.treescan import scan_clean_file
 from tests.conftest import DATA, needs_shared
 from tests.preprocess.fixtures import make_bllip, make_ptb
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from induce.cli.app import app
 from induce.data.dataset import load_dataset
-from induce.metrics.conventions import load_tagset
+from induce.data.normalize import load_tagset
 from induce.preprocess.text import detect_text_format
 from tests.conftest import DATA, needs_shared
 from tests.preprocess.fixtures import make_bllip, make_ptb

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from induce.convert.headtables import head_table, load_head_table
 from induce.data.errors import ConfigError
 from induce.data.ptb import parse_trees
 from induce.data.types import Tree, dependency_problem
 from induce.structure.binarize import binarize, unbinarize
 from induce.structure.headrules import UnknownLabel, lexical_heads
+from induce.structure.headtables import head_table, load_head_table
 from tests.strategies import sentence, tree_over
 
 

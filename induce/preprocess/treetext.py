@@ -2,7 +2,7 @@
 
 Preprocessing touches every tree of a corpus once and only needs each tree's leaves and its
 text on one line, so it does not build tree objects.  Clean files are read whole by
-:mod:`induce.data.treescan`; any other file is cut into trees by bracket
+:mod:`induce.preprocess.treescan`; any other file is cut into trees by bracket
 depth, checked with the reader's rules (balanced, nothing outside brackets, a word alone under
 its tag) and its preterminals are read with one regular expression (C-level string work,
 about three times the speed of building trees).  A property test checks that it reads the same
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from induce.data.errors import InputError
 from induce.data.files import decode_utf8
-from induce.data.treescan import scan_clean_file
+from induce.preprocess.treescan import scan_clean_file
 
 # On text whose whitespace is collapsed to single spaces (all the checks below assume it).
 PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")

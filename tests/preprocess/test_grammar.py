@@ -10,7 +10,7 @@ import pytest
 
 from induce.data.errors import InputError
 from induce.data.types import DepTree
-from induce.structure.grammar import load_grammar, parse_grammar, sample
+from induce.preprocess.grammar import load_grammar, parse_grammar, sample
 from induce.structure.trees import spans
 
 TINY = """\

@@ -132,7 +132,7 @@ def _text(data: Any, where: str, key: str) -> str:
 def _tags(data: Any, where: str, key: str) -> frozenset[str]:
     """A list of tags, or the name of a tag set of ``resources/tagsets.yaml``."""
     if isinstance(data, str):
-        from induce.metrics.conventions import load_tagset
+        from induce.data.normalize import load_tagset
 
         tags = load_tagset(data)
         if tags is None:

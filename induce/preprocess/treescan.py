@@ -1,4 +1,4 @@
-"""The fast path of :mod:`induce.data.treetext`: a whole clean file of trees at once.
+"""The fast path of :mod:`induce.preprocess.treetext`: a whole clean file of trees at once.
 
 Real treebank files are almost always clean: ASCII, balanced, only whitespace between trees,
 every word alone under its tag.  For such a file the structure is checked once for the whole

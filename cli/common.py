@@ -10,9 +10,25 @@ from typing import Any, TypeVar
 
 import typer
 
-from induce.data.errors import InduceError
+from induce.data.errors import ConfigError, InduceError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+# Library arguments whose flag is not simply ``--`` + the name with dashes.
+_FLAGS = {"overrides": "--set", "run": "--model", "preset": "--config", "input_kind": "--input"}
+
+
+def flag(setting: str) -> str:
+    """The command-line flag that sets the library argument ``setting``."""
+    return _FLAGS.get(setting, "--" + setting.replace("_", "-"))
+
+
+def error_text(err: InduceError) -> str:
+    """The one-line message, with a library argument named by its flag."""
+    if isinstance(err, ConfigError) and err.setting:
+        return f"{flag(err.setting)} {err.reason}"
+    return str(err)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -32,7 +48,7 @@ def handle_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except InduceError as err:
-            fail(str(err))
+            fail(error_text(err))
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None

@@ -34,8 +34,8 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
 
     from induce.data.vocab import build_vocabulary
     from induce.models import build_model
-    from induce.train.config import load_config
-    from induce.train.run import save_weights, write_run_files
+    from induce.runs.config import load_config
+    from induce.runs.directory import save_weights, write_run_files
 
     vocab = build_vocabulary(Counter(w for s in words for w in s), max_size=10_000)
     config = load_config(arch)
@@ -144,10 +144,11 @@ def reference_style(run: Path, words: list[list[str]], threads: int) -> float:
     import torch
 
     from induce.decode.dependencies import _chu_liu_edmonds, arc_scores
-    from induce.train.mlm import load_trained
+    from induce.runs import open_run
 
     torch.set_num_threads(threads)
-    run_, model = load_trained(str(run), "best", "cpu")
+    run_ = open_run(run)
+    model = run_.load_model("best", "cpu")
     began = time.perf_counter()
     with torch.no_grad():
         for sentence in words:

@@ -58,7 +58,7 @@ def one(
 
     sys.path.insert(0, str(ROOT))
     from induce.models import build_model
-    from induce.train.batches import Specials, make_batch, plan_batches
+    from induce.runs.batches import Specials, make_batch, plan_batches
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

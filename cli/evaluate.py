@@ -224,7 +224,7 @@ def mlm(
 ) -> None:
     """Masked-LM perplexity of a trained model on seeded masks (the papers' PPL column)."""
     _check_format(fmt, ("table", "json"))
-    from induce.train.mlm import evaluate_mlm
+    from induce.evaluate.mlm import evaluate_mlm
 
     report = evaluate_mlm(model, data, split, weights, device, seed, mask_rate)
 
@@ -262,7 +262,7 @@ def pcc(
     """Pearson correlation between every attention head and every dependency label over the
     gold edges (UDGN Table 3): the best head for the most frequent labels."""
     _check_format(fmt, ("table", "json"))
-    from induce.pcc import head_label_correlation, plot_heatmap
+    from induce.evaluate.pcc import head_label_correlation, plot_heatmap
 
     report = head_label_correlation(model, gold, direction, device, weights, subtypes, top=top)
     if plot:

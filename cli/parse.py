@@ -62,9 +62,17 @@ def parse(
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     if model is None:
-        from induce.train.demo import latest_run
+        from induce.data.errors import InputError
+        from induce.runs import latest_run
 
-        model = str(latest_run())
+        try:
+            model = str(latest_run())
+        except InputError as err:
+            raise InputError(
+                f"{err.reason.replace('no run recorded yet', 'no run yet')}: train one "
+                "(induce train --arch udgn) or give --model RUN",
+                err.path,
+            ) from None
         typer.echo(f"no --model: using the most recent run, {model}", err=True)
     parser = Parser(model, device, weights, decoder)
     sentences = read_sentences(input_path, kind)

@@ -135,15 +135,16 @@ def train(
     ends with validation UF1 and UAS/UUAS next to trivial baselines."""
     import time
 
-    from induce.train import demo
-    from induce.train.engine import TrainOptions
+    from induce.preprocess.builtin import builtin_dataset
+    from induce.runs import remember_run
+    from induce.train.engine import RunExistsError, TrainOptions
     from induce.train.engine import train as run_training
 
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
     if resume is None and data is None:
         began = time.perf_counter()
-        path, generated = demo.builtin_dataset()
+        path, generated = builtin_dataset()
         if generated:
             typer.echo(
                 f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s",
@@ -166,9 +167,14 @@ def train(
         deterministic=deterministic,
         config=config or "paper",
     )
-    outcome = run_training(options, _Display())
+    try:
+        outcome = run_training(options, _Display())
+    except RunExistsError as err:
+        raise ConfigError(
+            f"{err.path}: {err.reason}; use --resume to continue it or choose another --out"
+        ) from None
     if os.environ.get("RANK", "0") == "0":  # under torchrun: rank 0 reports, once
-        demo.remember_run(options.out)
+        remember_run(options.out)
         _final_table(options.out)
     if outcome == "interrupted":
         raise typer.Exit(130)
@@ -179,9 +185,9 @@ def _final_table(run: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from induce.train import demo
+    from induce.report import baseline_rows, run_dataset, run_rows
 
-    best, last = demo.run_rows(run)
+    best, last = run_rows(run)
     console = Console(stderr=True, highlight=False)
     rows = [r for r in (best, last) if r is not None]
     if not any(r.uf1 is not None or r.uas is not None for r in rows):
@@ -190,9 +196,9 @@ def _final_table(run: str) -> None:
             typer.echo(f"best validation: {best.detail}", err=True)
         typer.echo(f"run directory: {run}", err=True)
         return
-    dataset = demo.run_dataset(run)
+    dataset = run_dataset(run)
     if dataset is not None and dataset.has("valid.trees"):
-        rows += demo.baseline_rows(dataset)
+        rows += baseline_rows(dataset)
     table = Table(title="Validation", title_justify="left")
     for column in ("", "UF1", "UAS", "UUAS"):
         table.add_column(column, justify="left" if not column else "right")

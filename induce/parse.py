@@ -15,23 +15,24 @@ leaf; ``drop``: it is left out of the output (not allowed for CoNLL-U, whose tok
 from __future__ import annotations
 
 import json
-import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
-
-import torch
+from typing import Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import read_text
+from induce.data.normalize import is_punctuation
 from induce.data.types import Tree
-from induce.decode.dependencies import arc_scores, decode, eisner
-from induce.decode.distances import decode_sentence
-from induce.structure.heights import projective_tree
-from induce.train.batches import Specials, evaluation_batches
+from induce.decode.scores import Scores
+from induce.runs.directory import open_run
+from induce.runs.inference import Progress, sentence_scores
 
-INPUTS = ("text", "pretokenized", "conllu")
-FORMATS = ("conllu", "ptb", "jsonl")
-DECODERS = {"structformer": ("argmax", "algorithm3"), "udgn": ("mst", "argmax", "eisner")}
+InputKind = Literal["text", "pretokenized", "conllu"]
+Format = Literal["conllu", "ptb", "jsonl"]
+Punct = Literal["attach", "drop"]
+INPUTS: tuple[InputKind, ...] = get_args(InputKind)
+FORMATS: tuple[Format, ...] = get_args(Format)
+
+__all__ = ["FORMATS", "INPUTS", "Parsed", "Parser", "Sentence", "format_parsed", "is_punctuation"]
 
 
 @dataclass
@@ -52,14 +53,14 @@ class Parsed:
     scores: dict[str, Any] | None = None
 
 
-def read_sentences(path: str, kind: str) -> list[Sentence]:
-    """Sentences of ``path`` (``-``: standard input); ``kind`` in :data:`INPUTS`."""
+def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
+    """Sentences of ``path`` (``-``: standard input)."""
     text = read_text(path)
     name = "<stdin>" if path == "-" else path
     if kind == "conllu":
         return _read_conllu(text, name)
     if kind not in INPUTS:
-        raise ConfigError(f"--input must be one of {', '.join(INPUTS)}")
+        raise ConfigError(f"must be one of {', '.join(INPUTS)}", setting="input_kind")
     tokenize = str.split
     if kind == "text":
         from nltk.tokenize import TreebankWordTokenizer
@@ -93,113 +94,86 @@ def _read_conllu(text: str, path: str) -> list[Sentence]:
     return out
 
 
-def is_punctuation(token: str) -> bool:
-    return bool(token) and all(unicodedata.category(c)[0] in "PS" for c in token)
-
-
 class Parser:
     """A trained run, ready to parse batches of sentences."""
 
     def __init__(
         self, run_path: str, device: str = "auto", weights: str = "best", decoder: str | None = None
     ) -> None:
-        from induce.train.mlm import load_trained
-
-        self.run, self.model = load_trained(run_path, weights, device)
-        arch = self.run.config.arch
-        if arch not in DECODERS:
+        self.run = open_run(run_path)
+        self.model = self.run.load_model(weights, device)
+        scores_class = type(self.model).scores_class
+        if scores_class is None:
             raise ConfigError(
-                f"a {arch} model induces no structure: parse needs a structformer or udgn run"
+                f"a {self.run.config.arch} model induces no structure: parse needs a run of a "
+                "model with a parser"
             )
-        self.decoder = decoder or DECODERS[arch][0]
-        if self.decoder not in DECODERS[arch]:
-            raise ConfigError(f"--decoder for {arch} must be one of {', '.join(DECODERS[arch])}")
-        self.arch = arch
+        self.decoder = scores_class.check_decoder(decoder)
         self.norm = self.run.normalization
-        vocab = self.run.vocab
-        self.vocab = vocab
-        self.specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
+        self.vocab = self.run.vocab
+        self.specials = self.run.specials
         self.device = next(self.model.parameters()).device
-        self.max_length = (
-            getattr(self.model.config, "max_length", None)
-            if getattr(self.model.config, "position", "none") == "absolute"
-            else None
-        )
+        self.max_words = self.model.max_words
 
     def parse(
         self,
         sentences: list[Sentence],
-        punct: str = "attach",
+        punct: Punct = "attach",
         scores: bool = False,
         batch_tokens: int = 8192,
         source: str = "<input>",
-        progress=None,
+        progress: Progress | None = None,
     ) -> list[Parsed]:
-        if punct not in ("attach", "drop"):
-            raise ConfigError("--punct must be attach or drop")
-        words_of, ids = [], []
-        for s in sentences:
-            flags = s.punct or [False] * len(s.tokens)
-            normalised = self.norm.words(s.tokens) if s.tokens else []
-            s.punct = [
-                f or (is_punctuation(t) and w not in self.vocab)
-                for f, t, w in zip(flags, s.tokens, normalised)
-            ]
-            kept = [w for w, p in zip(normalised, s.punct) if not p]
-            if self.max_length is not None and len(kept) > self.max_length:
-                raise InputError(
-                    f"a sentence of {len(kept)} words is longer than the model "
-                    f"can read ({self.max_length})",
-                    source,
-                    s.line,
-                )
-            words_of.append(kept)
-            ids.append(self.vocab.ids(kept))
-        outputs: dict[int, tuple] = {}
+        """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence;
+        ``progress(done, total)`` is called as batches finish."""
+        if punct not in get_args(Punct):
+            raise ConfigError("must be attach or drop", setting="punct")
+        words_of = [self._words(s, source) for s in sentences]
+        ids = [self.vocab.ids(words) for words in words_of]
         order = [k for k, w in enumerate(ids) if w]
-        with torch.no_grad():
-            done = 0
-            for batch in evaluation_batches(
-                [ids[k] for k in order], batch_tokens, self.specials, None, 0
-            ):
-                # trees depend on the parser only: skip the encoder layers
-                out = self.model.structure(batch.ids.to(self.device), batch.keep.to(self.device))
-                for row, index in enumerate(batch.index):
-                    n = len(ids[order[index]])
-                    outputs[order[index]] = tuple(
-                        None
-                        if t is None
-                        else (t[row, :n, :n] if t.dim() == 3 else t[row, :n]).float().cpu()
-                        for t in (out.distances, out.heights, out.parents, out.roots)
-                    )
-                done += len(batch.index)
-                if progress is not None:
-                    progress(done, len(order))
+        outputs: dict[int, Scores] = {}
+        for index, row in sentence_scores(
+            self.model,
+            [ids[k] for k in order],
+            self.specials,
+            batch_tokens,
+            self.device,
+            progress=progress,
+        ):
+            outputs[order[index]] = row
         return [
             self._one(s, words_of[k], outputs.get(k), punct, scores)
             for k, s in enumerate(sentences)
         ]
 
-    def _one(self, s: Sentence, words: list[str], out, punct: str, want: bool) -> Parsed:
+    def _words(self, s: Sentence, source: str) -> list[str]:
+        """The normalised words the model reads; marks the punctuation it never saw."""
+        flags = s.punct or [False] * len(s.tokens)
+        normalised = self.norm.words(s.tokens) if s.tokens else []
+        s.punct = [
+            f or (is_punctuation(t) and w not in self.vocab)
+            for f, t, w in zip(flags, s.tokens, normalised)
+        ]
+        kept = [w for w, p in zip(normalised, s.punct) if not p]
+        if self.max_words is not None and len(kept) > self.max_words:
+            raise InputError(
+                f"a sentence of {len(kept)} words is longer than the model "
+                f"can read ({self.max_words})",
+                source,
+                s.line,
+            )
+        return kept
+
+    def _one(
+        self, s: Sentence, words: list[str], scores: Scores | None, punct: Punct, want: bool
+    ) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]
         shown = [s.tokens[k] for k in keep]
-        extra: dict[str, Any] | None = {} if want else None
-        if not words:
-            heads, tree = [], None
-        elif self.arch == "structformer":
-            d, h, p, _ = out
-            parse = decode_sentence(shown, d.tolist()[:-1], h.tolist(), p.tolist(), self.decoder)
-            heads, tree = parse.heads, parse.tree
-            if want:
-                extra.update(distances=d.tolist()[:-1], heights=h.tolist(), parents=p.tolist())
-        else:
-            _, _, p, r = out
-            arcs = arc_scores(p.numpy(), r.numpy())
-            heads = decode(arcs, self.decoder)
-            tree = projective_tree([Tree("X", [w]) for w in shown], eisner(arcs))
-            if want:
-                extra.update(parents=p.tolist(), roots=r.tolist())
-        return _with_punctuation(s, keep, heads, tree, punct, extra)
+        if not words or scores is None:
+            return _with_punctuation(s, keep, [], None, punct, {} if want else None)
+        parse = scores.read_out(shown, self.decoder)
+        extra = scores.to_json() if want else None
+        return _with_punctuation(s, keep, parse.heads or [], parse.tree, punct, extra)
 
 
 def _with_punctuation(
@@ -272,7 +246,7 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
     if fmt == "ptb":
         return "".join(p.tree + "\n" for p in parsed)
     if fmt != "conllu":
-        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
+        raise ConfigError(f"must be one of {', '.join(FORMATS)}", setting="format")
     import copy
 
     blocks = []

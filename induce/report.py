@@ -20,12 +20,18 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from induce.data.dataset import Dataset
 from induce.data.errors import InputError
 from induce.data.files import read_text
+from induce.data.types import Tree
+from induce.metrics.validation import ParseScorer, load_gold
+from induce.runs.directory import METRICS, open_run, read_metrics, read_settings
+from induce.structure.baselines import dependency_baseline, tree_baseline
 
 LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")  # the papers' per-label columns
 
@@ -41,13 +47,9 @@ class RunResults:
 
 def read_run(path: str | Path) -> RunResults:
     """The headline numbers of one run directory."""
-    import yaml
-
     folder = Path(path)
-    if not (folder / "config.yaml").is_file():
-        raise InputError("not an induce run directory: no config.yaml", str(folder))
-    config = yaml.safe_load(read_text(folder / "config.yaml")) or {}
-    seed = (config.get("train") or {}).pop("seed", None) if isinstance(config, dict) else None
+    config = read_settings(folder)
+    seed = (config.get("train") or {}).pop("seed", None)
     setting = json.dumps(config, sort_keys=True)
     out = RunResults(folder, str(config.get("arch", "?")), setting, seed)
     for file in sorted((folder / "eval").glob("*.json")):
@@ -80,12 +82,9 @@ def _headline(stem: str, data: dict[str, Any]) -> dict[str, float]:
 
 def _validation(folder: Path) -> dict[str, float]:
     best = None
-    metrics = folder / "metrics.jsonl"
-    if metrics.is_file():
-        for line in read_text(metrics).splitlines():
-            record = json.loads(line) if line.strip() else {}
-            if record.get("kind") == "eval" and record.get("best"):
-                best = record
+    for record in read_metrics(folder / METRICS):
+        if record.get("kind") == "eval" and record.get("best"):
+            best = record
     if best is None:
         return {}
     names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS", "uuas": "valid UUAS"}
@@ -168,3 +167,73 @@ def to_csv(table) -> str:
     flat = table[["model", "runs"] + [(m, part) for m in metrics for part in ("mean", "std")]]
     flat.columns = [" ".join(c) if isinstance(c, tuple) else c for c in flat.columns]
     return flat.to_csv(index=False)
+
+
+# -- the table that ends a training run: its validation next to trivial baselines ----------
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    uf1: float | None = None
+    uas: float | None = None
+    uuas: float | None = None
+    detail: str = ""  # e.g. "step 360, ppl 45.897" for a run's validation
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.detail})" if self.detail else self.name
+
+
+def baseline_rows(dataset: Dataset, split: str = "valid", seed: int = 0) -> list[Row]:
+    """Right/left-branching and random trees (UF1), next-word, previous-word and random
+    dependencies (UAS/UUAS), scored exactly as validation scores a model."""
+    gold = load_gold(dataset, split)
+    rows: list[Row] = []
+    for name, kind in (
+        ("right-branching", "right"),
+        ("left-branching", "left"),
+        ("random tree", "random"),
+        ("next word", "next"),
+        ("previous word", "prev"),
+        ("random dependencies", "random"),
+    ):
+        rng = random.Random(seed)
+        scorer = ParseScorer()
+        trees = name in ("right-branching", "left-branching", "random tree")
+        for index, g in enumerate(gold.sentences):
+            if g is None:
+                continue
+            if trees:
+                leaves = [Tree("X", [str(i)]) for i in range(g.n)]
+                scorer.add(index, g, tree_baseline(kind, leaves, rng), None)
+            else:
+                scorer.add(index, g, None, dependency_baseline(kind, g.n, rng))
+        s = scorer.summary()
+        rows.append(Row(name, s.get("uf1"), s.get("uas"), s.get("uuas")))
+    return rows
+
+
+def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
+    """The run's best validation (lowest perplexity) and its last validation."""
+    records = [r for r in read_metrics(Path(run_path) / METRICS) if r.get("kind") == "eval"]
+    if not records:
+        return None, None
+    best = [r for r in records if r.get("best")] or records
+
+    def row(name: str, r: dict[str, Any]) -> Row:
+        return Row(
+            name,
+            r.get("uf1"),
+            r.get("uas"),
+            r.get("uuas"),
+            f"step {r['step']}, ppl {r.get('valid_ppl')}",
+        )
+
+    last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None
+    return row("this run, best", best[-1]), last
+
+
+def run_dataset(run_path: str | Path) -> Dataset | None:
+    """The dataset a run was trained on, if it is still where it was."""
+    return open_run(run_path).open_dataset()

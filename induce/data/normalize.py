@@ -85,3 +85,10 @@ class Normalization:
             word_tags=None if tags is None else frozenset(tags),
             tagset=data.get("tagset"),
         )
+
+
+def is_punctuation(token: str) -> bool:
+    """A token made only of Unicode punctuation and symbol characters."""
+    import unicodedata
+
+    return bool(token) and all(unicodedata.category(c)[0] in "PS" for c in token)

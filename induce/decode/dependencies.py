@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from induce.data.types import Tree
+from induce.decode.distances import SentenceParse
+from induce.structure.heights import projective_tree
 
 DECODERS = ("mst", "eisner", "argmax")
 
@@ -28,13 +33,9 @@ def arc_scores(parents, roots) -> np.ndarray:
     return out
 
 
-def decode_arcs(words: Sequence[str], scores, decoder: str = "mst"):
+def decode_arcs(words: Sequence[str], scores: ArrayLike, decoder: str = "mst") -> SentenceParse:
     """Heads by ``decoder`` and, as a constituency read-out, the binary tree that the best
     projective tree (Eisner) projects to."""
-    from induce.data.types import Tree
-    from induce.decode.distances import SentenceParse
-    from induce.structure.heights import projective_tree
-
     heads = decode(scores, decoder)
     projective = heads if decoder == "eisner" else eisner(scores)
     tree = projective_tree([Tree("X", [w]) for w in words], projective)

@@ -11,13 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import torch
-
 from induce.data.types import Tree
 from induce.structure.distances import split_tree
 from induce.structure.heights import parse_distances
-
-DEPENDENCY_DECODERS = ("argmax", "algorithm3")
 
 
 @dataclass
@@ -65,32 +61,3 @@ def decode_sentence(
         None if distances is None else list(distances),
         None if heights is None else list(heights),
     )
-
-
-def decode_batch(
-    words: Sequence[Sequence[str]],
-    distances: torch.Tensor | None,
-    heights: torch.Tensor | None,
-    parents: torch.Tensor | None,
-    dependencies: str = "argmax",
-) -> list[SentenceParse]:
-    """Per sentence: ``distances [B, L]`` (first n-1 used), ``heights [B, L]``, ``parents
-    [B, L, L]`` of sentences of ``len(words[b])`` words."""
-    if dependencies not in DEPENDENCY_DECODERS:
-        raise ValueError(f"dependencies must be one of {DEPENDENCY_DECODERS}")
-    d = distances.float().cpu().tolist() if distances is not None else None
-    h = heights.float().cpu().tolist() if heights is not None else None
-    p = parents.float().cpu() if parents is not None else None
-    out = []
-    for b, sentence in enumerate(words):
-        n = len(sentence)
-        out.append(
-            decode_sentence(
-                sentence,
-                d[b][: n - 1] if d is not None else None,
-                h[b][:n] if h is not None else None,
-                p[b, :n, :n].tolist() if p is not None else None,
-                dependencies,
-            )
-        )
-    return out

@@ -1,39 +1,42 @@
-"""Masked-LM architectures, keyed by the ``--arch`` name.
+"""Masked-LM architectures and the registry that maps an ``--arch`` name to its class.
 
-A model maps ``ids [B, L]`` and ``keep [B, L]`` to an :class:`EncoderOutput` (hidden states
-and, for parsers, their scores); ``induce.decode`` turns scores into trees.
+Every class implements :class:`induce.models.base.MaskedLM`.  Adding an architecture: one
+model file here, its registry entry below, and ``resources/configs/<arch>.yaml`` (see
+``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from torch import nn
-
 from induce.data.config import from_mapping
+from induce.data.errors import ConfigError
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.structformer import StructFormer
-from induce.models.transformer import EncoderOutput, TransformerMLM
+from induce.models.transformer import TransformerMLM
 from induce.models.udgn import UDGN
 
-MODELS: dict[str, type] = {
+MODELS: dict[str, type[MaskedLM]] = {
     "transformer": TransformerMLM,
     "structformer": StructFormer,
     "udgn": UDGN,
 }
 
-__all__ = ["MODELS", "EncoderOutput", "build_model", "model_config"]
+__all__ = ["MODELS", "EncoderOutput", "MaskedLM", "build_model", "model_class", "model_config"]
 
 
-def model_config(arch: str, settings: dict[str, Any]):
-    """The architecture's frozen config from the ``model:`` settings (unknown keys refused)."""
-    from induce.data.errors import ConfigError
-
+def model_class(arch: str) -> type[MaskedLM]:
     if arch not in MODELS:
         raise ConfigError(f"unknown architecture {arch!r} (known: {', '.join(MODELS)})")
-    config = from_mapping(MODELS[arch].config_class, settings, f"{arch} model")
+    return MODELS[arch]
+
+
+def model_config(arch: str, settings: dict[str, Any]) -> BackboneConfig:
+    """The architecture's frozen config from the ``model:`` settings (unknown keys refused)."""
+    config = from_mapping(model_class(arch).config_class, settings, f"{arch} model")
     config.check()
     return config
 
 
-def build_model(arch: str, settings: dict[str, Any], vocab_size: int, pad_id: int) -> nn.Module:
-    return MODELS[arch](model_config(arch, settings), vocab_size, pad_id)
+def build_model(arch: str, settings: dict[str, Any], vocab_size: int, pad_id: int) -> MaskedLM:
+    return model_class(arch)(model_config(arch, settings), vocab_size, pad_id)

@@ -16,36 +16,35 @@ mixed per head by a softmax).  Two departures, both deliberate:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from induce.models.transformer import EncoderOutput, TransformerConfig, TransformerMLM
+from induce.data.errors import ConfigError
+from induce.decode.scores import DistanceScores
+from induce.models.base import EncoderOutput
+from induce.models.transformer import TransformerConfig, TransformerMLM
 
 _BIG = 1e9  # "no boundary" distance / "no word" height, as the reference masks them
-RELATIONS = ("parent", "dependent")
+Relation = Literal["parent", "dependent"]
+RELATIONS: tuple[Relation, ...] = get_args(Relation)
 
 
 @dataclass(frozen=True)
 class StructFormerConfig(TransformerConfig):
     n_parser_layers: int = 3
     conv_size: int = 9
-    relations: tuple[str, ...] = RELATIONS
-    relation_weight: str = "softmax"  # softmax | sigmoid over the relations of a head
+    relations: tuple[Relation, ...] = RELATIONS
+    relation_weight: Literal["softmax", "sigmoid"] = "softmax"  # over the relations of a head
 
     def check(self) -> None:
         super().check()
-        from induce.data.errors import ConfigError
-
-        bad = sorted(set(self.relations) - set(RELATIONS))
-        if bad or not self.relations:
+        if not self.relations:
             raise ConfigError(
-                f"model.relations must be a non-empty subset of "
-                f"{list(RELATIONS)}, got {list(self.relations)}"
+                f"model.relations must be a non-empty subset of {list(RELATIONS)}, got []"
             )
-        if self.relation_weight not in ("softmax", "sigmoid"):
-            raise ConfigError("model.relation_weight must be softmax or sigmoid")
         if self.conv_size < 1 or self.n_parser_layers < 0:
             raise ConfigError("model.conv_size must be positive, n_parser_layers >= 0")
 
@@ -72,6 +71,8 @@ def _head(d: int, first: nn.Module) -> nn.Sequential:
 
 class StructFormer(TransformerMLM):
     config_class = StructFormerConfig
+    scores_class = DistanceScores
+    config: StructFormerConfig
 
     def __init__(self, config: StructFormerConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__(config, vocab_size, pad_id)
@@ -109,18 +110,17 @@ class StructFormer(TransformerMLM):
             return torch.sigmoid(self.relation_logits)
         return torch.softmax(self.relation_logits, dim=-1)
 
-    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        """The parser's scores only (no Transformer layers, ``hidden`` empty): all that
-        parsing needs, at a fraction of a full forward pass."""
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> DistanceScores:
+        """The parser's scores only (no Transformer layers): all that parsing needs, at a
+        fraction of a full forward pass."""
         distances, heights = self.parse(ids, keep)
         temperature = self.log_temperature.exp()
         parents = parent_distribution(distances, heights, temperature[0], temperature[1])
-        return EncoderOutput(ids.new_zeros(0), distances, heights, parents)
+        return DistanceScores(distances, heights, parents)
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        distances, heights = self.parse(ids, keep)
-        temperature = self.log_temperature.exp()
-        parents = parent_distribution(distances, heights, temperature[0], temperature[1])
+        scores = self.structure(ids, keep)
+        parents = scores.parents
         relations = {"parent": parents, "dependent": parents.transpose(1, 2)}  # Eq. 13
         stack = torch.stack([relations[r] for r in self.config.relations], 1)  # [B, R, L, L]
         weights = self.relation_weights()
@@ -130,7 +130,7 @@ class StructFormer(TransformerMLM):
             # the memory at O(B H L^2).
             gate = torch.einsum("hr,brij->bhij", weights[index].to(stack.dtype), stack)
             h = layer(h, keep, gate)
-        return EncoderOutput(self.finish(h), distances, heights, parents)
+        return EncoderOutput(self.finish(h), scores)
 
 
 def calibrate(

@@ -24,54 +24,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from induce.data.errors import ConfigError
+from induce.decode.scores import ArcScores
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.layers import Dropout
-from induce.models.transformer import EncoderOutput
 
 
 @dataclass(frozen=True)
-class UDGNConfig:
-    d_model: int = 512
-    head_size: int = 128
-    n_layers: int = 8
-    n_heads: int = 8
-    n_parser_layers: int = 3
+class UDGNConfig(BackboneConfig):
     dropout: float = 0.2
+    position: Literal["none", "absolute"] = "none"  # absolute: the positional ablation
+    head_size: int = 128
+    n_parser_layers: int = 3
     parser_dropout: float = 0.2
-    attn_dropout: float = 0.1
-    position: str = "none"  # none | absolute (ablation: positional encoding)
-    max_length: int = 500
-    init_range: float = 0.1
     gates: bool = True
     competition: bool = True
     relative_bias: bool = True
-    edge_marginals: str = "softmax"  # softmax (Eq. 5) | kirchhoff
+    edge_marginals: Literal["softmax", "kirchhoff"] = "softmax"  # Eq. 5 | matrix-tree
     n_tags: int = 0  # latent tag embeddings of the parser (0: off)
 
     def check(self) -> None:
-        from induce.data.errors import ConfigError
-
-        if self.position not in ("none", "absolute"):
-            raise ConfigError("model.position must be none or absolute for udgn")
-        if self.edge_marginals not in ("softmax", "kirchhoff"):
-            raise ConfigError("model.edge_marginals must be softmax or kirchhoff")
-        if (
-            min(
-                self.d_model,
-                self.head_size,
-                self.n_layers,
-                self.n_heads,
-                self.n_parser_layers,
-                self.max_length,
-            )
-            < 1
-            or self.n_tags < 0
-        ):
+        super().check()
+        if min(self.head_size, self.n_parser_layers) < 1 or self.n_tags < 0:
             raise ConfigError("model sizes must be positive (n_tags: 0 or more)")
+        if not 0.0 <= self.parser_dropout < 1.0:
+            raise ConfigError("model dropout rates must be in [0, 1)")
 
 
 class DGNLayer(nn.Module):
@@ -126,16 +108,14 @@ class DGNLayer(nn.Module):
         return x + self.drop(self.out(self.drop(o.reshape(b, n, -1))))  # Eq. 15
 
 
-class UDGN(nn.Module):
+class UDGN(MaskedLM):
     config_class = UDGNConfig
+    scores_class = ArcScores
+    config: UDGNConfig
 
     def __init__(self, config: UDGNConfig, vocab_size: int, pad_id: int) -> None:
-        super().__init__()
-        c = self.config = config
-        self.pad_id = pad_id
-        self.embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
-        self.positions = nn.Embedding(c.max_length, c.d_model) if c.position == "absolute" else None
-        self.drop = Dropout(c.dropout)
+        super().__init__(config, vocab_size, pad_id)
+        c = config
         self.parser_embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
         self.parser_drop = Dropout(c.parser_dropout)
         self.tag_logits = self.tag_embed = None
@@ -154,12 +134,8 @@ class UDGN(nn.Module):
         )
         self.parser_ff = nn.Linear(2 * c.d_model, 2 * c.d_model)
         self.layers = nn.ModuleList(DGNLayer(c) for _ in range(c.n_layers))
-        self.norm = nn.LayerNorm(c.d_model)
-        self.out_bias = nn.Parameter(torch.zeros(vocab_size))
-        for table in (self.embed, self.parser_embed) + (
-            (self.positions,) if self.positions is not None else ()
-        ):
-            nn.init.uniform_(table.weight, -c.init_range, c.init_range)
+        self._add_output(vocab_size)
+        self._init_tables(self.embed, self.parser_embed, self.positions)
         nn.init.xavier_uniform_(self.parser_ff.weight)
         nn.init.zeros_(self.parser_ff.bias)
 
@@ -184,37 +160,22 @@ class UDGN(nn.Module):
             return kirchhoff_marginals(logits, keep)
         return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5
 
-    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        """The parser's edge distribution only (no DGN layers, ``hidden`` empty)."""
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> ArcScores:
+        """The parser's edge distribution only (no DGN layers): ``parents`` without the
+        diagonal, whose entries are the ``roots``."""
         p = self.parse(ids, keep)
         eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
-        return EncoderOutput(
-            ids.new_zeros(0),
-            parents=p.masked_fill(eye, 0.0),
-            roots=torch.diagonal(p, dim1=1, dim2=2),
-        )
+        return ArcScores(p.masked_fill(eye, 0.0), torch.diagonal(p, dim1=1, dim2=2))
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        p = self.parse(ids, keep)
-        eye = torch.eye(ids.shape[1], dtype=torch.bool, device=ids.device)
-        roots = torch.diagonal(p, dim1=1, dim2=2)
-        parents = p.masked_fill(eye, 0.0)
+        scores = self.structure(ids, keep)
+        parents = scores.parents
         m = parents + parents.transpose(1, 2) - parents * parents.transpose(1, 2)  # Eq. 6
-        h = self.embed(ids)
-        if self.positions is not None:
-            if ids.shape[1] > self.config.max_length:
-                from induce.data.errors import InputError
-
-                raise InputError(
-                    f"a sentence of {ids.shape[1]} tokens is longer than the "
-                    f"model's max_length {self.config.max_length}"
-                )
-            h = h + self.positions(torch.arange(ids.shape[1], device=ids.device))[None]
-        h = self.drop(h)
+        h = self.drop(self.embed_tokens(ids))
         m = m.to(h.dtype)
         for layer in self.layers:
             h = layer(h, keep, m)
-        return EncoderOutput(self.drop(self.norm(h)), parents=parents, roots=roots)
+        return EncoderOutput(self.finish(h), scores)
 
     def record_attention(self, on: bool = True) -> None:
         for layer in self.layers:
@@ -224,9 +185,6 @@ class UDGN(nn.Module):
         """Per layer, the heads' competition probabilities ``[B, H, L, L]`` (Eq. 10; the
         edge i -> j for query i and key j, before the edge probability scales them)."""
         return [layer.recorded for layer in self.layers]
-
-    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return F.linear(hidden, self.embed.weight, self.out_bias)
 
 
 def kirchhoff_marginals(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

@@ -13,35 +13,43 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from induce.data.dataset import Dataset, load_dataset
+from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import atomic_write
+from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
-from induce.train import distributed as dd
-from induce.train.batches import Specials, plan_batches, steps_per_epoch, training_batches
-from induce.train.config import load_config
-from induce.train.evaluation import evaluate_split, parse_split
-from induce.train.run import (
+from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
+from induce.runs.config import OptimConfig, RunConfig, load_config
+from induce.runs.device import autocast, pick_device
+from induce.runs.directory import (
     METRICS,
     STATE,
-    load_run,
+    dataset_record,
+    keep_metrics_until,
     load_state,
     load_weights,
+    open_run,
     save_state,
     save_weights,
     write_run_files,
 )
-from induce.train.validate import load_gold
+from induce.train import distributed as dd
+from induce.train.validation import parse_split, validation_loss
 
-Callback = Callable[[str, dict], None]
+Callback = Callable[[str, dict[str, Any]], None]
+
+
+class RunExistsError(InputError):
+    """A new run was asked for in a folder that already holds files."""
 
 
 @dataclass
@@ -56,68 +64,72 @@ class TrainOptions:
     config: str = "paper"  # paper | demo | a YAML file (new runs only)
 
 
-def pick_device(spec: str, world: dd.World | None = None) -> torch.device:
-    if spec == "auto":
-        spec = "cuda" if torch.cuda.is_available() else "cpu"
-    if spec.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ConfigError(f"--device {spec}: CUDA is not available on this machine")
-        if spec == "cuda" and world is not None and world.size > 1:
-            spec = f"cuda:{world.local_rank}"
-    elif spec != "cpu":
-        raise ConfigError(f"--device must be auto, cpu, cuda or cuda:N, got {spec!r}")
-    return torch.device(spec)
-
-
-def dataset_record(dataset: Dataset) -> dict[str, Any]:
-    m = dataset.manifest
-    return {
-        "path": str(dataset.path.resolve()),
-        "format": m.get("format"),
-        "normalization": m.get("normalization", {}),
-        "tokenizer": m.get("tokenizer"),
-        "counts": m.get("counts"),
-        "sources": m.get("source", m.get("sources")),
-    }
-
-
 class Trainer:
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
-        self.on_event = on_event or (lambda kind, record: None)
+        self.on_event: Callback = on_event or (lambda kind, record: None)
         self.stop_requested = False
-        self.world = dd.start(
-            "cuda"
-            if options.device.startswith("cuda")
-            or (options.device == "auto" and torch.cuda.is_available())
-            else "cpu"
+        cuda = options.device.startswith("cuda") or (
+            options.device == "auto" and torch.cuda.is_available()
         )
-        self.device = pick_device(options.device, self.world)
+        self.world = dd.start("cuda" if cuda else "cpu")
+        self.device = pick_device(
+            options.device, self.world.local_rank if self.world.size > 1 else None
+        )
         self.path = Path(options.out)
-        if options.resume:
-            run = load_run(self.path, options.overrides)
-            self.config = run.config
-            data = options.data or run.dataset.get("path")
-            if not data:
-                raise InputError("the run does not record its dataset; give --data", str(self.path))
-        else:
-            if options.data is None:
-                raise ConfigError("give --data DIR (a dataset from induce preprocess)")
-            if self.world.main and self.path.exists() and any(self.path.iterdir()):
-                raise InputError(
-                    "the run directory exists and is not empty; use --resume to "
-                    "continue it or choose another --out",
-                    str(self.path),
-                )
-            self.config = load_config(options.arch, options.overrides, preset=options.config)
-            data = options.data
+        self.config, data = self._settings(options)
         if options.deterministic:
             torch.use_deterministic_algorithms(True)
+        self._load_data(data)
+        torch.manual_seed(self.config.train.seed)
+        self.model = build_model(
+            self.config.arch, self.config.model, len(self.vocab), self.specials.pad
+        ).to(self.device)
+        self.optimizer, self.scheduler = _optimizer(self.model, self.config.optim)
+        self.state: dict[str, Any] = {
+            "step": 0,
+            "epoch": 0,
+            "position": 0,
+            "best_loss": math.inf,
+            "bad_evals": 0,
+            "tokens": 0,
+        }
+        self.gold = self._validation_gold()
+        self.net: torch.nn.Module = self.model
+        if self.world.size > 1:
+            self.net = torch.nn.parallel.DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
+        if not options.resume and self.world.main:
+            self.path.mkdir(parents=True, exist_ok=True)
+            write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
+            atomic_write(self.path / METRICS, "")
+        dd.barrier(self.world)
+        if options.resume:
+            self._restore()
+        dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
+
+    def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
+        """The run's config and dataset path: a resumed run's own, or new ones."""
+        if options.resume:
+            run = open_run(self.path, options.overrides)
+            data = options.data or run.dataset.get("path")
+            if not data:
+                raise ConfigError("is needed: the run does not record its dataset", "data")
+            return run.config, str(data)
+        if options.data is None:
+            raise ConfigError("is needed: a dataset directory from preprocessing", "data")
+        if self.world.main and self.path.exists() and any(self.path.iterdir()):
+            raise RunExistsError("the run directory exists and is not empty", str(self.path))
+        return load_config(options.arch, options.overrides, preset=options.config), options.data
+
+    def _load_data(self, data: str) -> None:
+        """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
         self.dataset = load_dataset(data)
         vocab = self.dataset.vocab
         if vocab is None:
             raise InputError("the dataset has no vocab.json", str(self.dataset.path))
         self.vocab = vocab
-        self.specials = Specials(vocab.id("<pad>"), vocab.id("<unk>"), vocab.id("<mask>"))
+        self.specials = Specials.of(vocab)
         self.train_ids = [vocab.ids(s) for s in self.dataset.sentences("train")]
         self.valid_ids = (
             [vocab.ids(s) for s in self.dataset.sentences("valid")]
@@ -136,54 +148,14 @@ class Trainer:
         ]
         if steps_per_epoch(self.plan, self.world.size) == 0:
             raise ConfigError("fewer training batches than processes")
-        torch.manual_seed(self.config.train.seed)
-        self.model = build_model(
-            self.config.arch, self.config.model, len(vocab), self.specials.pad
-        ).to(self.device)
-        o = self.config.optim
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(),
-            lr=o.lr,
-            betas=tuple(o.betas),
-            eps=o.eps,
-            weight_decay=o.weight_decay,
-        )
-        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.optimizer,
-            "min",
-            factor=o.plateau_factor,
-            patience=o.plateau_patience,
-            threshold=0.0,
-            min_lr=o.min_lr,
-        )
-        self.state: dict[str, Any] = {
-            "step": 0,
-            "epoch": 0,
-            "position": 0,
-            "best_loss": math.inf,
-            "bad_evals": 0,
-            "tokens": 0,
-        }
-        self.gold = None
-        if (
-            self.config.train.parse_metrics
-            and self.world.main
-            and getattr(self.model, "parse", None) is not None
-        ):
-            self.gold = load_gold(self.dataset, "valid") if self.valid_ids else None
-        self.net = self.model
-        if self.world.size > 1:
-            self.net = torch.nn.parallel.DistributedDataParallel(
-                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
-            )
-        if not options.resume and self.world.main:
-            self.path.mkdir(parents=True, exist_ok=True)
-            write_run_files(self.path, self.config, vocab, dataset_record(self.dataset))
-            atomic_write(self.path / METRICS, "")
-        dd.barrier(self.world)
-        if options.resume:
-            self._restore()
-        dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
+
+    def _validation_gold(self) -> Gold | None:
+        """Gold structures of the validation split when the model parses and they exist."""
+        if not (self.config.train.parse_metrics and self.world.main and self.valid_ids):
+            return None
+        if type(self.model).scores_class is None:
+            return None
+        return load_gold(self.dataset, "valid")
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -197,12 +169,7 @@ class Trainer:
             torch.cuda.set_rng_state(saved["rng"]["cuda"], self.device)
         random.setstate(_tuple(saved["rng"]["python"]))
         if self.world.main:  # forget records written after the checkpoint
-            kept = [
-                line
-                for line in (self.path / METRICS).read_text().splitlines()
-                if line and json.loads(line).get("step", 0) <= self.state["step"]
-            ]
-            atomic_write(self.path / METRICS, "".join(line + "\n" for line in kept))
+            keep_metrics_until(self.path / METRICS, self.state["step"])
 
     def save_checkpoint(self, best: bool = False) -> None:
         if not self.world.main:
@@ -239,12 +206,10 @@ class Trainer:
         self.stop_requested = True
 
     # -- the loop --------------------------------------------------------------------------
-    def autocast(self):
-        if self.device.type == "cuda" and self.config.train.bf16:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return nullcontext()
+    def autocast(self) -> AbstractContextManager[object]:
+        return autocast(self.device, self.config.train.bf16)
 
-    def train_step(self, batch) -> float:
+    def train_step(self, batch: Batch) -> float:
         self.net.train()
         batch = batch.to(self.device)
         with self.autocast():
@@ -263,7 +228,7 @@ class Trainer:
 
     def validate(self) -> dict[str, Any]:
         c = self.config
-        loss, count = evaluate_split(
+        loss, count = validation_loss(
             self.model,
             self.valid_ids,
             self.specials,
@@ -324,65 +289,104 @@ class Trainer:
                 "path": str(self.path),
             },
         )
-        began, tokens_since, losses = time.perf_counter(), 0, []
+        meter = _Meter()
         while s["epoch"] < c.train.epochs and not self._finished(total):
-            for position, batch in training_batches(
-                self.train_ids,
-                self.plan,
-                self.specials,
-                c.data.mask_rate,
-                c.train.seed,
-                s["epoch"],
-                s["position"],
-                self.world.rank,
-                self.world.size,
-            ):
-                losses.append(self.train_step(batch))
-                tokens_since += batch.tokens * self.world.size
-                s["step"] += 1
-                s["position"] = position + 1
-                s["tokens"] += batch.tokens * self.world.size
-                if s["step"] % max(c.train.log_every, 1) == 0:
-                    elapsed = time.perf_counter() - began
-                    self.record(
-                        "train",
-                        {
-                            "step": s["step"],
-                            "epoch": s["epoch"],
-                            "loss": round(sum(losses) / len(losses), 5),
-                            "tokens_per_s": round(tokens_since / elapsed, 1),
-                            "lr": self.optimizer.param_groups[0]["lr"],
-                            "total_steps": total,
-                        },
-                    )
-                    began, tokens_since, losses = time.perf_counter(), 0, []
-                stop = dd.any_all(self.world, self.stop_requested, self.device)
-                if c.train.eval_every and s["step"] % c.train.eval_every == 0 and self.valid_ids:
-                    self.validate()
-                elif stop or (
-                    c.train.checkpoint_every and s["step"] % c.train.checkpoint_every == 0
-                ):
-                    self.save_checkpoint()
-                if stop:
-                    self.emit("interrupted", {"step": s["step"]})
-                    return "interrupted"
-                if self._finished(total):
-                    break
-            else:
-                s["epoch"] += 1
-                s["position"] = 0
-                if not c.train.eval_every and self.valid_ids:
-                    self.validate()
-                else:
-                    self.save_checkpoint()
+            if self._run_epoch(total, meter) == "interrupted":
+                return "interrupted"
         if self.world.main and not (self.path / "best" / "model.safetensors").exists():
             self.save_checkpoint(best=True)  # no validation set: the last is the best
         self.emit("done", {"step": s["step"], "best_valid_loss": s["best_loss"]})
         return "done"
 
+    def _run_epoch(self, total: int, meter: _Meter) -> str:
+        """The rest of the current epoch: ``"interrupted"``, ``"finished"`` (a limit was
+        reached inside it) or ``"epoch"`` (it ran to its end, then validated)."""
+        c, s = self.config, self.state
+        for position, batch in training_batches(
+            self.train_ids,
+            self.plan,
+            self.specials,
+            c.data.mask_rate,
+            c.train.seed,
+            s["epoch"],
+            s["position"],
+            self.world.rank,
+            self.world.size,
+        ):
+            meter.add(self.train_step(batch), batch.tokens * self.world.size)
+            s["step"] += 1
+            s["position"] = position + 1
+            s["tokens"] += batch.tokens * self.world.size
+            if s["step"] % max(c.train.log_every, 1) == 0:
+                lr = self.optimizer.param_groups[0]["lr"]
+                self.record("train", meter.record(s["step"], s["epoch"], lr, total))
+            stop = dd.any_all(self.world, self.stop_requested, self.device)
+            if c.train.eval_every and s["step"] % c.train.eval_every == 0 and self.valid_ids:
+                self.validate()
+            elif stop or (c.train.checkpoint_every and s["step"] % c.train.checkpoint_every == 0):
+                self.save_checkpoint()
+            if stop:
+                self.emit("interrupted", {"step": s["step"]})
+                return "interrupted"
+            if self._finished(total):
+                return "finished"
+        s["epoch"] += 1
+        s["position"] = 0
+        if not c.train.eval_every and self.valid_ids:
+            self.validate()
+        else:
+            self.save_checkpoint()
+        return "epoch"
+
     def _finished(self, total: int) -> bool:
         c, s = self.config.train, self.state
         return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
+
+
+class _Meter:
+    """Mean loss and tokens/s since the last log line."""
+
+    def __init__(self) -> None:
+        self.began, self.tokens, self.losses = time.perf_counter(), 0, []
+
+    def add(self, loss: float, tokens: int) -> None:
+        self.losses.append(loss)
+        self.tokens += tokens
+
+    def record(self, step: int, epoch: int, lr: float, total: int) -> dict[str, Any]:
+        elapsed = time.perf_counter() - self.began
+        out = {
+            "step": step,
+            "epoch": epoch,
+            "loss": round(sum(self.losses) / len(self.losses), 5),
+            "tokens_per_s": round(self.tokens / elapsed, 1),
+            "lr": lr,
+            "total_steps": total,
+        }
+        self.began, self.tokens, self.losses = time.perf_counter(), 0, []
+        return out
+
+
+def _optimizer(
+    model: torch.nn.Module, o: OptimConfig
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.ReduceLROnPlateau]:
+    """Adam and ReduceLROnPlateau on the validation loss, as the reference code."""
+    optimizer = torch.optim.Adam(
+        model.parameters(),
+        lr=o.lr,
+        betas=(o.betas[0], o.betas[1]),
+        eps=o.eps,
+        weight_decay=o.weight_decay,
+    )
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer,
+        "min",
+        factor=o.plateau_factor,
+        patience=o.plateau_patience,
+        threshold=0.0,
+        min_lr=o.min_lr,
+    )
+    return optimizer, scheduler
 
 
 def _tuple(value: Any) -> Any:
@@ -392,9 +396,9 @@ def _tuple(value: Any) -> Any:
 def train(options: TrainOptions, on_event: Callback | None = None) -> str:
     """Train (or resume) a run; SIGINT and SIGTERM save a checkpoint and return."""
     trainer = Trainer(options, on_event)
-    previous = {}
+    previous: dict[signal.Signals, Any] = {}
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         trainer.request_stop()
 
     for sig in (signal.SIGINT, signal.SIGTERM):

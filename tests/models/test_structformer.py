@@ -116,7 +116,7 @@ def test_a_forward_on_a_hand_built_example_gives_algorithm_3s_tree(monkeypatch):
     with torch.no_grad():
         model.log_temperature.fill_(torch.log(torch.tensor(50.0)))
         out = model(torch.arange(3, 10)[None], torch.ones(1, 7, dtype=torch.bool))
-    assert argmax_heads(out.parents[0].tolist(), tau) == heads
+    assert argmax_heads(out.scores.parents[0].tolist(), tau) == heads
 
 
 def test_a_sentence_parses_the_same_whatever_its_batch():
@@ -132,9 +132,9 @@ def test_a_sentence_parses_the_same_whatever_its_batch():
             batch[row, : len(s)] = s
             keep[row, : len(s)] = True
         mixed = model(batch, keep)
-    assert torch.allclose(mixed.distances[0, :4], alone.distances[0, :4], atol=1e-5)
-    assert torch.allclose(mixed.heights[0, :5], alone.heights[0, :5], atol=1e-5)
-    assert torch.allclose(mixed.parents[0, :5, :5], alone.parents[0], atol=1e-5)
+    assert torch.allclose(mixed.scores.distances[0, :4], alone.scores.distances[0, :4], atol=1e-5)
+    assert torch.allclose(mixed.scores.heights[0, :5], alone.scores.heights[0, :5], atol=1e-5)
+    assert torch.allclose(mixed.scores.parents[0, :5, :5], alone.scores.parents[0], atol=1e-5)
     assert torch.allclose(mixed.hidden[0, :5], alone.hidden[0], atol=1e-4)
 
 
@@ -168,4 +168,4 @@ def test_structure_gives_the_forward_passes_scores():
     with torch.no_grad():
         full, parser = model(ids, keep), model.structure(ids, keep)
     for name in ("distances", "heights", "parents"):
-        assert torch.equal(getattr(full, name), getattr(parser, name))
+        assert torch.equal(getattr(full.scores, name), getattr(parser, name))

@@ -70,9 +70,9 @@ def test_forward_and_gradients(switch):
     model = build_model("udgn", {**SMALL, **switch}, 50, 1).train()
     ids, keep = _batch()
     out = model(ids, keep)
-    rows = out.parents.sum(-1) + out.roots
+    rows = out.scores.parents.sum(-1) + out.scores.roots
     assert torch.allclose(rows[keep], torch.ones(int(keep.sum())), atol=1e-5)
-    assert torch.all(torch.diagonal(out.parents, dim1=1, dim2=2) == 0)
+    assert torch.all(torch.diagonal(out.scores.parents, dim1=1, dim2=2) == 0)
     model.logits(out.hidden[keep]).logsumexp(-1).sum().backward()
     for name, p in model.named_parameters():
         if name.startswith(("parser", "lstm", "tag_embed")):
@@ -85,7 +85,7 @@ def test_padding_does_not_change_a_sentence():
     with torch.no_grad():
         batch = model(ids, keep)
         alone = model(ids[1:2, :4], keep[1:2, :4])
-    assert torch.allclose(batch.parents[1, :4, :4], alone.parents[0], atol=1e-5)
+    assert torch.allclose(batch.scores.parents[1, :4, :4], alone.scores.parents[0], atol=1e-5)
     assert torch.allclose(batch.hidden[1, :4], alone.hidden[0], atol=1e-5)
 
 
@@ -94,4 +94,5 @@ def test_structure_gives_the_forward_passes_scores():
     ids, keep = _batch()
     with torch.no_grad():
         full, parser = model(ids, keep), model.structure(ids, keep)
-    assert torch.equal(full.parents, parser.parents) and torch.equal(full.roots, parser.roots)
+    assert torch.equal(full.scores.parents, parser.parents)
+    assert torch.equal(full.scores.roots, parser.roots)

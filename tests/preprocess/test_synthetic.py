@@ -11,8 +11,8 @@ from induce.data.conll import read_deps
 from induce.data.dataset import load_dataset
 from induce.evaluate.deps import evaluate_deps
 from induce.evaluate.unsupervised import evaluate_unsupervised
-from induce.train.demo import baseline_rows
-from induce.train.validate import load_gold
+from induce.metrics.validation import load_gold
+from induce.report import baseline_rows
 
 
 def make(tmp_path, name="syn", *extra):

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from induce.train.batches import (
+from induce.runs.batches import (
     Specials,
     evaluation_batches,
     make_batch,

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from induce.train import demo
+from induce.preprocess import builtin as demo
 from tests.train.helpers import tiny
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from induce.cli.app import app
 from induce.data.errors import ConfigError, InputError
-from induce.train.config import load_config
+from induce.runs.config import load_config
 from induce.train.engine import Trainer, TrainOptions, train
 from tests.train.helpers import make_dataset, tiny
 
@@ -186,8 +186,7 @@ def test_bad_runs_are_refused(data, tmp_path):
     with pytest.raises(InputError, match="no checkpoint"):
         (tmp_path / "r").mkdir()
         from induce.data.dataset import load_dataset
-        from induce.train.engine import dataset_record
-        from induce.train.run import write_run_files
+        from induce.runs.directory import dataset_record, write_run_files
 
         ds = load_dataset(data)
         write_run_files(tmp_path / "r", load_config("transformer"), ds.vocab, dataset_record(ds))

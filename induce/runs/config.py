@@ -1,5 +1,5 @@
 """Run settings: ``resources/configs/<arch>.yaml`` into frozen dataclasses, with dotted
-overrides (``--set model.d_model=256``).
+overrides (``model.d_model=256``).
 
 Every key is checked (unknown keys are errors), the resolved settings are written to the run
 directory as ``config.yaml`` and a resumed run reads them back from there.
@@ -112,11 +112,11 @@ def apply_override(data: dict[str, Any], item: str) -> None:
 
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--set expects key.sub=value, got {item!r}")
+        raise ConfigError(f"expects key.sub=value, got {item!r}", setting="overrides")
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError:
-        raise ConfigError(f"--set {key}: cannot read the value {text!r}") from None
+        raise ConfigError(f"{key}: cannot read the value {text!r}", setting="overrides") from None
     if isinstance(value, str):  # YAML 1.1 reads 3e-4 as text; users mean a number
         try:
             value = float(value)
@@ -127,7 +127,7 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     for part in parts[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"--set {key}: {part!r} is not a group of settings")
+            raise ConfigError(f"{key}: {part!r} is not a group of settings", setting="overrides")
         node = child
     node[parts[-1]] = value
 
@@ -167,7 +167,9 @@ def _preset(arch: str, preset: str) -> dict[str, Any]:
     from induce.data.files import read_text
 
     if not Path(preset).is_file():
-        raise ConfigError(f"--config must be {' or '.join(PRESETS)} or a YAML file, got {preset!r}")
+        raise ConfigError(
+            f"must be {' or '.join(PRESETS)} or a YAML file, got {preset!r}", setting="preset"
+        )
     try:
         data = yaml.safe_load(read_text(preset))
     except yaml.YAMLError as err:

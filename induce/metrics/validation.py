@@ -1,5 +1,6 @@
-"""Parsing quality during training: unsupervised UF1 (``evaluate``'s StructFormer convention)
-and UAS/UUAS against head-rule dependencies of the dataset's gold trees.
+"""Parsing quality on a dataset split, as training validation reports it: unsupervised UF1
+(``evaluate``'s StructFormer convention) and UAS/UUAS against the dataset's gold dependencies
+(its ``{split}.conllu``) or head-rule dependencies of its gold trees.
 
 Gold trees keep punctuation; the words a model reads are their word-tag leaves (the dataset's
 normalisation), so gold spans and heads are restricted to those words exactly as
@@ -14,12 +15,12 @@ from induce.data.dataset import Dataset
 from induce.data.errors import InputError
 from induce.data.normalize import EMPTY_TAGS
 from induce.data.ptb import parse_trees
-from induce.decode.distances import SentenceParse
+from induce.data.types import DepTree, Tree
 from induce.metrics.attachment import position_scores
 from induce.metrics.conventions import load_span_convention
 from induce.metrics.unsupervised import SpanScorer
 from induce.structure.deps import restrict_heads
-from induce.structure.headrules import UnknownLabel, lexical_heads
+from induce.structure.headrules import HeadTable, UnknownLabel, lexical_heads
 from induce.structure.headtables import load_head_table
 from induce.structure.trees import leaves_and_spans, restrict_spans, spans, strip_empty, unwrap
 
@@ -40,51 +41,62 @@ class Gold:
 
 
 def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Gold:
+    """The gold structures of ``split``, restricted to the words a model reads; a sentence
+    whose words do not line up with the split's text, or that is too short, is ``None``."""
     name = f"{split}.trees"
     if not dataset.has(name):
         return Gold([], f"the dataset has no {name}")
-    norm = dataset.normalization
-    tags = norm.word_tags
-    table = load_head_table(head_rules)
-    convention = load_span_convention("structformer")
-    out: list[GoldSentence | None] = []
     lines = list(dataset.lines(name))
-    given = _given_heads(dataset, split, len(lines))
     tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
-    aligned = dataset.has(f"{split}.align")
-    words = [line.split() for line in dataset.lines(f"{split}.words")] if aligned else tokens
-    for k, line in enumerate(lines):
-        tree = parse_trees(line, f"{dataset.path / name}").trees[0] if line.strip() else None
-        if tree is None:
-            out.append(None)
-            continue
-        tree = unwrap(tree)
+    if dataset.has(f"{split}.align"):  # subword text: the words are in {split}.words
+        tokens = [line.split() for line in dataset.lines(f"{split}.words")]
+    reader = _GoldReader(
+        str(dataset.path / name),
+        dataset.normalization.word_tags,
+        load_head_table(head_rules),
+        _given_heads(dataset, split, len(lines)),
+        load_span_convention("structformer").min_words,
+    )
+    return Gold([reader.sentence(k, line, len(tokens[k])) for k, line in enumerate(lines)])
+
+
+@dataclass
+class _GoldReader:
+    path: str
+    word_tags: frozenset[str] | None
+    table: HeadTable
+    given: list[DepTree] | None  # the dataset's own gold dependencies (synthetic data)
+    min_words: int
+
+    def is_word(self, tag: str) -> bool:
+        return tag not in EMPTY_TAGS and (self.word_tags is None or tag in self.word_tags)
+
+    def sentence(self, k: int, line: str, n_words: int) -> GoldSentence | None:
+        if not line.strip():
+            return None
+        tree = unwrap(parse_trees(line, self.path).trees[0])
         leaves, gold_spans = leaves_and_spans(tree)
-        keep = [p.label not in EMPTY_TAGS and (tags is None or p.label in tags) for p in leaves]
+        keep = [self.is_word(p.label) for p in leaves]
         n = sum(keep)
-        if n != len(words[k]) or n < convention.min_words:
-            out.append(None)
-            continue
-        heads = None
+        if n != n_words or n < self.min_words:
+            return None
+        return GoldSentence(n, restrict_spans(gold_spans, keep), self.heads(k, tree, keep))
+
+    def heads(self, k: int, tree: Tree, keep: list[bool]) -> list[int] | None:
+        if self.given is not None:
+            given = self.given[k]
+            return restrict_heads(list(given.heads), keep) if len(given) == len(keep) else None
         clean = strip_empty(tree)
-        if given is not None:  # the dataset's own gold dependencies (synthetic data)
-            if len(given[k]) == len(keep):
-                heads = restrict_heads(list(given[k].heads), keep)
-        elif clean is not None:
-            try:
-                deps = lexical_heads(unwrap(clean), table)
-                kept = [
-                    p.label not in EMPTY_TAGS and (tags is None or p.label in tags)
-                    for p in clean.preterminals()
-                ]
-                heads = restrict_heads(deps.heads, kept)
-            except UnknownLabel:
-                heads = None
-        out.append(GoldSentence(n, restrict_spans(gold_spans, keep), heads))
-    return Gold(out)
+        if clean is None:
+            return None
+        try:
+            deps = lexical_heads(unwrap(clean), self.table)
+        except UnknownLabel:
+            return None
+        return restrict_heads(deps.heads, [self.is_word(p.label) for p in clean.preterminals()])
 
 
-def _given_heads(dataset: Dataset, split: str, count: int):
+def _given_heads(dataset: Dataset, split: str, count: int) -> list[DepTree] | None:
     """Gold dependency trees that come with the dataset (``{split}.conllu``), or ``None``."""
     name = f"{split}.conllu"
     if not dataset.has(name):
@@ -109,13 +121,17 @@ class ParseScorer:
     directed: int = 0
     undirected: int = 0
 
-    def add(self, index: int, gold: GoldSentence | None, parse: SentenceParse) -> None:
+    def add(
+        self, index: int, gold: GoldSentence | None, tree: Tree | None, heads: list[int] | None
+    ) -> None:
+        """Score sentence ``index``'s predicted ``tree`` and ``heads`` (either may be
+        ``None``) against its gold."""
         if gold is None:
             return
-        if parse.tree is not None:
-            self.spans.add(index + 1, gold.n, gold.spans, spans(parse.tree))
-        if gold.heads is not None and parse.heads is not None:
-            d, u = position_scores(gold.heads, parse.heads)
+        if tree is not None:
+            self.spans.add(index + 1, gold.n, gold.spans, spans(tree))
+        if gold.heads is not None and heads is not None:
+            d, u = position_scores(gold.heads, heads)
             self.words += gold.n
             self.directed += d
             self.undirected += u

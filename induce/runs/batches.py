@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
+from induce.data.vocab import MASK, PAD, UNK, Vocabulary
+
 
 @dataclass
 class Batch:
@@ -48,9 +50,15 @@ class Batch:
 
 @dataclass(frozen=True)
 class Specials:
+    """The ids of the special tokens that batching needs."""
+
     pad: int
     unk: int
     mask: int
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> Specials:
+        return cls(vocab.id(PAD), vocab.id(UNK), vocab.id(MASK))
 
 
 def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:

@@ -1,0 +1,122 @@
+"""The typed scores a parser returns, and their read-out into trees.
+
+A model's ``structure()`` returns one of these for a batch; :meth:`sentence` cuts out one
+sentence's scores (on the CPU, float32) and :meth:`read_out` turns them into a
+:class:`~induce.decode.distances.SentenceParse` with the decoder named.  Each kind declares the
+decoders it supports, the first being its default, so that nothing outside ``induce.models``
+and ``induce.decode`` needs to know which architecture produced the scores.
+
+Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut ``L`` to its
+``n`` words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from induce.data.errors import ConfigError
+from induce.decode.dependencies import arc_scores, decode_arcs
+from induce.decode.distances import SentenceParse, decode_sentence
+from induce.structure.subwords import word_distances, word_heights
+
+
+class Scores:
+    """What every kind of scores offers."""
+
+    decoders: ClassVar[tuple[str, ...]]
+
+    def sentence(self, k: int, n: int) -> Scores:
+        raise NotImplementedError
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        raise NotImplementedError
+
+    def read_out_subwords(self, words: Sequence[str], align: Sequence[int]) -> SentenceParse | None:
+        """The word-level parse from the scores of subwords (``align[i]``: the word of subword
+        ``i``), or ``None`` where these scores have no word-level read-out."""
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def check_decoder(cls, decoder: str | None) -> str:
+        """``decoder``, or the default when ``None``; an unsupported one is an error."""
+        if decoder is None:
+            return cls.decoders[0]
+        if decoder not in cls.decoders:
+            raise ConfigError(f"must be one of {', '.join(cls.decoders)}", setting="decoder")
+        return decoder
+
+
+def _row(t: torch.Tensor, k: int, n: int) -> torch.Tensor:
+    return (t[k, :n, :n] if t.dim() == 3 else t[k, :n]).float().cpu()
+
+
+@dataclass
+class DistanceScores(Scores):
+    """StructFormer's parser: ``distances [B, L]`` (entry i between words i and i+1; the last
+    entry of a sentence is padding), ``heights [B, L]``, ``parents [B, L, L]`` (row i: the
+    probability of each word being word i's parent).
+
+    Decoders: ``argmax`` (Eq. 17: each word's most probable parent) and ``algorithm3``
+    (dependencies from distances and heights); the tree is Algorithm 1 on the distances."""
+
+    distances: torch.Tensor
+    heights: torch.Tensor
+    parents: torch.Tensor
+    decoders: ClassVar[tuple[str, ...]] = ("argmax", "algorithm3")
+
+    def sentence(self, k: int, n: int) -> DistanceScores:
+        return DistanceScores(
+            _row(self.distances, k, n), _row(self.heights, k, n), _row(self.parents, k, n)
+        )
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        return decode_sentence(
+            words,
+            self.distances.tolist()[:-1],
+            self.heights.tolist(),
+            self.parents.tolist(),
+            self.check_decoder(decoder),
+        )
+
+    def read_out_subwords(self, words: Sequence[str], align: Sequence[int]) -> SentenceParse:
+        """Word distances and heights from the subwords', then Algorithm 3."""
+        distances = word_distances(self.distances.tolist()[:-1], list(align))
+        heights = word_heights(self.heights.tolist(), list(align))
+        return decode_sentence(words, distances, heights, None, "algorithm3")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "distances": self.distances.tolist()[:-1],
+            "heights": self.heights.tolist(),
+            "parents": self.parents.tolist(),
+        }
+
+
+@dataclass
+class ArcScores(Scores):
+    """A head-selection parser (UDGN): ``parents [B, L, L]`` (row i: the probability of each
+    word being word i's head; diagonal 0) and ``roots [B, L]``.
+
+    Decoders: ``mst`` (Chu-Liu/Edmonds), ``argmax``, ``eisner``; the constituency read-out is
+    the binary tree the best projective (Eisner) tree projects to."""
+
+    parents: torch.Tensor
+    roots: torch.Tensor
+    decoders: ClassVar[tuple[str, ...]] = ("mst", "argmax", "eisner")
+
+    def sentence(self, k: int, n: int) -> ArcScores:
+        return ArcScores(_row(self.parents, k, n), _row(self.roots, k, n))
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        arcs = arc_scores(self.parents.numpy(), self.roots.numpy())
+        return decode_arcs(words, arcs, self.check_decoder(decoder))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parents": self.parents.tolist(), "roots": self.roots.tolist()}

@@ -1,0 +1,75 @@
+"""``induce evaluate mlm``: masked-LM perplexity of a trained model on a dataset split, with
+masks drawn from a fixed seed (the papers' PPL column, reproducible to the last digit)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from induce.data.dataset import load_dataset
+from induce.data.errors import ConfigError, InputError
+from induce.runs.device import autocast
+from induce.runs.directory import open_run
+from induce.runs.inference import masked_lm_sums
+
+
+def evaluate_mlm(
+    run_path: str,
+    data: str,
+    split: str = "test",
+    which: str = "best",
+    device: str = "auto",
+    seed: int | None = None,
+    mask_rate: float | None = None,
+    batch_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Perplexity of the run's ``which`` weights on ``split`` of dataset ``data``; ``seed``,
+    ``mask_rate`` and ``batch_tokens`` default to the run's own validation settings."""
+    run = open_run(run_path)
+    model = run.load_model(which, device)
+    dataset = load_dataset(data)
+    if dataset.vocab is None or dataset.vocab.tokens != run.vocab.tokens:
+        raise InputError(
+            "the dataset's vocabulary differs from the run's: the model can only "
+            "be evaluated on data preprocessed with its vocabulary",
+            data,
+        )
+    if not dataset.has(f"{split}.txt"):
+        raise InputError(f"the dataset has no {split} split", data)
+    sentences = [run.vocab.ids(s) for s in dataset.sentences(split) if s]
+    settings = run.config.data
+    seed = settings.eval_seed if seed is None else seed
+    mask_rate = settings.mask_rate if mask_rate is None else mask_rate
+    batch_tokens = settings.eval_batch_tokens if batch_tokens is None else batch_tokens
+    if not 0.0 < mask_rate < 1.0:
+        raise ConfigError(f"must be between 0 and 1, got {mask_rate}", setting="mask_rate")
+    dev = next(model.parameters()).device
+    total, count = masked_lm_sums(
+        model,
+        sentences,
+        run.specials,
+        mask_rate,
+        seed,
+        batch_tokens,
+        dev,
+        lambda: autocast(dev, run.config.train.bf16),
+    )
+    if not count:
+        raise InputError(f"no token of the {split} split could be masked", data)
+    loss = total / count
+    return {
+        "settings": {
+            "metric": "mlm",
+            "model": str(run.path),
+            "weights": which,
+            "data": str(dataset.path),
+            "split": split,
+            "arch": run.config.arch,
+            "mask_rate": mask_rate,
+            "seed": seed,
+        },
+        "loss": round(loss, 6),
+        "perplexity": round(math.exp(loss), 4),
+        "masked_tokens": count,
+        "sentences": len(sentences),
+    }

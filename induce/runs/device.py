@@ -1,0 +1,31 @@
+"""Where a model runs, and in which precision."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+
+import torch
+
+from induce.data.errors import ConfigError
+
+
+def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
+    """``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``; under ``torchrun``
+    (``local_rank`` given) plain ``cuda`` means this process's own GPU."""
+    if spec == "auto":
+        spec = "cuda" if torch.cuda.is_available() else "cpu"
+    if spec.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ConfigError(f"{spec}: CUDA is not available on this machine", setting="device")
+        if spec == "cuda" and local_rank is not None:
+            spec = f"cuda:{local_rank}"
+    elif spec != "cpu":
+        raise ConfigError(f"must be auto, cpu, cuda or cuda:N, got {spec!r}", setting="device")
+    return torch.device(spec)
+
+
+def autocast(device: torch.device, bf16: bool) -> AbstractContextManager[object]:
+    """bfloat16 autocast on CUDA when ``bf16`` is set; full precision otherwise."""
+    if device.type == "cuda" and bf16:
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()

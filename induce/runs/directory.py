@@ -1,0 +1,249 @@
+"""The run directory: written by ``induce train``, read by ``parse``, ``evaluate`` and
+``report`` through this module alone (none of them imports the trainer).
+
+::
+
+    RUN/config.yaml               the resolved settings (architecture, model, data, optim, train)
+    RUN/vocab.json                the dataset's vocabulary
+    RUN/dataset.yaml              the dataset: path, normalisation, sources (from its manifest)
+    RUN/best/model.safetensors    weights with the best validation perplexity
+    RUN/last/model.safetensors    weights at the last checkpoint
+    RUN/trainer_state.pt          optimizer, scheduler, RNG states, step, epoch, position
+                                  (plain tensors and numbers: torch.load(weights_only=True))
+    RUN/metrics.jsonl             one JSON record per log line and per validation
+
+Every file is written atomically.  The most recent run is recorded in the user cache
+(:func:`remember_run`, :func:`latest_run`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from induce.data.dataset import Dataset, load_dataset
+from induce.data.errors import InputError
+from induce.data.files import atomic_path, atomic_write, cache_dir, read_text
+from induce.data.normalize import Normalization
+from induce.data.vocab import Vocabulary
+from induce.runs.config import RunConfig, load_config
+
+if TYPE_CHECKING:  # torch is imported only where weights are read or written
+    import torch
+
+    from induce.models.base import MaskedLM
+    from induce.runs.batches import Specials
+
+CONFIG, VOCAB, DATASET, STATE, METRICS = (
+    "config.yaml",
+    "vocab.json",
+    "dataset.yaml",
+    "trainer_state.pt",
+    "metrics.jsonl",
+)
+WEIGHTS = "model.safetensors"
+LATEST = "latest-run"  # in the user cache: the path of the most recent run
+
+
+@dataclass
+class Run:
+    """An opened run directory: its settings, vocabulary and dataset record."""
+
+    path: Path
+    config: RunConfig
+    vocab: Vocabulary
+    dataset: dict[str, Any]
+
+    def weights(self, which: str = "best") -> Path:
+        return self.path / which / WEIGHTS
+
+    @property
+    def normalization(self) -> Normalization:
+        """How the run's dataset normalised words (applied again by parse and evaluate)."""
+        return Normalization.from_dict(self.dataset.get("normalization") or {})
+
+    @property
+    def specials(self) -> Specials:
+        from induce.runs.batches import Specials
+
+        return Specials.of(self.vocab)
+
+    def history(self) -> list[dict[str, Any]]:
+        """The records of ``metrics.jsonl`` (train log lines and validations), in order."""
+        return read_metrics(self.path / METRICS)
+
+    def validations(self) -> list[dict[str, Any]]:
+        return [r for r in self.history() if r.get("kind") == "eval"]
+
+    def open_dataset(self) -> Dataset | None:
+        """The dataset the run was trained on, if it is still where it was."""
+        path = self.dataset.get("path")
+        if not path or not Path(path).is_dir():
+            return None
+        return load_dataset(path, verify=False)
+
+    def build_model(self) -> MaskedLM:
+        """A freshly initialised model of the run's architecture and vocabulary."""
+        from induce.models import build_model
+
+        return build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
+
+    def load_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
+        """The model with the ``which`` weights, in eval mode on ``device``."""
+        from induce.runs.device import pick_device
+
+        model = self.build_model()
+        load_weights(model, self.weights(which))
+        return model.to(pick_device(device)).eval()
+
+
+def dump_yaml(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def write_run_files(
+    path: Path, config: RunConfig, vocab: Vocabulary, dataset: dict[str, Any]
+) -> None:
+    atomic_write(path / CONFIG, dump_yaml(config.to_dict()))
+    atomic_write(path / VOCAB, vocab.to_json())
+    atomic_write(path / DATASET, dump_yaml(dataset))
+
+
+def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The run's ``config.yaml`` as written (no defaults filled in, nothing checked)."""
+    import yaml
+
+    folder = Path(path)
+    if not (folder / CONFIG).is_file():
+        raise InputError(f"not an induce run directory: no {CONFIG}", str(folder))
+    try:
+        raw = yaml.safe_load(read_text(folder / CONFIG))
+    except yaml.YAMLError:
+        raise InputError("the run's settings are not valid YAML", str(folder)) from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{CONFIG} is not a mapping of settings", str(folder))
+    return raw
+
+
+def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -> Run:
+    """Open a run directory (``overrides``: ``key=value`` settings applied on top)."""
+    import yaml
+
+    folder = Path(path)
+    raw = read_settings(folder)
+    try:
+        dataset = (
+            yaml.safe_load(read_text(folder / DATASET)) if (folder / DATASET).is_file() else {}
+        )
+    except yaml.YAMLError:
+        raise InputError("the run's settings are not valid YAML", str(folder)) from None
+    if "arch" not in raw:
+        raise InputError(f"{CONFIG} names no architecture", str(folder))
+    config = load_config(str(raw["arch"]), overrides, base=raw)
+    if not (folder / VOCAB).is_file():
+        raise InputError(f"the run has no {VOCAB}", str(folder))
+    vocab = Vocabulary.from_json(read_text(folder / VOCAB), str(folder / VOCAB))
+    return Run(folder, config, vocab, dataset or {})
+
+
+def save_weights(model: torch.nn.Module, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    with atomic_path(path) as tmp:
+        save_file(tensors, tmp, metadata={"format": "induce-run/1"})
+
+
+def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) -> None:
+    from safetensors.torch import load_file
+
+    if not path.is_file():
+        raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
+    try:
+        tensors = load_file(str(path), device=device or "cpu")
+    except Exception as err:  # safetensors raises its own error types
+        raise InputError(f"cannot read the weights: {err}", str(path)) from None
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    if missing or unexpected:
+        raise InputError(
+            f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
+            f"unexpected {sorted(unexpected)[:3]})",
+            str(path),
+        )
+
+
+def save_state(state: dict[str, Any], path: Path) -> None:
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def load_state(path: Path) -> dict[str, Any]:
+    import torch
+
+    if not path.is_file():
+        raise InputError("the run has no checkpoint to resume from", str(path))
+    try:
+        state: dict[str, Any] = torch.load(path, weights_only=True, map_location="cpu")
+        return state
+    except Exception as err:
+        raise InputError(f"cannot read the trainer state: {err}", str(path)) from None
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist)."""
+    if not path.is_file():
+        return []
+    records = []
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise InputError(f"not JSON: {err.msg}", str(path), number) from None
+    return records
+
+
+def keep_metrics_until(path: Path, step: int) -> None:
+    """Forget the records written after update ``step`` (a resumed run redoes them)."""
+    kept = [r for r in read_metrics(path) if r.get("step", 0) <= step]
+    atomic_write(path, "".join(json.dumps(r) + "\n" for r in kept))
+
+
+def dataset_record(dataset: Dataset) -> dict[str, Any]:
+    """What a run records of its dataset (``dataset.yaml``)."""
+    m = dataset.manifest
+    return {
+        "path": str(dataset.path.resolve()),
+        "format": m.get("format"),
+        "normalization": m.get("normalization", {}),
+        "tokenizer": m.get("tokenizer"),
+        "counts": m.get("counts"),
+        "sources": m.get("source", m.get("sources")),
+    }
+
+
+def remember_run(path: str | Path) -> None:
+    """Record ``path`` as the most recent run (what parse uses when no run is named)."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / LATEST, str(Path(path).resolve()) + "\n")
+
+
+def latest_run() -> Path:
+    """The most recent run recorded by :func:`remember_run`."""
+    record = cache_dir() / LATEST
+    if not record.is_file():
+        raise InputError("no run recorded yet", str(record))
+    path = Path(record.read_text(encoding="utf-8").strip())
+    if not (path / CONFIG).is_file():
+        raise InputError(f"the most recent run {path} is gone", str(record))
+    return path

@@ -1,0 +1,107 @@
+"""Running a model over a split: the batched loops that training, parsing and the model-backed
+evaluations share.  Each loop exists once here.
+
+Sentences are lists of token ids; batches are length-sorted under a token budget
+(:func:`induce.runs.batches.evaluation_batches`), so results come back out of input order,
+each with its sentence's index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from induce.decode.scores import Scores
+from induce.models.base import MaskedLM
+from induce.runs.batches import Specials, evaluation_batches
+
+Cast = Callable[[], AbstractContextManager[object]]
+Progress = Callable[[int, int], None]
+
+
+@torch.no_grad()
+def sentence_scores(
+    model: MaskedLM,
+    sentences: Sequence[Sequence[int]],
+    specials: Specials,
+    batch_tokens: int,
+    device: torch.device,
+    cast: Cast = nullcontext,
+    progress: Progress | None = None,
+) -> Iterator[tuple[int, Scores]]:
+    """``(sentence index, its parser scores on the CPU)`` for every sentence, unmasked, from
+    the parser alone (``model.structure``: the encoder layers are skipped).  ``progress(done,
+    total)`` is called after each batch."""
+    model.eval()
+    done = 0
+    for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
+        batch = batch.to(device)
+        with cast():
+            scores = model.structure(batch.ids, batch.keep)
+        if scores is None:
+            raise TypeError(f"{type(model).__name__} has no parser")
+        for k, index in enumerate(batch.index):
+            yield index, scores.sentence(k, len(sentences[index]))
+        done += len(batch.index)
+        if progress is not None:
+            progress(done, len(sentences))
+
+
+@torch.no_grad()
+def masked_lm_sums(
+    model: MaskedLM,
+    sentences: Sequence[Sequence[int]],
+    specials: Specials,
+    mask_rate: float,
+    seed: int,
+    batch_tokens: int,
+    device: torch.device,
+    cast: Cast = nullcontext,
+    rank: int = 0,
+    world: int = 1,
+) -> tuple[float, int]:
+    """``(summed cross-entropy over masked tokens, masked token count)`` with masks drawn
+    from ``seed``: the same numbers for the same model and split, whatever the batch order
+    of training.  With ``world`` processes, this process's share (sum them over processes);
+    perplexity is ``exp(total / count)``."""
+    model.eval()
+    total, count = 0.0, 0
+    for batch in evaluation_batches(
+        sentences, batch_tokens, specials, mask_rate, seed, rank, world
+    ):
+        if not batch.targets.numel():
+            continue
+        batch = batch.to(device)
+        with cast():
+            out = model(batch.ids, batch.keep)
+            logits = model.logits(out.hidden[batch.masked]).float()
+        total += float(F.cross_entropy(logits, batch.targets, reduction="sum"))
+        count += batch.targets.numel()
+    return total, count
+
+
+@torch.no_grad()
+def attention_maps(
+    model: MaskedLM,
+    sentences: Sequence[Sequence[int]],
+    specials: Specials,
+    batch_tokens: int,
+    device: torch.device,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(sentence index, attention [layers, H, L, L])`` from an unmasked forward pass (what
+    each architecture records: see ``MaskedLM.attention``); ``L`` is the batch's padded
+    length."""
+    model.eval()
+    model.record_attention(True)
+    try:
+        for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
+            model(batch.ids.to(device), batch.keep.to(device))
+            layers = torch.stack([a.float() for a in model.attention()], 1).cpu().numpy()
+            for row, index in enumerate(batch.index):
+                yield index, layers[row]
+    finally:
+        model.record_attention(False)

@@ -1,0 +1,79 @@
+"""Validation during training: masked-LM loss over the processes, and the parses of a split
+scored against its gold structures (word level: subword scores are read out as words)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from induce.data.dataset import Dataset
+from induce.metrics.validation import Gold, ParseScorer
+from induce.models.base import MaskedLM
+from induce.runs.batches import Specials
+from induce.runs.config import DataConfig
+from induce.runs.inference import Cast, masked_lm_sums, sentence_scores
+from induce.train import distributed as dd
+
+
+def validation_loss(
+    model: MaskedLM,
+    sentences: Sequence[Sequence[int]],
+    specials: Specials,
+    data: DataConfig,
+    device: torch.device,
+    world: dd.World,
+    cast: Cast,
+) -> tuple[float, int]:
+    """``(mean cross-entropy over masked tokens, masked token count)`` over all processes,
+    masks drawn from ``data.eval_seed``."""
+    total, count = masked_lm_sums(
+        model,
+        sentences,
+        specials,
+        data.mask_rate,
+        data.eval_seed,
+        data.eval_batch_tokens,
+        device,
+        cast,
+        world.rank,
+        world.size,
+    )
+    total, summed = dd.sum_all(world, total, float(count), device=device)
+    return (total / summed if summed else math.nan), int(summed)
+
+
+def parse_split(
+    model: MaskedLM,
+    dataset: Dataset,
+    split: str,
+    sentences: Sequence[Sequence[int]],
+    gold: Gold,
+    specials: Specials,
+    data: DataConfig,
+    device: torch.device,
+    cast: Cast,
+) -> dict[str, float]:
+    """UF1 and UAS/UUAS of the model's parses of ``split`` with each score type's default
+    decoder (subword scores: word distances and heights, then Algorithm 3)."""
+    tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
+    align = None
+    if dataset.has(f"{split}.align"):
+        align = [list(map(int, line.split())) for line in dataset.lines(f"{split}.align")]
+        tokens = [line.split() for line in dataset.lines(f"{split}.words")]
+    scorer = ParseScorer()
+    for index, scores in sentence_scores(
+        model, sentences, specials, data.eval_batch_tokens, device, cast
+    ):
+        if index >= len(gold.sentences) or gold.sentences[index] is None:
+            continue
+        if align is None:
+            parse = scores.read_out(tokens[index])
+        else:
+            subword_parse = scores.read_out_subwords(tokens[index], align[index])
+            if subword_parse is None:
+                continue  # arc scores between subwords: no word-level read-out
+            parse = subword_parse
+        scorer.add(index, gold.sentences[index], parse.tree, parse.heads)
+    return scorer.summary()

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from induce.cli.common import handle_errors, warn
+from induce.parse import Format, InputKind, Punct
 
 
 @handle_errors
@@ -18,7 +19,7 @@ def parse(
         "-m",
         help="Run directory from `induce train` [default: the most recent run].",
     ),
-    fmt: str = typer.Option("conllu", "--format", "-f", help="conllu | ptb | jsonl."),
+    fmt: Format = typer.Option("conllu", "--format", "-f", help="conllu | ptb | jsonl."),
     output: str | None = typer.Option(
         None, "--output", "-o", help="Write here (atomically) instead of stdout."
     ),
@@ -33,7 +34,7 @@ def parse(
         "--decoder",
         help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | eisner.",
     ),
-    punct: str = typer.Option(
+    punct: Punct = typer.Option(
         "attach",
         "--punct",
         help="Punctuation the model never saw: attach (to the word before it) | drop.",
@@ -48,11 +49,9 @@ def parse(
     """Induced dependency and constituency trees for every sentence of INPUT."""
     from induce.data.errors import ConfigError
     from induce.data.files import atomic_write
-    from induce.parse import FORMATS, Parser, format_parsed, read_sentences
+    from induce.parse import Parser, format_parsed, read_sentences
 
-    if fmt not in FORMATS:
-        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}")
-    kind = (
+    kind: InputKind = (
         "conllu"
         if conllu or input_path.endswith(".conllu")
         else "pretokenized"
@@ -69,8 +68,7 @@ def parse(
             model = str(latest_run())
         except InputError as err:
             raise InputError(
-                f"{err.reason.replace('no run recorded yet', 'no run yet')}: train one "
-                "(induce train --arch udgn) or give --model RUN",
+                f"{err.reason}: train one (induce train --arch udgn) or give --model RUN",
                 err.path,
             ) from None
         typer.echo(f"no --model: using the most recent run, {model}", err=True)

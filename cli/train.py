@@ -5,11 +5,15 @@ from __future__ import annotations
 import math
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from induce.cli.common import handle_errors
 from induce.data.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def _fmt(record: dict) -> str:
@@ -23,8 +27,8 @@ class _Display:
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __call__(self, kind: str, record: dict) -> None:
         say = self._say
@@ -63,7 +67,7 @@ class _Display:
                 f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
                 f"{record['tokens_per_s']:.0f} tok/s"
             )
-            if self.bar is not None:
+            if self.bar is not None and self.task is not None:
                 self.bar.update(self.task, completed=record["step"], info=info)
             else:
                 say(

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import read_text
 from induce.data.normalize import is_punctuation
 from induce.data.types import Tree
-from induce.decode.scores import Scores
 from induce.runs.directory import open_run
-from induce.runs.inference import Progress, sentence_scores
+
+if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
+    from induce.decode.scores import Scores
+    from induce.runs.inference import Progress
 
 InputKind = Literal["text", "pretokenized", "conllu"]
 Format = Literal["conllu", "ptb", "jsonl"]
@@ -126,6 +128,8 @@ class Parser:
     ) -> list[Parsed]:
         """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence;
         ``progress(done, total)`` is called as batches finish."""
+        from induce.runs.inference import sentence_scores
+
         if punct not in get_args(Punct):
             raise ConfigError("must be attach or drop", setting="punct")
         words_of = [self._words(s, source) for s in sentences]
@@ -177,7 +181,12 @@ class Parser:
 
 
 def _with_punctuation(
-    s: Sentence, keep: list[int], heads: list[int], tree: Tree | None, punct: str, extra
+    s: Sentence,
+    keep: list[int],
+    heads: list[int],
+    tree: Tree | None,
+    punct: str,
+    extra: dict[str, Any] | None,
 ) -> Parsed:
     n = len(s.tokens)
     position = {k: i + 1 for i, k in enumerate(keep)}  # token index -> word number

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from induce.data.dataset import Dataset
 from induce.data.errors import InputError
@@ -32,6 +33,9 @@ from induce.data.types import Tree
 from induce.metrics.validation import ParseScorer, load_gold
 from induce.runs.directory import METRICS, open_run, read_metrics, read_settings
 from induce.structure.baselines import dependency_baseline, tree_baseline
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")  # the papers' per-label columns
 
@@ -91,7 +95,7 @@ def _validation(folder: Path) -> dict[str, float]:
     return {name: best[key] for key, name in names.items() if best.get(key) is not None}
 
 
-def aggregate(runs: list[RunResults]):
+def aggregate(runs: list[RunResults]) -> pd.DataFrame:
     """A pandas DataFrame: one row per setting, ``mean`` and ``std`` of every number, and the
     number of runs (seeds)."""
     import pandas as pd
@@ -100,13 +104,13 @@ def aggregate(runs: list[RunResults]):
     for run in runs:
         groups.setdefault(run.setting, []).append(run)
     rows = []
-    names = {}
+    names: dict[str, int] = {}
     for members in groups.values():
         arch = members[0].arch
         names[arch] = names.get(arch, 0) + 1
         label = arch if names[arch] == 1 else f"{arch} ({names[arch]})"
         frame = pd.DataFrame([m.values for m in members])
-        row: dict[str, Any] = {"model": label, "runs": len(members)}
+        row: dict[Any, Any] = {"model": label, "runs": len(members)}
         for column in frame.columns:
             values = frame[column].dropna()
             row[(column, "mean")] = values.mean() if len(values) else math.nan
@@ -115,7 +119,7 @@ def aggregate(runs: list[RunResults]):
     return pd.DataFrame(rows)
 
 
-def to_markdown(table) -> str:
+def to_markdown(table: pd.DataFrame) -> str:
     """``mean (std)`` cells, two decimals; a single run shows its value alone."""
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
     header = ["Model", "Runs"] + metrics
@@ -137,10 +141,10 @@ def to_markdown(table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ordered(metrics) -> list[str]:
+def ordered(metrics: Iterable[str]) -> list[str]:
     """The papers' column order: UF1, per-label recall, UAS/UUAS, perplexity, validation."""
 
-    def key(name: str) -> tuple:
+    def key(name: str) -> tuple[int, str]:
         for rank, prefix in enumerate(
             (
                 "UF1",
@@ -162,7 +166,7 @@ def ordered(metrics) -> list[str]:
     return sorted(metrics, key=key)
 
 
-def to_csv(table) -> str:
+def to_csv(table: pd.DataFrame) -> str:
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
     flat = table[["model", "runs"] + [(m, part) for m in metrics for part in ("mean", "std")]]
     flat.columns = [" ".join(c) if isinstance(c, tuple) else c for c in flat.columns]

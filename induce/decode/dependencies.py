@@ -20,7 +20,7 @@ from induce.structure.heights import projective_tree
 DECODERS = ("mst", "eisner", "argmax")
 
 
-def arc_scores(parents, roots) -> np.ndarray:
+def arc_scores(parents: ArrayLike, roots: ArrayLike) -> np.ndarray:
     """``[n, n + 1]`` log-probability scores from ``parents [n, n]`` (row i: word i's head
     probabilities, diagonal unused) and ``roots [n]``."""
     p = np.asarray(parents, dtype=np.float64)
@@ -42,7 +42,7 @@ def decode_arcs(words: Sequence[str], scores: ArrayLike, decoder: str = "mst") -
     return SentenceParse(tree, heads)
 
 
-def _matrix(scores) -> np.ndarray:
+def _matrix(scores: ArrayLike) -> np.ndarray:
     s = np.asarray(scores, dtype=np.float64)
     n = s.shape[0]
     if s.ndim != 2 or s.shape[1] != n + 1:
@@ -50,7 +50,7 @@ def _matrix(scores) -> np.ndarray:
     return s
 
 
-def decode(scores, decoder: str = "mst") -> list[int]:
+def decode(scores: ArrayLike, decoder: str = "mst") -> list[int]:
     if decoder == "mst":
         return mst(scores)
     if decoder == "eisner":
@@ -60,7 +60,7 @@ def decode(scores, decoder: str = "mst") -> list[int]:
     raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
 
 
-def argmax(scores) -> list[int]:
+def argmax(scores: ArrayLike) -> list[int]:
     """Each word's best head on its own (may be cyclic or have several roots)."""
     s = _matrix(scores).copy()
     n = s.shape[0]
@@ -68,7 +68,7 @@ def argmax(scores) -> list[int]:
     return s.argmax(1).tolist()
 
 
-def mst(scores) -> list[int]:
+def mst(scores: ArrayLike) -> list[int]:
     """Chu-Liu/Edmonds: the highest-scoring spanning arborescence rooted at 0 whose root has
     exactly one dependent.  Root arcs are lowered by a constant larger than any score
     difference, so the best tree with a single root arc wins (every tree has at least one);
@@ -143,7 +143,7 @@ def _find_cycle(heads: np.ndarray) -> list[int] | None:
     return None
 
 
-def eisner(scores) -> list[int]:
+def eisner(scores: ArrayLike) -> list[int]:
     """Eisner's O(n^3) algorithm: the best projective tree whose root has exactly one
     dependent (the root word spans the sentence)."""
     s = _matrix(scores)
@@ -181,23 +181,24 @@ def eisner(scores) -> list[int]:
     root_scores = comp[0, idx, 0] + comp[idx, n - 1, 1] + s[:, 0]
     root = int(root_scores.argmax())
     heads = [0] * n
-    stack = [(0, root, 0, True), (root, n - 1, 1, True)]
+    # back-tracking: (start, end, direction, complete?) of the spans still to read
+    stack: list[tuple[int, int, int, bool]] = [(0, root, 0, True), (root, n - 1, 1, True)]
     while stack:
-        i, j, d, complete = stack.pop()
-        if i == j:
+        lo, hi, d, complete = stack.pop()
+        if lo == hi:
             continue
         if complete:
-            k = comp_bp[i, j, d]
+            split = int(comp_bp[lo, hi, d])
             if d == 0:
-                stack += [(i, k, 0, True), (k, j, 0, False)]
+                stack += [(lo, split, 0, True), (split, hi, 0, False)]
             else:
-                stack += [(i, k, 1, False), (k, j, 1, True)]
+                stack += [(lo, split, 1, False), (split, hi, 1, True)]
         else:
-            k = inc_bp[i, j, d]
+            split = int(inc_bp[lo, hi, d])
             if d == 0:
-                heads[i] = int(j) + 1
+                heads[lo] = hi + 1
             else:
-                heads[j] = int(i) + 1
-            stack += [(i, k, 1, True), (k + 1, j, 0, True)]
+                heads[hi] = lo + 1
+            stack += [(lo, split, 1, True), (split + 1, hi, 0, True)]
     heads[root] = 0
     return heads

@@ -74,7 +74,10 @@ class _GoldReader:
     def sentence(self, k: int, line: str, n_words: int) -> GoldSentence | None:
         if not line.strip():
             return None
-        tree = unwrap(parse_trees(line, self.path).trees[0])
+        parsed = parse_trees(line, self.path).trees[0]
+        if parsed is None:
+            return None
+        tree = unwrap(parsed)
         leaves, gold_spans = leaves_and_spans(tree)
         keep = [self.is_word(p.label) for p in leaves]
         n = sum(keep)

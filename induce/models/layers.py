@@ -7,6 +7,7 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +16,7 @@ from torch import nn
 
 class _DropoutFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: torch.Tensor, p: float) -> torch.Tensor:
+    def forward(ctx: Any, x: torch.Tensor, p: float) -> torch.Tensor:
         # 16 random bits per element, four elements per 64-bit draw: the mask costs a quarter
         # of the random numbers torch.rand would (drawing them dominated dropout on CPU).
         n = x.numel()
@@ -30,7 +31,7 @@ class _DropoutFunction(torch.autograd.Function):
         return x.masked_fill(drop, 0.0) * ctx.scale
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor):
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         (drop,) = ctx.saved_tensors
         return grad.masked_fill(drop, 0.0) * ctx.scale, None
 
@@ -53,6 +54,24 @@ class Dropout(nn.Module):
         return _DropoutFunction.apply(x, self.p)
 
 
+class Recording(nn.Module):
+    """A module that can keep the attention weights of its last call (for analyses such as
+    PCC): ``record`` switches it on, ``recorded`` holds ``[B, H, L, L]``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.record = False
+        self.recorded: torch.Tensor | None = None
+
+    def record_weights(self, on: bool) -> None:
+        self.record, self.recorded = on, None
+
+    def weights(self) -> torch.Tensor:
+        if self.recorded is None:
+            raise RuntimeError("no attention recorded: call record_attention() and run a batch")
+        return self.recorded
+
+
 class RelativeBias(nn.Module):
     """A learned scalar per head and clipped distance ``|j - i|``, added to the attention
     logits: the reference code's ``relative_bias`` (one table per layer, zero-initialised),
@@ -71,7 +90,7 @@ class RelativeBias(nn.Module):
         return self.bias(offset).permute(2, 0, 1)
 
 
-class SelfAttention(nn.Module):
+class SelfAttention(Recording):
     """Multi-head self-attention.
 
     Softmax mode (the Transformer baseline): ``softmax(QK^T / sqrt(d) + bias)`` over the real
@@ -92,8 +111,6 @@ class SelfAttention(nn.Module):
         self.attn_dropout = attn_dropout
         self.drop_weights = Dropout(attn_dropout)
         self.relative = relative
-        self.record = False  # keep the weights of the last call
-        self.recorded: torch.Tensor | None = None  # [B, H, L, L] (analyses such as PCC)
 
     def forward(
         self, x: torch.Tensor, keep: torch.Tensor, gate: torch.Tensor | None = None

@@ -10,7 +10,7 @@ output layer tied to the input embeddings score the masked positions only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import nn
@@ -64,8 +64,8 @@ class TransformerMLM(MaskedLM):
 
     def record_attention(self, on: bool = True) -> None:
         for layer in self.layers:
-            layer.attn.record, layer.attn.recorded = on, None
+            cast(EncoderLayer, layer).attn.record_weights(on)
 
     def attention(self) -> list[torch.Tensor]:
         """Softmax attention for the Transformer, the gated sigmoid weights for StructFormer."""
-        return [layer.attn.recorded for layer in self.layers]
+        return [cast(EncoderLayer, layer).attn.weights() for layer in self.layers]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import nn
@@ -32,7 +32,7 @@ from torch import nn
 from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
-from induce.models.layers import Dropout
+from induce.models.layers import Dropout, Recording
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class UDGNConfig(BackboneConfig):
             raise ConfigError("model dropout rates must be in [0, 1)")
 
 
-class DGNLayer(nn.Module):
+class DGNLayer(Recording):
     """One Dependency Graph Network layer (Eqs. 7-15): ``x + drop(out(drop(o)))`` with
     ``o_i = gate_i * sum_j a_ijh tanh(v_j)``."""
 
@@ -71,8 +71,6 @@ class DGNLayer(nn.Module):
         )
         self.drop = Dropout(c.dropout)
         self.drop_weights = Dropout(c.attn_dropout)
-        self.record = False
-        self.recorded: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         """``x [B, L, D]``, ``keep [B, L]``, ``m [B, L, L]`` (Eq. 6)."""
@@ -118,7 +116,8 @@ class UDGN(MaskedLM):
         c = config
         self.parser_embed = nn.Embedding(vocab_size, c.d_model, padding_idx=pad_id)
         self.parser_drop = Dropout(c.parser_dropout)
-        self.tag_logits = self.tag_embed = None
+        self.tag_logits: nn.Embedding | None = None
+        self.tag_embed: nn.Linear | None = None
         if c.n_tags:
             self.tag_logits = nn.Embedding(vocab_size, c.n_tags + 1)
             nn.init.zeros_(self.tag_logits.weight)
@@ -144,7 +143,7 @@ class UDGN(MaskedLM):
         ``p_ii`` the probability that i is the root."""
         lengths = keep.sum(1).cpu()
         h = self.parser_embed(ids)
-        if self.tag_logits is not None:  # slot 0 of the tag distribution: "no tag"
+        if self.tag_logits is not None and self.tag_embed is not None:  # slot 0: "no tag"
             tags = torch.softmax(self.tag_logits(ids), dim=-1)
             h = h + self.tag_embed(tags[..., 1:])
         h = self.parser_drop(h)
@@ -179,12 +178,12 @@ class UDGN(MaskedLM):
 
     def record_attention(self, on: bool = True) -> None:
         for layer in self.layers:
-            layer.record, layer.recorded = on, None
+            cast(DGNLayer, layer).record_weights(on)
 
     def attention(self) -> list[torch.Tensor]:
         """Per layer, the heads' competition probabilities ``[B, H, L, L]`` (Eq. 10; the
         edge i -> j for query i and key j, before the edge probability scales them)."""
-        return [layer.recorded for layer in self.layers]
+        return [cast(DGNLayer, layer).weights() for layer in self.layers]
 
 
 def kirchhoff_marginals(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

@@ -242,7 +242,7 @@ def latest_run() -> Path:
     """The most recent run recorded by :func:`remember_run`."""
     record = cache_dir() / LATEST
     if not record.is_file():
-        raise InputError("no run recorded yet", str(record))
+        raise InputError("no run yet", str(record))
     path = Path(record.read_text(encoding="utf-8").strip())
     if not (path / CONFIG).is_file():
         raise InputError(f"the most recent run {path} is gone", str(record))

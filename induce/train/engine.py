@@ -347,7 +347,8 @@ class _Meter:
     """Mean loss and tokens/s since the last log line."""
 
     def __init__(self) -> None:
-        self.began, self.tokens, self.losses = time.perf_counter(), 0, []
+        self.began, self.tokens = time.perf_counter(), 0
+        self.losses: list[float] = []
 
     def add(self, loss: float, tokens: int) -> None:
         self.losses.append(loss)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from induce.cli.common import handle_errors, warn
 from induce.parse import Format, InputKind, Punct
+
+if TYPE_CHECKING:
+    from induce.parse import Parsed, Parser, Sentence
 
 
 @handle_errors
@@ -51,47 +55,17 @@ def parse(
     from induce.data.files import atomic_write
     from induce.parse import Parser, format_parsed, read_sentences
 
-    kind: InputKind = (
-        "conllu"
-        if conllu or input_path.endswith(".conllu")
-        else "pretokenized"
-        if pretokenized
-        else "text"
-    )
+    kind: InputKind = "pretokenized" if pretokenized else "text"
+    if conllu or input_path.endswith(".conllu"):
+        kind = "conllu"
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
-    if model is None:
-        from induce.data.errors import InputError
-        from induce.runs import latest_run
-
-        try:
-            model = str(latest_run())
-        except InputError as err:
-            raise InputError(
-                f"{err.reason}: train one (induce train --arch udgn) or give --model RUN",
-                err.path,
-            ) from None
-        typer.echo(f"no --model: using the most recent run, {model}", err=True)
-    parser = Parser(model, device, weights, decoder)
+    parser = Parser(model or _latest_run(), device, weights, decoder)
     sentences = read_sentences(input_path, kind)
-    empty = sum(1 for s in sentences if not s.tokens)
     source = "<stdin>" if input_path == "-" else input_path
-    if sys.stderr.isatty() and len(sentences) > 2000:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("parse", total=len(sentences))
-            parsed = parser.parse(
-                sentences,
-                punct,
-                scores,
-                batch_tokens,
-                source,
-                lambda done, total: bar.update(task, completed=done),
-            )
-    else:
-        parsed = parser.parse(sentences, punct, scores, batch_tokens, source)
+    parsed = _parse(parser, sentences, punct, scores, batch_tokens, source)
     text = format_parsed(parsed, fmt)
+    empty = sum(1 for s in sentences if not s.tokens)
     if empty:
         warn(
             f"{empty} empty line(s): "
@@ -101,3 +75,43 @@ def parse(
         atomic_write(output, text)
     else:
         sys.stdout.write(text)
+
+
+def _latest_run() -> str:
+    """The most recent run, said on stderr."""
+    from induce.data.errors import InputError
+    from induce.runs import latest_run
+
+    try:
+        model = str(latest_run())
+    except InputError as err:
+        raise InputError(
+            f"{err.reason}: train one (induce train --arch udgn) or give --model RUN", err.path
+        ) from None
+    typer.echo(f"no --model: using the most recent run, {model}", err=True)
+    return model
+
+
+def _parse(
+    parser: Parser,
+    sentences: list[Sentence],
+    punct: Punct,
+    scores: bool,
+    batch_tokens: int,
+    source: str,
+) -> list[Parsed]:
+    """Parse, with a progress bar for long inputs on a terminal."""
+    if not (sys.stderr.isatty() and len(sentences) > 2000):
+        return parser.parse(sentences, punct, scores, batch_tokens, source)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("parse", total=len(sentences))
+        return parser.parse(
+            sentences,
+            punct,
+            scores,
+            batch_tokens,
+            source,
+            lambda done, total: bar.update(task, completed=done),
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 
-def _fmt(record: dict) -> str:
+def _fmt(record: dict[str, Any]) -> str:
     keys = ("valid_ppl", "uf1", "corpus_uf1", "uas", "uuas")
     return "  ".join(f"{k} {record[k]}" for k in keys if k in record)
 
@@ -30,65 +30,72 @@ class _Display:
         self.bar: Progress | None = None
         self.task: TaskID | None = None
 
-    def __call__(self, kind: str, record: dict) -> None:
-        say = self._say
-        if kind == "start":
-            say(
-                f"training on {record['device']} x{record['world']}: "
-                f"{record['parameters']:,} parameters, {record['steps_per_epoch']} updates per "
-                f"epoch, run directory {record['path']}"
-                + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else "")
-            )
-            if self.tty:
-                from rich.console import Console
-                from rich.progress import (
-                    BarColumn,
-                    MofNCompleteColumn,
-                    Progress,
-                    TextColumn,
-                    TimeRemainingColumn,
-                )
+    def __call__(self, kind: str, record: dict[str, Any]) -> None:
+        getattr(self, f"_on_{kind}")(record)
 
-                self.bar = Progress(
-                    TextColumn("train"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("{task.fields[info]}"),
-                    TimeRemainingColumn(),
-                    console=Console(stderr=True),
-                    transient=True,
-                )
-                self.bar.start()
-                self.task = self.bar.add_task(
-                    "train", total=record["total_steps"], completed=record["resumed_at"], info=""
-                )
-        elif kind == "train":
-            info = (
-                f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
-                f"{record['tokens_per_s']:.0f} tok/s"
+    def _on_start(self, record: dict[str, Any]) -> None:
+        self._say(
+            f"training on {record['device']} x{record['world']}: "
+            f"{record['parameters']:,} parameters, {record['steps_per_epoch']} updates per "
+            f"epoch, run directory {record['path']}"
+            + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else "")
+        )
+        if not self.tty:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(
+            "train", total=record["total_steps"], completed=record["resumed_at"], info=""
+        )
+
+    def _on_train(self, record: dict[str, Any]) -> None:
+        info = (
+            f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
+            f"{record['tokens_per_s']:.0f} tok/s"
+        )
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=record["step"], info=info)
+        else:
+            self._say(
+                f"step {record['step']}/{record['total_steps']} epoch {record['epoch']} "
+                f"{info} lr {record['lr']:.2e}"
             )
-            if self.bar is not None and self.task is not None:
-                self.bar.update(self.task, completed=record["step"], info=info)
-            else:
-                say(
-                    f"step {record['step']}/{record['total_steps']} epoch {record['epoch']} "
-                    f"{info} lr {record['lr']:.2e}"
-                )
-        elif kind == "eval":
-            say(
-                f"valid step {record['step']} epoch {record['epoch']}: {_fmt(record)}"
-                + ("  (best)" if record["best"] else "")
-            )
-        elif kind in ("done", "interrupted"):
-            if self.bar is not None:
-                self.bar.stop()
-            if kind == "done":
-                say(f"done after {record['step']} updates")
-            else:
-                say(
-                    f"interrupted at update {record['step']}: checkpoint saved; continue with "
-                    "induce train --resume RUN"
-                )
+
+    def _on_eval(self, record: dict[str, Any]) -> None:
+        self._say(
+            f"valid step {record['step']} epoch {record['epoch']}: {_fmt(record)}"
+            + ("  (best)" if record["best"] else "")
+        )
+
+    def _on_done(self, record: dict[str, Any]) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        self._say(f"done after {record['step']} updates")
+
+    def _on_interrupted(self, record: dict[str, Any]) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        self._say(
+            f"interrupted at update {record['step']}: checkpoint saved; continue with "
+            "induce train --resume RUN"
+        )
 
     def _say(self, text: str) -> None:
         if self.bar is not None:
@@ -139,7 +146,6 @@ def train(
     ends with validation UF1 and UAS/UUAS next to trivial baselines."""
     import time
 
-    from induce.preprocess.builtin import builtin_dataset
     from induce.runs import remember_run
     from induce.train.engine import RunExistsError, TrainOptions
     from induce.train.engine import train as run_training
@@ -147,16 +153,7 @@ def train(
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
     if resume is None and data is None:
-        began = time.perf_counter()
-        path, generated = builtin_dataset()
-        if generated:
-            typer.echo(
-                f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s",
-                err=True,
-            )
-        else:
-            typer.echo(f"built-in dataset: {path}", err=True)
-        data = str(path)
+        data = _builtin_data()
         config = config or "demo"
     if resume is None and out is None:
         out = f"runs/{arch}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -182,6 +179,23 @@ def train(
         _final_table(options.out)
     if outcome == "interrupted":
         raise typer.Exit(130)
+
+
+def _builtin_data() -> str:
+    """The built-in dataset (generated into the user cache the first time), said on stderr."""
+    import time
+
+    from induce.preprocess.builtin import builtin_dataset
+
+    began = time.perf_counter()
+    path, generated = builtin_dataset()
+    if generated:
+        typer.echo(
+            f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s", err=True
+        )
+    else:
+        typer.echo(f"built-in dataset: {path}", err=True)
+    return str(path)
 
 
 def _final_table(run: str) -> None:

@@ -1,7 +1,7 @@
 """``induce train``: one engine for every architecture, on CPU, one GPU or ``torchrun``.
 
 The engine reports through a callback (``on_event(kind, record)``); it never prints.  Events:
-``start`` (run facts), ``step`` (every ``log_every`` updates), ``eval`` (validation),
+``start`` (run facts), ``train`` (every ``log_every`` updates), ``eval`` (validation),
 ``done`` and ``interrupted``.  Train and eval records also go to ``metrics.jsonl``.
 """
 

@@ -7,6 +7,7 @@ atomically (nothing half-written on errors or Ctrl-C).  No torch is imported.
 from __future__ import annotations
 
 import sys
+from typing import TypeVar
 
 import typer
 
@@ -56,9 +57,14 @@ def _tag_filters(remove_punct: bool, keep_tags: str | None):
     return drop or frozenset(), keep
 
 
-def _choice(value: str, allowed: tuple[str, ...], option: str) -> None:
+C = TypeVar("C", bound=str)
+
+
+def _choice(value: str, allowed: tuple[C, ...], option: str) -> C:
+    """``value``, typed as one of ``allowed`` (a usage error naming ``option`` otherwise)."""
     if value not in allowed:
         raise typer.BadParameter(f"{option} must be one of {', '.join(allowed)}")
+    return allowed[allowed.index(value)]
 
 
 @app.command("distances")
@@ -82,10 +88,10 @@ def distances(
     Each input line: {"words": [...], "distances": [n-1 numbers], "heights": [n numbers]}
     (heights only for conllu/both; optional "tags")."""
     _choice(to, ("ptb", "conllu", "both"), "--to")
-    _choice(ties, ("left", "right"), "--ties")
     from induce.convert.distances import convert_distances
+    from induce.structure.distances import TIES
 
-    done = convert_distances(source, need_heights=to != "ptb", ties=ties)
+    done = convert_distances(source, need_heights=to != "ptb", ties=_choice(ties, TIES, "--ties"))
     if to == "ptb":
         from induce.data.ptb import format_trees
 
@@ -160,9 +166,10 @@ def trees(
 ) -> None:
     """Clean and reshape treebank trees; multi-line .mrg files become one tree per line."""
     _choice(to, ("ptb", "distances"), "--to")
-    if binarize is not None:
-        _choice(binarize, ("right", "left"), "--binarize")
     from induce.convert.trees import TreeOps, convert_trees
+    from induce.structure.binarize import FACTORS
+
+    factor = None if binarize is None else _choice(binarize, FACTORS, "--binarize")
 
     drop, keep = _tag_filters(remove_punct, keep_tags)
     ops = TreeOps(
@@ -174,7 +181,7 @@ def trees(
         collapse_unary=collapse_unary,
         lowercase=lowercase,
         unbinarize=unbinarize,
-        binarize=binarize,
+        binarize=factor,
     )
     done, dropped = convert_trees(source, ops)
     if dropped:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from induce.data.conll import DepFile, read_deps, subset_tokens
 from induce.data.errors import InputError
 from induce.data.types import DepTree
 from induce.structure.deps import restrict_heads
 from induce.structure.heights import dependency_heights
+
+if TYPE_CHECKING:
+    from conllu.models import TokenList
 
 
 def convert_deps(
@@ -31,7 +36,8 @@ def convert_deps(
         return deps, 0
     out: list[DepTree] = []
     lines: list[int] = []
-    raw: list | None = [] if deps.raw is not None else None
+    source_raw = deps.raw
+    raw: list[TokenList] | None = [] if source_raw is not None else None
     for k, tree in enumerate(deps.sentences):
         tags = tree.tags or ("_",) * len(tree)
         keep = [t not in drop_tags and (keep_tags is None or t in keep_tags) for t in tags]
@@ -55,8 +61,8 @@ def convert_deps(
             )
         )
         lines.append(deps.lines[k])
-        if raw is not None:
-            raw.append(subset_tokens(deps.raw[k], kept))  # type: ignore[index]
+        if raw is not None and source_raw is not None:
+            raw.append(subset_tokens(source_raw[k], kept))
     return DepFile(deps.path, deps.format, out, lines, raw=raw), len(deps) - len(out)
 
 

@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from induce.data.config import check_choice
 from induce.data.errors import InputError
 from induce.data.jsonl import read_jsonl
 from induce.data.types import DepTree, Tree
-from induce.structure.distances import TIES, split_tree
+from induce.structure.distances import TIES, Ties, split_tree
 from induce.structure.heights import Parse, parse_distances
 
 TARGETS = ("ptb", "conllu", "both")
@@ -48,12 +49,11 @@ class Converted:
 
 
 def convert_distances(
-    path: str, need_heights: bool, ties: str = "left", label: str = "X"
+    path: str, need_heights: bool, ties: Ties = "left", label: str = "X"
 ) -> list[Converted]:
     """Convert every line of a JSONL file (``-`` = stdin); heights are required when
     ``need_heights``.  Errors name the file and line."""
-    if ties not in TIES:
-        raise InputError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+    check_choice(ties, TIES, "ties")
     out = []
     for line, record in read_jsonl(path):
         words = _strings(record, "words", path, line)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from induce.data.errors import ConfigError, InputError
+from induce.data.config import check_choices
+from induce.data.errors import InputError
 from induce.data.ptb import read_trees
 from induce.data.types import Tree
-from induce.structure.binarize import FACTORS, binarize, unbinarize
+from induce.structure.binarize import Factor, binarize, unbinarize
 from induce.structure.distances import tree_distances
 from induce.structure.trees import (
     collapse_unary,
@@ -31,18 +32,15 @@ class TreeOps:
     collapse_unary: bool = False
     lowercase: bool = False
     unbinarize: bool = False
-    binarize: str | None = None  # "right" or "left" factored
+    binarize: Factor | None = None  # "right" or "left" factored
 
     def __post_init__(self) -> None:
-        if self.binarize is not None and self.binarize not in FACTORS:
-            raise ConfigError(f"binarize must be one of {', '.join(FACTORS)}")
+        check_choices(self)
 
 
 def transform(tree: Tree, ops: TreeOps) -> Tree | None:
     """Apply ``ops``; ``None`` when no word is left."""
-    out: Tree | None = tree
-    if ops.strip_traces:
-        out = strip_empty(out)
+    out = strip_empty(tree) if ops.strip_traces else tree
     if out is not None and ops.strip_function_tags:
         out = strip_function_tags(out)
     if out is not None and (ops.drop_tags or ops.keep_tags is not None):

@@ -6,22 +6,35 @@ Settings change numbers, so a misspelt key must be an error, never silently igno
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import resources
-from typing import Any, TypeVar
+from importlib.abc import Traversable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from induce.data.errors import ConfigError
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 T = TypeVar("T")
+
+
+def resource(*parts: str) -> Traversable:
+    """A file or folder shipped in ``resources/`` (e.g. ``"evalb", "collins.prm"``)."""
+    ref = resources.files("induce.resources")
+    for part in parts:
+        ref = ref.joinpath(part)
+    return ref
 
 
 def load_resource_yaml(*parts: str) -> Any:
     """Parse a YAML file shipped in ``resources/`` (e.g. ``"conventions", "cpcfg.yaml"``)."""
     import yaml  # only where settings are read
 
-    ref = resources.files("induce.resources").joinpath(*parts)
+    ref = resource(*parts)
     if not ref.is_file():
         raise ConfigError(f"no shipped setting {'/'.join(parts)}")
     return yaml.safe_load(ref.read_text(encoding="utf-8"))
@@ -29,8 +42,55 @@ def load_resource_yaml(*parts: str) -> Any:
 
 def resource_names(folder: str, suffix: str = ".yaml") -> list[str]:
     """Names (without suffix) of the files shipped in ``resources/<folder>/``."""
-    ref = resources.files("induce.resources").joinpath(folder)
+    ref = resource(folder)
     return sorted(p.name[: -len(suffix)] for p in ref.iterdir() if p.name.endswith(suffix))
+
+
+def check_choice(value: object, choices: Collection[object], setting: str) -> None:
+    """:class:`ConfigError` naming ``setting`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        # Sorted: a Literal inside a union may come back in another order (typing caches
+        # equal unions, and Literal["a", "b"] == Literal["b", "a"]).
+        shown = ", ".join(sorted(str(c) for c in choices if c is not None))
+        raise ConfigError(f"must be one of {shown}, got {value!r}", setting=setting)
+
+
+def check_choices(obj: DataclassInstance) -> None:
+    """Check every ``Literal``-typed field of the dataclass ``obj`` with :func:`check_choice`.
+
+    For option objects built in Python, from their ``__post_init__``: :func:`from_mapping`
+    checks settings read from files as it reads them, but a direct call or
+    ``dataclasses.replace`` goes through no reader.
+    """
+    for name, choices in _literal_fields(type(obj)):
+        check_choice(getattr(obj, name), choices, name)
+
+
+@functools.cache
+def _literal_fields(cls: type) -> tuple[tuple[str, tuple[object, ...]], ...]:
+    """``(field, allowed values)`` of each field of ``cls`` typed ``Literal[...]`` (or
+    ``Literal[...] | None``, where ``None`` is allowed too); read once per class."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        choices = literal_values(hints[f.name])
+        if choices is not None:
+            out.append((f.name, choices))
+    return tuple(out)
+
+
+def literal_values(hint: Any) -> tuple[object, ...] | None:
+    """The values a ``Literal`` type allows (``None`` included for an optional one), or
+    ``None`` when ``hint`` is no ``Literal``."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        parts = [literal_values(arg) for arg in typing.get_args(hint)]
+        if any(p is not None for p in parts):
+            none = (None,) if type(None) in typing.get_args(hint) else ()
+            return tuple(v for p in parts if p is not None for v in p) + none
+    return None
 
 
 def from_mapping(cls: type[T], data: Any, source: str) -> T:
@@ -52,7 +112,7 @@ def from_mapping(cls: type[T], data: Any, source: str) -> T:
             if (
                 field.default is dataclasses.MISSING
                 and field.default_factory is dataclasses.MISSING
-            ):  # type: ignore[misc]
+            ):
                 raise ConfigError(f"{source}: missing setting {name!r}")
             continue
         values[name] = _coerce(data[name], hints[name], f"{source}: {name}")

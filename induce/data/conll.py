@@ -17,12 +17,16 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
 from induce.data.types import DepTree, dependency_problem
+
+if TYPE_CHECKING:
+    from conllu.models import TokenList
 
 FORMATS = ("conllu", "conllx", "malt")
 _SUFFIXES = {
@@ -47,7 +51,7 @@ class DepFile:
     sentences: list[DepTree]
     lines: list[int]
     sources: list[str] | None = None  # file of each sentence, when read from a directory
-    raw: list | None = None  # conllu TokenLists, for writing CoNLL-U back
+    raw: list[TokenList] | None = None  # for writing CoNLL-U back
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -99,7 +103,14 @@ def _blocks(text: str) -> Iterable[tuple[int, list[str]]]:
         yield start, block
 
 
-def _make_tree(words, heads, tags, labels, path: str, line: int) -> DepTree:
+def _make_tree(
+    words: Sequence[str],
+    heads: Sequence[int],
+    tags: Sequence[str],
+    labels: Sequence[str],
+    path: str,
+    line: int,
+) -> DepTree:
     problem = dependency_problem(heads)
     if problem:
         raise InputError(f"not a dependency tree: {problem}", path, line)
@@ -114,9 +125,13 @@ def _int(value: str, what: str, path: str, line: int) -> int:
 
 
 def parse_malt(text: str, path: str) -> DepFile:
-    sentences, lines = [], []
+    sentences: list[DepTree] = []
+    lines: list[int] = []
     for start, block in _blocks(text):
-        words, tags, heads, labels = [], [], [], []
+        words: list[str] = []
+        tags: list[str] = []
+        heads: list[int] = []
+        labels: list[str] = []
         for offset, line in enumerate(block):
             cols = line.split("\t")
             if len(cols) not in (3, 4):
@@ -138,10 +153,14 @@ def parse_conllx(text: str, path: str) -> DepFile:
     """10 columns.  Besides the standard layout (HEAD in column 7), the WSJ test files of
     StructFormer and UDGN put HEAD in column 6 (``ID FORM LEMMA TAG FEATS HEAD DEPREL _ _ _``);
     the layout is recognised from the file's first token line, as their readers do."""
-    sentences, lines = [], []
+    sentences: list[DepTree] = []
+    lines: list[int] = []
     head_col = tag_col = -1
     for start, block in _blocks(text):
-        words, tags, heads, labels = [], [], [], []
+        words: list[str] = []
+        tags: list[str] = []
+        heads: list[int] = []
+        labels: list[str] = []
         for offset, line in enumerate(block):
             number = start + offset
             if line.startswith("#") and not words:
@@ -179,14 +198,20 @@ def _raw(line: list[str], i: int) -> str:
 
 # FEATS, DEPS and MISC are kept as text: parsing them triples the reading time and only
 # writing them back needs them.
-_FIELD_PARSERS = {"feats": _raw, "deps": _raw, "misc": _raw}
+_FIELD_PARSERS: dict[str, Callable[[list[str], int], Any]] = {
+    "feats": _raw,
+    "deps": _raw,
+    "misc": _raw,
+}
 
 
 def parse_conllu(text: str, path: str) -> DepFile:
     from conllu.exceptions import ParseException
     from conllu.parser import parse_token_and_metadata
 
-    sentences, lines, raw = [], [], []
+    sentences: list[DepTree] = []
+    lines: list[int] = []
+    raw: list[TokenList] = []
     for start, block in _blocks(text):
         # Line of each token (comment lines carry none), for errors that name a token.
         token_lines = [start + k for k, line in enumerate(block) if not line.startswith("#")]
@@ -194,7 +219,10 @@ def parse_conllu(text: str, path: str) -> DepFile:
             tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
         except ParseException as err:
             raise InputError(f"CoNLL-U: {err}", path, _bad_line(block, start)) from None
-        words, tags, heads, labels = [], [], [], []
+        words: list[str] = []
+        tags: list[str] = []
+        heads: list[int] = []
+        labels: list[str] = []
         for token, line in zip(tokens, token_lines):
             if not isinstance(token["id"], int):
                 continue  # multiword token or empty node: kept in ``raw`` only
@@ -254,11 +282,14 @@ def read_deps(path: str | os.PathLike[str], fmt: str | None = None) -> DepFile:
     if len(files) == 1 and files[0] == str(path):
         return parse_deps(read_text(files[0]), files[0], fmt)
     parts = [parse_deps(read_text(name), name, fmt) for name in files]
-    out = DepFile(str(path), parts[0].format, [], [], [], [] if parts[0].raw is not None else None)
+    sources: list[str] = []
+    out = DepFile(
+        str(path), parts[0].format, [], [], sources, [] if parts[0].raw is not None else None
+    )
     for name, part in zip(files, parts):
         out.sentences.extend(part.sentences)
         out.lines.extend(part.lines)
-        out.sources.extend([name] * len(part))  # type: ignore[union-attr]
+        sources.extend([name] * len(part))
         if out.raw is not None and part.raw is not None:
             out.raw.extend(part.raw)
     return out
@@ -309,11 +340,11 @@ def format_conllu_like(source: DepFile, sentences: Iterable[DepTree]) -> str:
     return "".join(out)
 
 
-def subset_tokens(tokens, kept: list[int]):
+def subset_tokens(tokens: TokenList, kept: list[int]) -> TokenList:
     """A CoNLL-U sentence reduced to the words at 0-based positions ``kept`` (renumbered;
     HEAD and DEPREL are set when written).  What no longer matches goes: multiword tokens,
     empty nodes, the enhanced DEPS column and the ``# text`` comment; other comments stay."""
-    from conllu.models import TokenList
+    from conllu.models import Metadata, TokenList
 
     words = [t for t in tokens if isinstance(t["id"], int)]
     chosen = []
@@ -322,7 +353,7 @@ def subset_tokens(tokens, kept: list[int]):
         token["id"] = new_id
         token["deps"] = "_"  # enhanced dependencies point at the old numbering
         chosen.append(token)
-    metadata = {key: value for key, value in tokens.metadata.items() if key != "text"}
+    metadata = Metadata({key: value for key, value in tokens.metadata.items() if key != "text"})
     return TokenList(chosen, metadata=metadata)
 
 

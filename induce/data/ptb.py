@@ -30,7 +30,8 @@ from induce.data.types import Tree
 
 TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
 _NO_LABEL = "\x00"
-_EMPTY_TAG = re.compile(r"\(\s+([^\s()]+\s*\))")
+# "( word)" within a line (the whole text is searched at once: no part matches a newline).
+_EMPTY_TAG = re.compile(r"\([^\S\n]+([^\s()]+[^\S\n]*\))")
 _EMPTY_TAG_MARK = "( " + _NO_LABEL + r" \1"
 
 
@@ -83,74 +84,124 @@ def parse_trees(
 
 
 def _parse_trees(text: str, path: str, labelled: bool, blank_lines_are_sentences: bool) -> TreeFile:
-    trees: list[Tree] = []
-    starts: list[int] = []  # line where each tree opens ...
-    ends: list[int] = []  # ... and where it closes
-    blank: list[bool] = []  # per line: no token on it
-    stack: list[Tree] = []
-    node = None
-    expect_label = False  # the token after "(" is the label (labelled mode)
-    misplaced_word = False  # a word beside other children somewhere in this tree
-    line_no = 0
-    for line_no, line in enumerate(text.split("\n"), 1):
-        if labelled and "(" in line:
-            # "( word)" on one line: EVALB reads a word with the empty tag, not a label
-            # ("(word)" is an empty bracket labelled "word").  Mark the missing label.
-            line = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, line)
-        tokens = line.replace("(", " ( ").replace(")", " ) ").split()
-        blank.append(not tokens)
-        if not stack and tokens and tokens[0].startswith("*x*"):
-            blank[-1] = False  # a Treebank-2 header line
-            continue
-        for tok in tokens:
-            if expect_label:
-                expect_label = False
-                if tok != "(" and tok != ")":
-                    if tok != _NO_LABEL:
-                        node.label = tok  # type: ignore[union-attr]
-                    continue
-            if tok == "(":
-                if not stack:
-                    starts.append(line_no)
-                node = Tree("", [])
-                stack.append(node)
-                expect_label = labelled
-            elif tok == ")":
-                if not stack:
-                    raise InputError("unbalanced ')': no bracket is open", path, line_no)
-                done = stack.pop()
-                if stack:
-                    siblings = stack[-1].children
-                    if siblings and siblings[0].__class__ is str:
-                        misplaced_word = True
-                    siblings.append(done)
-                else:
-                    if misplaced_word:
-                        _check_words(done, labelled, path, starts[-1])
-                        misplaced_word = False
-                    trees.append(done)
-                    ends.append(line_no)
-            elif stack:
-                siblings = stack[-1].children
-                if siblings:
-                    misplaced_word = True
-                siblings.append(tok)
-            else:
-                raise InputError(f"text outside brackets: {_show(tok)}", path, line_no)
-    if stack:
-        raise InputError(
-            f"unbalanced '(': {len(stack)} bracket(s) still open at end of file",
-            path,
-            starts[-1] if starts else line_no,
-        )
+    marked = False
+    if labelled:
+        # "( word)" on one line: EVALB reads a word with the empty tag, not a label ("(word)"
+        # is an empty bracket labelled "word").  Mark the missing label.
+        text = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, text)
+        marked = _NO_LABEL in text
+    # Whole-text string methods first (C speed), then one token list per line.
+    spaced = text.replace("(", " ( ").replace(")", " ) ")
+    token_lines = [line.split() for line in spaced.split("\n")]
+    reader = _TreeReader(path, labelled, marked)
+    reader.read(token_lines)
+    trees, starts, ends = reader.trees, reader.starts, reader.ends
     if not blank_lines_are_sentences or any(s != e for s, e in zip(starts, ends)):
         return TreeFile(path, list(trees), starts)
+    blank = [not tokens for tokens in token_lines]
+    return _one_tree_per_line(trees, starts, ends, blank, text.endswith("\n"), path)
+
+
+class _TreeReader:
+    """Builds the trees of a text from its tokens, noting the line where each tree opens and
+    the line where it closes (which tells a one-tree-per-line file from a multi-line one)."""
+
+    def __init__(self, path: str, labelled: bool, marked: bool) -> None:
+        self.path = path
+        self.labelled = labelled
+        self.marked = marked  # some labels are _NO_LABEL, made "" as their tree closes
+        self.trees: list[Tree] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def read(self, token_lines: list[list[str]]) -> None:
+        """The hot loop of every tree reader: locals only and no call per token (a tree's
+        last ")" calls :meth:`_close_tree`, once per tree)."""
+        labelled, starts, close_tree = self.labelled, self.starts, self._close_tree
+        stack: list[Tree] = []
+        node: Tree  # the bracket opened last: set at every "(", before any label
+        expect_label = False  # the token after "(" is the label (labelled mode)
+        misplaced_word = False  # a word beside other children somewhere in this tree
+        line_no = 0
+        for line_no, tokens in enumerate(token_lines, 1):
+            if not stack and tokens and tokens[0].startswith("*x*"):
+                continue  # a Treebank-2 header line
+            for tok in tokens:
+                if tok == "(":
+                    if not stack:
+                        starts.append(line_no)
+                    node = Tree("", [])
+                    stack.append(node)
+                    expect_label = labelled
+                elif tok == ")":
+                    expect_label = False
+                    if len(stack) > 1:
+                        done = stack.pop()
+                        siblings = stack[-1].children
+                        if siblings and siblings[0].__class__ is str:
+                            misplaced_word = True
+                        siblings.append(done)
+                    else:
+                        close_tree(stack, line_no, misplaced_word)
+                        misplaced_word = False
+                elif expect_label:
+                    expect_label = False
+                    node.label = tok
+                elif stack:
+                    siblings = stack[-1].children
+                    if siblings:
+                        misplaced_word = True
+                    siblings.append(tok)
+                else:
+                    raise InputError(f"text outside brackets: {_show(tok)}", self.path, line_no)
+        self._check_closed(stack, line_no)
+
+    def _close_tree(self, stack: list[Tree], line: int, misplaced_word: bool) -> None:
+        """A ")" with at most the root open: the tree is done (or nothing was open)."""
+        if not stack:
+            raise InputError("unbalanced ')': no bracket is open", self.path, line)
+        done = stack.pop()
+        if self.marked:
+            _clear_marks(done)
+        if misplaced_word:
+            _check_words(done, self.labelled, self.path, self.starts[-1])
+        self.trees.append(done)
+        self.ends.append(line)
+
+    def _check_closed(self, stack: list[Tree], last_line: int) -> None:
+        if stack:
+            raise InputError(
+                f"unbalanced '(': {len(stack)} bracket(s) still open at end of file",
+                self.path,
+                self.starts[-1] if self.starts else last_line,
+            )
+
+
+def _clear_marks(tree: Tree) -> None:
+    """Empty the labels marked :data:`_NO_LABEL` (the tree may still hold misplaced words)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.label == _NO_LABEL:
+            node.label = ""
+        stack.extend(c for c in node.children if isinstance(c, Tree))
+
+
+def _one_tree_per_line(
+    trees: list[Tree],
+    starts: list[int],
+    ends: list[int],
+    blank: list[bool],
+    final_newline: bool,
+    path: str,
+) -> TreeFile:
+    """Every blank line before or between trees is an empty sentence (``None``); blank lines
+    after the last tree are counted apart."""
     for k in range(1, len(trees)):
         if starts[k] == ends[k - 1]:
             raise InputError(
                 "several trees on one line in a one-tree-per-line file", path, starts[k]
             )
-    # One tree per line: every blank line before or between trees is an empty sentence.
     out: list[Tree | None] = []
     lines: list[int] = []
     previous_end = 0
@@ -162,7 +213,7 @@ def _parse_trees(text: str, path: str, labelled: bool, blank_lines_are_sentences
         out.append(tree)
         lines.append(start)
         previous_end = end
-    last = len(blank) - 1 if text.endswith("\n") else len(blank)  # after the final newline
+    last = len(blank) - 1 if final_newline else len(blank)  # after the final newline
     return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:last]))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union, cast, overload
 
 Child = Union["Tree", str]
 
@@ -22,9 +22,17 @@ class Tree:
 
     __slots__ = ("label", "children")
 
-    def __init__(self, label: str, children: list[Child]) -> None:
+    # ``children`` is kept, not copied (readers build trees by appending to it), so the list
+    # may be typed as subtrees or words alone: a list is invariant in its item type.
+    @overload
+    def __init__(self, label: str, children: list[Tree]) -> None: ...
+    @overload
+    def __init__(self, label: str, children: list[str]) -> None: ...
+    @overload
+    def __init__(self, label: str, children: list[Child]) -> None: ...
+    def __init__(self, label: str, children: list[Any]) -> None:
         self.label = label
-        self.children = children
+        self.children: list[Child] = children
 
     @property
     def is_preterminal(self) -> bool:
@@ -44,14 +52,16 @@ class Tree:
         return out
 
     def words(self) -> list[str]:
-        return [p.children[0] for p in self.preterminals()]  # type: ignore[misc]
+        return cast("list[str]", [p.children[0] for p in self.preterminals()])
 
     def tags(self) -> list[str]:
         return [p.label for p in self.preterminals()]
 
     def pos(self) -> list[tuple[str, str]]:
         """``(word, tag)`` pairs, like ``nltk.Tree.pos``."""
-        return [(p.children[0], p.label) for p in self.preterminals()]  # type: ignore[misc]
+        return cast(
+            "list[tuple[str, str]]", [(p.children[0], p.label) for p in self.preterminals()]
+        )
 
     def subtrees(self) -> Iterator[Tree]:
         """All nodes, preterminals included, in pre-order."""
@@ -109,10 +119,10 @@ class Tree:
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
-    def to_nltk(self):  # -> nltk.Tree (imported lazily: nltk costs ~0.4 s to import)
+    def to_nltk(self) -> Any:  # an nltk.Tree (imported lazily: nltk costs ~0.4 s to import)
         from nltk import Tree as NltkTree
 
-        def convert(node: Child):
+        def convert(node: Child) -> Any:
             if isinstance(node, str):
                 return node
             return NltkTree(node.label, [convert(c) for c in node.children])
@@ -120,7 +130,7 @@ class Tree:
         return convert(self)
 
     @classmethod
-    def from_nltk(cls, tree) -> Tree:
+    def from_nltk(cls, tree: Any) -> Tree:
         """Convert an ``nltk.Tree``; a word beside other children is put under the tag ``""``."""
         children = list(tree)
         if len(children) == 1 and isinstance(children[0], str):
@@ -133,7 +143,7 @@ class Tree:
 
 def _write(tree: Tree, parts: list[str]) -> None:
     # Iterative: predicted trees can be far deeper than Python's recursion limit.
-    stack: list = [tree]
+    stack: list = [tree]  # nodes, and the strings between them
     while stack:
         node = stack.pop()
         if node.__class__ is str:  # a closing bracket or a separator

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
+from induce.data.config import resource
 from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.unsupervised import evaluate_unsupervised
 
@@ -12,7 +11,7 @@ SAMPLE_TREEBANK = ("treebanks", "sample.mrg")
 
 def builtin_treebank() -> str:
     """Path of the small PTB-style treebank shipped with induce (written for the project)."""
-    return str(resources.files("induce.resources").joinpath(*SAMPLE_TREEBANK))
+    return str(resource(*SAMPLE_TREEBANK))
 
 
 def score_baselines(gold: str, seed: int = 0) -> list[dict]:

@@ -47,10 +47,10 @@ def baseline_trees(gold: TreeFile, spec: str) -> list[Tree | None]:
                 if p.label not in EMPTY_TAGS
             ]
         )
-        if not leaves:
+        if tree is None or not leaves:
             out.append(None)
             continue
-        wrapper = tree.label if unwrap(tree) is not tree else "TOP"  # type: ignore[union-attr]
+        wrapper = tree.label if unwrap(tree) is not tree else "TOP"
         out.append(Tree(wrapper, [tree_baseline(name, leaves, rng)]))
     return out
 

@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
+from induce.data.conll import DepFile
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import EMPTY_TAGS, load_tagset
+from induce.data.ptb import TreeFile
 from induce.structure.trees import normalize_word
 
+Prediction = TypeVar("Prediction", TreeFile, DepFile)
 
-def match_counts(gold_count: int, gold_path: str, pred) -> None:
-    """Check that the prediction (a ``TreeFile`` or ``DepFile``) has a sentence per gold one.
+
+def prediction_or_baseline(
+    gold_count: int,
+    gold_path: str,
+    pred_path: str | None,
+    read: Callable[[str], Prediction],
+    baseline: str | None,
+    baselines: Sequence[str],
+) -> tuple[Prediction | None, str, int]:
+    """``(prediction, "", 0)`` with the prediction file read and paired with the gold
+    (:func:`match_counts`), or ``(None, name, seed)`` of the ``baseline`` to score instead."""
+    if baseline is not None:
+        name, seed = parse_baseline(baseline, baselines)
+        return None, name, seed
+    assert pred_path is not None, "give a prediction file or a baseline"
+    pred = read(pred_path)
+    match_counts(gold_count, gold_path, pred)
+    return pred, "", 0
+
+
+def match_counts(gold_count: int, gold_path: str, pred: TreeFile | DepFile) -> None:
+    """Check that the prediction has a sentence per gold one.
 
     Blank lines at the end of a one-tree-per-line prediction are empty sentences (a parser's
     failed last parses), as EVALB reads them: the prediction is padded with them.  Any other
@@ -19,10 +43,12 @@ def match_counts(gold_count: int, gold_path: str, pred) -> None:
     count = len(pred)
     if count == gold_count:
         return
-    if count < gold_count <= count + getattr(pred, "trailing_blank_lines", 0):
-        pred.pad_to(gold_count)
-        return
-    empty = sum(1 for item in getattr(pred, "trees", ()) if item is None)
+    empty = 0  # empty lines: a tree file's failed parses
+    if isinstance(pred, TreeFile):
+        if count < gold_count <= count + pred.trailing_blank_lines:
+            pred.pad_to(gold_count)
+            return
+        empty = sum(1 for item in pred.trees if item is None)
     note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
     raise InputError(
         f"{gold_count} sentences in the gold file {gold_path} but {count} in the prediction{note}",
@@ -76,7 +102,7 @@ def align_tokens(
     )
 
 
-def word_filter(tagset: str):
+def word_filter(tagset: str) -> Callable[[str], bool]:
     """A predicate on tags: in the named tag set, or anything but empty elements for
     ``all``."""
     tags = load_tagset(tagset)

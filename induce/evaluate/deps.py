@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from induce.data.conll import DepFile, read_deps
 from induce.data.errors import InputError
 from induce.evaluate.common import (
     align_tokens,
-    match_counts,
-    parse_baseline,
+    prediction_or_baseline,
     require_sentences,
     word_filter,
 )
@@ -78,15 +77,14 @@ def evaluate_deps(
     is_word = word_filter(conv.tagset)
     gold = read_deps(gold_path, gold_format)
     require_sentences(len(gold), gold.path)
-    pred: DepFile | None = None
-    if baseline is None:
-        assert pred_path is not None, "give a prediction file or a baseline"
-        pred = read_deps(pred_path, pred_format)
-        match_counts(len(gold), gold.path, pred)
-        name, seed = "", 0
-    else:
-        name, seed = parse_baseline(baseline, DEP_BASELINES)
-    rng = random.Random(seed)
+    pred, name, seed = prediction_or_baseline(
+        len(gold),
+        gold.path,
+        pred_path,
+        lambda path: read_deps(path, pred_format),
+        baseline,
+        DEP_BASELINES,
+    )
     report = DepReport(
         {
             "metric": "deps",
@@ -96,28 +94,41 @@ def evaluate_deps(
             "convention": conv.to_dict(),
         }
     )
-    counts = report.counts
+    _score_all(report, conv, is_word, gold, pred, name, random.Random(seed))
+    if not report.counts["sentences"]:
+        seen = sorted({tag for tree in gold.sentences for tag in (tree.tags or ())})
+        raise InputError(
+            f"nothing to score: no word of the file has a tag of the tag set {conv.tagset} "
+            f"(tags seen: {' '.join(seen[:12])}); the tag set 'all' scores every token",
+            gold.path,
+        )
+    return report
+
+
+def _score_all(
+    report: DepReport,
+    conv: DepConvention,
+    is_word: Callable[[str], bool],
+    gold: DepFile,
+    pred: DepFile | None,
+    baseline: str,
+    rng: random.Random,
+) -> None:
+    """Add every gold sentence with words to ``report``, against its prediction or the
+    ``baseline``'s heads over its words."""
     for k, g in enumerate(gold.sentences):
         keep = [is_word(tag) for tag in (g.tags or ())]
         words = [w for w, kept in zip(g.words, keep) if kept]
         if not words:
-            counts["skipped"] += 1
+            report.counts["skipped"] += 1
             continue
         gold_heads = restrict_heads(g.heads, keep)
         if pred is None:
-            pred_heads = dependency_baseline(name, len(words), rng)
+            pred_heads = dependency_baseline(baseline, len(words), rng)
         else:
             pred_heads = _prediction(pred, k, g.words, keep, gold.where(k))
         labels = [lab for lab, kept in zip(g.labels or ("_",) * len(g), keep) if kept]
         _score(report, conv, words, gold_heads, pred_heads, labels)
-    if not counts["sentences"]:
-        seen = sorted({tag for tree in gold.sentences for tag in (tree.tags or ())})
-        raise InputError(
-            f"nothing to score: no word of the file has a tag of the tag set {conv.tagset} "
-            f"(tags seen: {' '.join(seen[:12])}); give --tagset all to score every token",
-            gold.path,
-        )
-    return report
 
 
 def _prediction(

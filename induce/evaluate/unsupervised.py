@@ -10,7 +10,9 @@ single child) are dropped from both sides, as the reference readers drop them.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import EMPTY_TAGS
@@ -18,8 +20,7 @@ from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import (
     align_tokens,
-    match_counts,
-    parse_baseline,
+    prediction_or_baseline,
     require_sentences,
     word_filter,
 )
@@ -66,56 +67,20 @@ def evaluate_unsupervised(
     gold label).  ``max_words``: override the convention's length cut-off (0 = none).
     ``unlabelled``: the prediction is a bare bracketing such as ``((the cat) sat)``.
     """
-    conv = (
-        convention
-        if isinstance(convention, SpanConvention)
-        else load_span_convention(convention, tagset=tagset)
-    )
-    if max_words is not None:
-        if max_words < 0:
-            raise ConfigError(f"max_words must be 0 (no limit) or more, got {max_words}")
-        conv = replace(conv, max_words=max_words or None)
+    conv = _convention(convention, tagset, max_words)
     is_word = word_filter(conv.tagset)
     gold = read_trees(gold_path)
     require_sentences(len(gold), gold.path)
-    pred: TreeFile | None = None
-    if baseline is None:
-        assert pred_path is not None, "give a prediction file or a baseline"
-        pred = read_trees(pred_path, labelled=not unlabelled)
-        match_counts(len(gold), gold.path, pred)
-        name, seed = "", 0
-    else:
-        name, seed = parse_baseline(baseline, TREE_BASELINES)
-    rng = random.Random(seed)
+    pred, name, seed = prediction_or_baseline(
+        len(gold),
+        gold.path,
+        pred_path,
+        lambda path: read_trees(path, labelled=not unlabelled),
+        baseline,
+        TREE_BASELINES,
+    )
     scorer = SpanScorer(conv.whole_sentence_span)
-    skipped = {"no_words": 0, "too_short": 0, "too_long": 0}
-    for k, gold_tree in enumerate(gold.trees):
-        gfile, gline = gold.where(k)
-        if gold_tree is None:
-            skipped["no_words"] += 1
-            continue
-        leaves, gold_spans = leaves_and_spans(unwrap(gold_tree))
-        keep = [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
-        n = sum(keep)
-        if n == 0:
-            skipped["no_words"] += 1
-            continue
-        if n < conv.min_words:
-            skipped["too_short"] += 1
-            continue
-        if conv.max_words is not None and n > conv.max_words:
-            skipped["too_long"] += 1
-            continue
-        if pred is None:
-            pred_spans = spans(tree_baseline(name, [Tree("X", ["w"])] * n, rng))
-        else:
-            tokens = [
-                (p.children[0], kept) for p, kept in zip(leaves, keep) if p.label not in EMPTY_TAGS
-            ]
-            pred_spans = _prediction_spans(
-                pred, k, tokens, f"sentence {k + 1} (gold {gfile}:{gline})"
-            )
-        scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
+    skipped = _score_all(scorer, conv, is_word, gold, pred, name, random.Random(seed))
     if not scorer.sentences:
         raise InputError(
             f"nothing to score: all {len(gold)} sentences were skipped ({skipped['no_words']} "
@@ -134,6 +99,74 @@ def evaluate_unsupervised(
     return UnsupervisedReport(settings, scorer, skipped, wanted)
 
 
+def _convention(
+    convention: str | SpanConvention, tagset: str | None, max_words: int | None
+) -> SpanConvention:
+    """The named (or given) convention with the caller's tag set and length cut-off."""
+    conv = (
+        convention
+        if isinstance(convention, SpanConvention)
+        else load_span_convention(convention, tagset=tagset)
+    )
+    if max_words is None:
+        return conv
+    if max_words < 0:
+        raise ConfigError(f"must be 0 (no limit) or more, got {max_words}", setting="max_words")
+    return replace(conv, max_words=max_words or None)
+
+
+def _score_all(
+    scorer: SpanScorer,
+    conv: SpanConvention,
+    is_word: Callable[[str], bool],
+    gold: TreeFile,
+    pred: TreeFile | None,
+    baseline: str,
+    rng: random.Random,
+) -> dict[str, int]:
+    """Add every gold sentence the convention scores to ``scorer``, against its prediction
+    or the ``baseline``'s tree over its words; how many were skipped, and why."""
+    skipped = {"no_words": 0, "too_short": 0, "too_long": 0}
+    for k, gold_tree in enumerate(gold.trees):
+        if gold_tree is None:
+            skipped["no_words"] += 1
+            continue
+        leaves, gold_spans = leaves_and_spans(unwrap(gold_tree))
+        keep = [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
+        n = sum(keep)
+        reason = _skip_reason(n, conv)
+        if reason:
+            skipped[reason] += 1
+            continue
+        if pred is None:
+            pred_spans = spans(tree_baseline(baseline, [Tree("X", ["w"])] * n, rng))
+        else:
+            tokens = cast(
+                "list[tuple[str, bool]]",
+                [
+                    (p.children[0], kept)
+                    for p, kept in zip(leaves, keep)
+                    if p.label not in EMPTY_TAGS
+                ],
+            )
+            gfile, gline = gold.where(k)
+            where = f"sentence {k + 1} (gold {gfile}:{gline})"
+            pred_spans = _prediction_spans(pred, k, tokens, where)
+        scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
+    return skipped
+
+
+def _skip_reason(words: int, conv: SpanConvention) -> str:
+    """Why a sentence of ``words`` words is not scored under ``conv`` (``""``: it is)."""
+    if words == 0:
+        return "no_words"
+    if words < conv.min_words:
+        return "too_short"
+    if conv.max_words is not None and words > conv.max_words:
+        return "too_long"
+    return ""
+
+
 def _prediction_spans(
     pred: TreeFile, k: int, gold_tokens: list[tuple[str, bool]], where: str
 ) -> list[tuple[int, int, str]]:
@@ -145,7 +178,7 @@ def _prediction_spans(
     if tree is None:
         raise InputError(f"{where}: the prediction is empty")
     leaves, pred_spans = leaves_and_spans(unwrap(tree))
-    tokens = [p.children[0] for p in leaves if p.label not in EMPTY_TAGS]
+    tokens = cast("list[str]", [p.children[0] for p in leaves if p.label not in EMPTY_TAGS])
     keep_gold = [kept for _, kept in gold_tokens]
     if align_tokens([w for w, _ in gold_tokens], keep_gold, tokens, where):
         flags = iter(keep_gold)  # the prediction has every gold token: keep the words

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal, TypeVar
 
-from induce.data.config import from_mapping, load_resource_yaml
+from induce.data.config import check_choices, from_mapping, load_resource_yaml
 from induce.data.errors import ConfigError
 from induce.data.normalize import ALL_TAGS, load_tagset
 
 SPAN_CONVENTIONS = ("structformer", "cpcfg")
 DEP_CONVENTIONS = ("position", "structformer")
-WHOLE_SENTENCE = ("exclude", "root-only")
-ARCS = ("positions", "word-strings")
+
+# exclude: no span may cover the whole sentence; root-only: only the root's own span goes.
+WholeSentence = Literal["exclude", "root-only"]
+# Arcs compared by word positions, or as (word, head word) strings (StructFormer's quirk).
+Arcs = Literal["positions", "word-strings"]
 
 
 def _tags_for_report(name: str) -> list[str] | str:
@@ -26,19 +30,15 @@ class SpanConvention:
     name: str
     description: str
     tagset: str
-    whole_sentence_span: str
+    whole_sentence_span: WholeSentence
     min_words: int
     max_words: int | None
     report_labels: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if self.whole_sentence_span not in WHOLE_SENTENCE:
-            raise ConfigError(
-                f"whole_sentence_span must be one of {WHOLE_SENTENCE}, "
-                f"got {self.whole_sentence_span!r}"
-            )
+        check_choices(self)  # also after ``replace``, which no reader checks
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["report_labels"] = list(self.report_labels)
         out["word_tags"] = _tags_for_report(self.tagset)
@@ -52,19 +52,27 @@ class DepConvention:
     name: str
     description: str
     tagset: str
-    arcs: str
+    arcs: Arcs
 
     def __post_init__(self) -> None:
-        if self.arcs not in ARCS:
-            raise ConfigError(f"arcs must be one of {ARCS}, got {self.arcs!r}")
+        check_choices(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["word_tags"] = _tags_for_report(self.tagset)
         return out
 
 
-def _load(cls, names: tuple[str, ...], file: str, name: str, overrides: dict):
+Convention = TypeVar("Convention", SpanConvention, DepConvention)
+
+
+def _load(
+    cls: type[Convention],
+    names: tuple[str, ...],
+    file: str,
+    name: str,
+    overrides: dict[str, Any],
+) -> Convention:
     if name not in names:
         raise ConfigError(f"unknown convention {name!r}; choose from {', '.join(names)}")
     conv = from_mapping(cls, load_resource_yaml("conventions", file), f"conventions/{file}")
@@ -72,11 +80,11 @@ def _load(cls, names: tuple[str, ...], file: str, name: str, overrides: dict):
     return replace(conv, **given) if given else conv
 
 
-def load_span_convention(name: str, **overrides) -> SpanConvention:
+def load_span_convention(name: str, **overrides: Any) -> SpanConvention:
     """A shipped span convention; keyword arguments that are not ``None`` override fields."""
     return _load(SpanConvention, SPAN_CONVENTIONS, f"{name}.yaml", name, overrides)
 
 
-def load_dep_convention(name: str, **overrides) -> DepConvention:
+def load_dep_convention(name: str, **overrides: Any) -> DepConvention:
     """A shipped dependency convention; keyword arguments that are not ``None`` override."""
     return _load(DepConvention, DEP_CONVENTIONS, f"deps-{name}.yaml", name, overrides)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import cast
 
 from induce.data.errors import InduceError
 from induce.data.types import Tree
@@ -243,16 +244,12 @@ class Evalb:
         delete, delete_len = self._delete, self._delete_len
         length = len(tags) - sum(1 for tag in tags if tag in delete_len)
         keep = [tag not in delete for tag in tags]
-        if all(keep):
-            return _Side(tree, [p.children[0] for p in leaves], tags, brackets, length)
-        # Deleted words go; brackets are renumbered and those left empty dropped.
-        return _Side(
-            tree,
-            [p.children[0] for p, kept in zip(leaves, keep) if kept],
-            [tag for tag, kept in zip(tags, keep) if kept],
-            restrict_spans(brackets, keep),
-            length,
-        )  # type: ignore[misc]
+        if not all(keep):  # deleted words go; brackets renumbered, those left empty dropped
+            leaves = [p for p, kept in zip(leaves, keep) if kept]
+            tags = [tag for tag, kept in zip(tags, keep) if kept]
+            brackets = restrict_spans(brackets, keep)
+        words = cast("list[str]", [p.children[0] for p in leaves])  # preterminals hold words
+        return _Side(tree, words, tags, brackets, length)
 
     def _compare(self, index: int, g: _Side, t: _Side) -> SentenceScore:
         if not t.words:

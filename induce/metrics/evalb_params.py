@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from importlib import resources
 
+from induce.data.config import resource
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import read_text
 
@@ -101,11 +101,7 @@ def parse_params(text: str, path: str = "<string>", name: str | None = None) -> 
 def load_params(spec: str) -> EvalbParams:
     """A preset name (``collins``, ``unlabeled``, ``nk``) or the path of a ``.prm`` file."""
     if spec in PRESETS:
-        text = (
-            resources.files("induce.resources")
-            .joinpath("evalb", f"{spec}.prm")
-            .read_text(encoding="utf-8")
-        )
+        text = resource("evalb", f"{spec}.prm").read_text(encoding="utf-8")
         return parse_params(text, f"{spec}.prm", name=spec)
     if os.path.exists(spec):
         return parse_params(read_text(spec), spec)

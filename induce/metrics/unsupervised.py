@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from induce.data.types import Tree
+from induce.metrics.conventions import WholeSentence
 from induce.structure.trees import leaves_and_spans, spans
 
 _CUT = re.compile(r"[-=]")
@@ -35,7 +36,7 @@ _CUT = re.compile(r"[-=]")
 Spans = list[tuple[int, int, str]]
 
 
-def span_set(tree_spans: Spans, n: int, whole_sentence_span: str) -> set[tuple[int, int]]:
+def span_set(tree_spans: Spans, n: int, whole_sentence_span: WholeSentence) -> set[tuple[int, int]]:
     """Unlabelled spans under a convention's rule, from a tree's ``(start, end, label)`` list
     in pre-order (root first) over ``n`` words."""
     if whole_sentence_span == "exclude":
@@ -78,7 +79,7 @@ class SentenceSpans:
 class SpanScorer:
     """Accumulates span scores sentence by sentence."""
 
-    whole_sentence_span: str
+    whole_sentence_span: WholeSentence
     sentences: list[SentenceSpans] = field(default_factory=list)
     label_correct: Counter = field(default_factory=Counter)
     label_total: Counter = field(default_factory=Counter)

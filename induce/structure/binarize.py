@@ -10,14 +10,17 @@ restores the original tree exactly.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from induce.data.types import Tree
 from induce.structure.trees import rebuild
 
-FACTORS = ("right", "left")
+Factor = Literal["right", "left"]
+FACTORS: tuple[Factor, ...] = get_args(Factor)
 MARKER = "|<"
 
 
-def binarize(tree: Tree, factor: str = "right") -> Tree:
+def binarize(tree: Tree, factor: Factor = "right") -> Tree:
     if factor not in FACTORS:
         raise ValueError(f"factor must be one of {FACTORS}, got {factor!r}")
 
@@ -35,7 +38,7 @@ def binarize(tree: Tree, factor: str = "right") -> Tree:
             first = Tree(_marked(label, kids[: i + 1]), [first, kids[i]])
         return Tree(label, [first, kids[-1]])
 
-    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
+    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)
 
 
 def _marked(label: str, kids: list[Tree]) -> str:
@@ -54,4 +57,4 @@ def unbinarize(tree: Tree) -> Tree:
                 children.append(kid)
         return Tree(node.label, children)
 
-    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
+    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import Literal, get_args
 
 from induce.data.types import Tree
 
-TIES = ("left", "right")
+Ties = Literal["left", "right"]  # which of equal distances splits first
+TIES: tuple[Ties, ...] = get_args(Ties)
 
 
 def check_scores(n: int, values: Sequence[float], name: str, expected: int) -> None:
@@ -37,7 +39,9 @@ def _finite(value: object) -> bool:
         return False
 
 
-def split_order(distances: Sequence[float], ties: str = "left") -> tuple[int, list[int], list[int]]:
+def split_order(
+    distances: Sequence[float], ties: Ties = "left"
+) -> tuple[int, list[int], list[int]]:
     """The split points as a binary tree: ``(root, left_child, right_child)``.
 
     Split ``i`` (between words ``i`` and ``i + 1``) has the splits of its left part as its
@@ -79,7 +83,7 @@ def postorder(root: int, left_child: list[int], right_child: list[int]) -> Itera
 
 
 def split_tree(
-    leaves: Sequence[Tree], distances: Sequence[float], label: str = "X", ties: str = "left"
+    leaves: Sequence[Tree], distances: Sequence[float], label: str = "X", ties: Ties = "left"
 ) -> Tree:
     """Algorithm 1 (StructFormer): the binary tree over ``leaves`` whose splits follow
     ``distances``: split at the largest distance, recurse on both sides.
@@ -121,7 +125,7 @@ def tree_distances(tree: Tree) -> list[int]:
         if k < len(children):
             frame[1] = k + 1
             child = children[k]
-            if child.is_preterminal:  # type: ignore[union-attr]
+            if child.is_preterminal:
                 position += 1
                 out.append(0)
                 ends.append(position)

@@ -249,10 +249,12 @@ def _attach(node: Tree, words: list[int], table: HeadTable, out: Dependencies) -
         if scheme is None:
             labels[word - 1] = "dep"
             continue
-        child = children[i]
-        grand = child.children  # type: ignore[union-attr]
+        child = children[i]  # a subtree: only subtrees have head words
         is_punct = (
-            len(grand) == 1 and grand[0].__class__ is str and child.label in table.punctuation
-        )  # type: ignore[union-attr]
+            isinstance(child, Tree)
+            and len(child.children) == 1
+            and child.children[0].__class__ is str
+            and child.label in table.punctuation
+        )
         labels[word - 1] = scheme.label(category, parts[i][0], parts[i][1], is_punct)
     return head

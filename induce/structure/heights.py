@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from induce.data.types import Tree
-from induce.structure.distances import check_scores, postorder, split_order
+from induce.structure.distances import Ties, check_scores, postorder, split_order
 
 
 def dependency_heights(heads: Sequence[int]) -> list[int]:
@@ -95,7 +95,7 @@ def parse_distances(
     distances: Sequence[float],
     heights: Sequence[float],
     label: str = "X",
-    ties: str = "left",
+    ties: Ties = "left",
 ) -> Parse:
     """Algorithm 3 (StructFormer): the tree of Algorithm 1 and the dependencies of Algorithm 2
     in one bottom-up pass over the split points (O(n), no recursion).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import cast, overload
 
 from induce.data.normalize import DIGITS, EMPTY_TAGS
 from induce.data.types import Tree
@@ -26,6 +27,18 @@ def cut_label(label: str) -> str:
     return re.split(r"[-=]", label, maxsplit=1)[0]
 
 
+@overload
+def rebuild(
+    tree: Tree,
+    on_preterminal: Callable[[Tree], Tree],
+    on_node: Callable[[Tree, list[Tree]], Tree],
+) -> Tree: ...
+@overload
+def rebuild(
+    tree: Tree,
+    on_preterminal: Callable[[Tree], Tree | None],
+    on_node: Callable[[Tree, list[Tree]], Tree | None],
+) -> Tree | None: ...
 def rebuild(
     tree: Tree,
     on_preterminal: Callable[[Tree], Tree | None],
@@ -61,7 +74,7 @@ def strip_function_tags(tree: Tree) -> Tree:
         tree,
         lambda p: Tree(cut_label(p.label), list(p.children)),
         lambda node, kids: Tree(cut_label(node.label), kids),
-    )  # type: ignore[return-value]
+    )
 
 
 def filter_preterminals(tree: Tree, keep: Callable[[Tree], bool]) -> Tree | None:
@@ -108,16 +121,16 @@ def collapse_unary(tree: Tree, join: str | None = None) -> Tree:
             return Tree(label, kids[0].children)
         return Tree(node.label, kids)
 
-    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)  # type: ignore[return-value]
+    return rebuild(tree, lambda p: Tree(p.label, list(p.children)), on_node)
 
 
 def lowercase(tree: Tree) -> Tree:
     """Lower-case every word."""
     return rebuild(
         tree,
-        lambda p: Tree(p.label, [p.children[0].lower()]),  # type: ignore[union-attr]
+        lambda p: Tree(p.label, [cast(str, p.children[0]).lower()]),
         lambda node, kids: Tree(node.label, kids),
-    )  # type: ignore[return-value]
+    )
 
 
 def normalize_word(word: str, lower: bool = True, digits: bool = True) -> str:

@@ -262,9 +262,11 @@ def pcc(
     """Pearson correlation between every attention head and every dependency label over the
     gold edges (UDGN Table 3): the best head for the most frequent labels."""
     _check_format(fmt, ("table", "json"))
-    from induce.evaluate.pcc import head_label_correlation, plot_heatmap
+    from induce.data.config import choose
+    from induce.evaluate.pcc import DIRECTIONS, head_label_correlation, plot_heatmap
 
-    report = head_label_correlation(model, gold, direction, device, weights, subtypes, top=top)
+    chosen = choose(direction, DIRECTIONS, "direction")
+    report = head_label_correlation(model, gold, chosen, device, weights, subtypes, top=top)
     if plot:
         plot_heatmap(report, plot)
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ParamSpec, TypeVar
 
 import typer
 
 from induce.cli.common import handle_errors, warn
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 app = typer.Typer(
     help="Turn treebanks and corpora into dataset directories for train, parse and evaluate.",
@@ -74,6 +79,23 @@ def _tokenizer(kind: str, files: str | None, space_first: bool):
     return SubwordTokenizer(files, space_first)
 
 
+def _force_hint(command: Callable[P, R]) -> Callable[P, R]:
+    """An existing output is refused with the flag that replaces it (the library names its
+    ``force`` argument)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from induce.data.dataset import OutputExists
+        from induce.data.errors import InputError
+
+        try:
+            return command(*args, **kwargs)
+        except OutputExists as err:
+            raise InputError("already exists (use --force to replace it)", err.path) from None
+
+    return wrapper
+
+
 @contextlib.contextmanager
 def _progress() -> Iterator:
     """A rich progress bar on a terminal; nothing in pipes and logs."""
@@ -81,10 +103,10 @@ def _progress() -> Iterator:
         yield None
         return
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
     with Progress(console=Console(stderr=True), transient=True) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
@@ -128,6 +150,7 @@ def _summary(data: dict, out: str) -> None:
 
 @app.command("ptb")
 @handle_errors
+@_force_hint
 def ptb(
     treebank: str = typer.Option(
         ...,
@@ -190,6 +213,7 @@ def ptb(
 
 @app.command("bllip")
 @handle_errors
+@_force_hint
 def bllip(
     root: str = typer.Option(
         ..., "--root", "-r", help="BLLIP 1987-89 release (LDC2000T43): 1987/w7_001/..."
@@ -216,10 +240,11 @@ def bllip(
     force: bool = FORCE,
 ) -> None:
     """BLLIP XS/SM/MD/LG with the shared dev and test sets, streamed."""
-    from induce.preprocess.bllip import BllipOptions, preprocess_bllip
+    from induce.data.config import choose
+    from induce.preprocess.bllip import SPLITS, BllipOptions, preprocess_bllip
 
     options = BllipOptions(
-        split=split.lower(),
+        split=choose(split.lower(), SPLITS, "split"),
         normalization=_normalization(tagset, keep_case, keep_digits),
         min_freq=min_freq,
         max_vocab=max_vocab,
@@ -241,6 +266,7 @@ def bllip(
 
 @app.command("mikolov")
 @handle_errors
+@_force_hint
 def mikolov(
     folder: str = typer.Option(
         ..., "--dir", "-d", help="Folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt."
@@ -259,6 +285,7 @@ def mikolov(
 
 @app.command("text")
 @handle_errors
+@_force_hint
 def text(
     train: list[str] = typer.Option(
         ...,
@@ -294,7 +321,11 @@ def text(
     force: bool = FORCE,
 ) -> None:
     """Any corpus: training text, and validation/test text or gold trees."""
-    from induce.preprocess.text import TextOptions, preprocess_text
+    from induce.data.errors import ConfigError
+    from induce.preprocess.text import TEXT_FORMATS, TextOptions, preprocess_text
+
+    if text_format not in TEXT_FORMATS:  # named --format here, not --text-format
+        raise ConfigError(f"--format must be one of {', '.join(TEXT_FORMATS)}, got {text_format!r}")
 
     options = TextOptions(
         normalization=_normalization(tagset, keep_case, keep_digits),
@@ -321,6 +352,7 @@ def text(
 
 @app.command("synthetic")
 @handle_errors
+@_force_hint
 def synthetic(
     out: str = OUT,
     sentences: int = typer.Option(20_000, "--sentences", "-n", help="Training sentences."),

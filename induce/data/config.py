@@ -11,15 +11,17 @@ import types
 import typing
 from collections.abc import Callable, Collection
 from importlib import resources
-from importlib.abc import Traversable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from induce.data.errors import ConfigError
 
 if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
     from _typeshed import DataclassInstance
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 def resource(*parts: str) -> Traversable:
@@ -53,6 +55,13 @@ def check_choice(value: object, choices: Collection[object], setting: str) -> No
         # equal unions, and Literal["a", "b"] == Literal["b", "a"]).
         shown = ", ".join(sorted(str(c) for c in choices if c is not None))
         raise ConfigError(f"must be one of {shown}, got {value!r}", setting=setting)
+
+
+def choose(value: object, choices: tuple[C, ...], setting: str) -> C:
+    """``value``, typed as one of ``choices`` (a ``Literal``'s values), after
+    :func:`check_choice`: for callers that hold a plain string, such as a command line."""
+    check_choice(value, choices, setting)
+    return choices[choices.index(value)]
 
 
 def check_choices(obj: DataclassInstance) -> None:

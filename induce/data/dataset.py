@@ -28,16 +28,25 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.files import read_text
 from induce.data.vocab import Vocabulary
 
+if TYPE_CHECKING:
+    from induce.data.normalize import Normalization
+
 FORMAT = "induce-dataset/1"
 SPLITS = ("train", "valid", "test")
 MANIFEST = "manifest.yaml"
 VOCAB = "vocab.json"
+
+
+class OutputExists(InputError):
+    """The output directory exists and ``force`` was not given: callers may say how to
+    replace it in their own terms (``induce preprocess`` names its ``--force`` flag)."""
 
 
 class _CountingWriter:
@@ -80,14 +89,14 @@ class DatasetWriter:
         self.out = Path(out).absolute()
         if self.out.exists():
             if not force:
-                raise InputError("already exists (use --force to replace it)", str(self.out))
+                raise OutputExists("already exists (replace it with force=True)", str(self.out))
             if not (self.out.is_dir() and (self.out / MANIFEST).is_file()):
                 raise InputError(
-                    "exists and is not an induce dataset: --force only replaces datasets",
+                    "exists and is not an induce dataset: only a dataset is replaced",
                     str(self.out),
                 )
         parent = self.out.parent
-        try:  # `--out data/ptb` on a fresh checkout: make data/
+        try:  # writing data/ptb on a fresh checkout: make data/
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise InputError(f"cannot create the folder: {err.strerror}", str(parent)) from None
@@ -105,7 +114,12 @@ class DatasetWriter:
     def __enter__(self) -> DatasetWriter:
         return self
 
-    def __exit__(self, kind, value, traceback) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         for writer in self._open.values():
             writer._handle.close()
         if not self.done:
@@ -150,7 +164,7 @@ class DatasetWriter:
             yaml.safe_dump(full, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
         os.chmod(self.tmp, 0o777 & ~_umask())
-        if self.out.exists():  # --force on a dataset: swap, then remove the old one
+        if self.out.exists():  # replacing a dataset (force): swap, then remove the old one
             old = self.tmp.with_suffix(".old")
             os.replace(self.out, old)
             os.replace(self.tmp, self.out)
@@ -203,7 +217,7 @@ class Dataset:
             yield line.split()
 
     @property
-    def normalization(self):
+    def normalization(self) -> Normalization:
         from induce.data.normalize import Normalization
 
         return Normalization.from_dict(self.manifest.get("normalization", {}))

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from induce.data.conll import DepFile
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import EMPTY_TAGS, load_tagset
-from induce.data.ptb import TreeFile
 from induce.structure.trees import normalize_word
 
-Prediction = TypeVar("Prediction", TreeFile, DepFile)
+if TYPE_CHECKING:  # each evaluation reads one kind of file: it imports that reader only
+    from induce.data.conll import DepFile
+    from induce.data.ptb import TreeFile
+
+Prediction = TypeVar("Prediction", "TreeFile", "DepFile")
 
 
 def prediction_or_baseline(
@@ -43,6 +45,8 @@ def match_counts(gold_count: int, gold_path: str, pred: TreeFile | DepFile) -> N
     count = len(pred)
     if count == gold_count:
         return
+    from induce.data.ptb import TreeFile  # not imported by the dependency evaluation
+
     empty = 0  # empty lines: a tree file's failed parses
     if isinstance(pred, TreeFile):
         if count < gold_count <= count + pred.trailing_blank_lines:

@@ -4,21 +4,33 @@ the XS/SM/MD/LG training splits of Hu et al. (2020) and their shared dev and tes
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
-from induce.data.config import load_resource_yaml
+from induce.data.config import check_choices, load_resource_yaml
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
-from induce.data.vocab import build_vocabulary
-from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
+from induce.data.vocab import Vocabulary, build_vocabulary
+from induce.preprocess.common import (
+    FileResult,
+    Progress,
+    SplitWriter,
+    manifest,
+    map_files,
+    read_tree_file,
+)
 from induce.preprocess.ptb import parse_sections
+from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import combined_digest
 
-SPLITS = ("xs", "sm", "md", "lg")
+Split = Literal["xs", "sm", "md", "lg"]  # the training sets of Hu et al. (2020)
+SPLITS: tuple[Split, ...] = get_args(Split)
 YEARS = (1987, 1988, 1989)
+# (dataset split, its files in reading order, sentences kept per year or None for all)
+Plan = list[tuple[str, list[str], int | None]]
 _SECTION = re.compile(r"^w(\d)_(\d{3})$", re.IGNORECASE)
 
 
@@ -55,7 +67,7 @@ def find_sections(root: str | Path) -> dict[tuple[int, int], list[Path]]:
 
 @dataclass(frozen=True)
 class BllipOptions:
-    split: str = "xs"
+    split: Split = "xs"
     normalization: Normalization = Normalization()
     min_freq: int = 1
     max_vocab: int | None = None
@@ -63,59 +75,37 @@ class BllipOptions:
     skip_bad: bool = False
     workers: int = 1
 
+    def __post_init__(self) -> None:
+        check_choices(self)
+
 
 def preprocess_bllip(
     root: str,
     out: str,
     options: BllipOptions,
-    tokenizer=None,
+    tokenizer: SubwordTokenizer | None = None,
     force: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Write a dataset from a BLLIP release; memory does not grow with the corpus (files are
     streamed; only counts are kept).  Returns the manifest."""
-    if options.split not in SPLITS:
-        raise ConfigError(f"unknown BLLIP split {options.split!r}; choose from {', '.join(SPLITS)}")
     if options.shared_vocab and (
         tokenizer is not None or options.min_freq != 1 or options.max_vocab is not None
     ):
         raise ConfigError(
-            "--shared-vocab fixes the vocabulary (LG words seen more than 27 "
-            "times): it does not combine with --min-freq, --max-vocab or "
-            "--tokenizer gpt2"
+            "fixes the vocabulary (LG words seen more than 27 times): it does not combine "
+            "with a minimum frequency, a vocabulary size or a subword tokenizer",
+            setting="shared_vocab",
         )
     definition = split_definition()
     sections = find_sections(root)
     plan, missing = _plan(definition, options.split, sections, root)
-    total = sum(len(files) for _, files, _ in plan)
-    done = 0
-    checksums: list[tuple[str, str]] = []
     with DatasetWriter(out, force) as writer:
         shared = None
-        if options.shared_vocab:  # after the writer has checked that --out may be written
+        if options.shared_vocab:  # after the writer has checked that ``out`` may be written
             shared = _shared_vocabulary(definition, sections, options, root, progress)
         splits = SplitWriter(writer, tokenizer)
-        for split, files, per_year in plan:
-            budget = per_year
-            year = None
-            for result in map_files(
-                read_tree_file,
-                files,
-                (options.normalization, options.skip_bad, True),
-                options.workers,
-            ):
-                done += 1
-                if progress:
-                    progress(f"reading {split}", done, total)
-                this_year = _year_of(result.path)
-                if this_year != year:
-                    year, budget = this_year, per_year
-                if budget is not None and budget <= 0:
-                    continue
-                written = splits.add_file(split, result, budget)
-                checksums.extend(result.stats.checksums)
-                if budget is not None:
-                    budget -= written
+        checksums = _read_plan(splits, plan, options, progress)
         splits.check(("train", "valid", "test"))
         vocab = (
             shared if shared is not None else splits.vocabulary(options.min_freq, options.max_vocab)
@@ -127,20 +117,10 @@ def preprocess_bllip(
             "files": len(checksums),
             "sha256": combined_digest(checksums),
         }
-        spec = {
-            "train": {
-                "split": options.split,
-                "sections": _describe(definition["train"][options.split]),
-            },
-            "valid": dict(definition["valid"]),
-            "test": dict(definition["test"]),
-        }
-        for name, absent in missing.items():
-            spec[name]["missing_sections"] = absent
         data = manifest(
             "bllip",
             source,
-            spec,
+            _split_spec(definition, options.split, missing),
             options.normalization,
             vocab,
             splits,
@@ -150,12 +130,49 @@ def preprocess_bllip(
     return data
 
 
+def _read_plan(
+    splits: SplitWriter, plan: Plan, options: BllipOptions, progress: Progress | None
+) -> list[tuple[str, str]]:
+    """Read the files of every split into ``splits``, at most the split's sentences per
+    year; the checksums of the files kept, in order."""
+    total = sum(len(files) for _, files, _ in plan)
+    done = 0
+    checksums: list[tuple[str, str]] = []
+    for split, files, per_year in plan:
+        budget = per_year
+        year = None
+        for result in _read(files, options):
+            done += 1
+            if progress:
+                progress(f"reading {split}", done, total)
+            this_year = _year_of(result.path)
+            if this_year != year:
+                year, budget = this_year, per_year
+            if budget is not None and budget <= 0:
+                continue
+            written = splits.add_file(split, result, budget)
+            checksums.extend(result.stats.checksums)
+            if budget is not None:
+                budget -= written
+    return checksums
+
+
+def _read(files: list[str], options: BllipOptions) -> Iterator[FileResult]:
+    """The files' trees in order (``#N`` co-indexation cut from the labels)."""
+    return map_files(
+        read_tree_file, files, (options.normalization, options.skip_bad, True), options.workers
+    )
+
+
 def _plan(
-    definition: dict, split: str, sections: dict, root: str
-) -> tuple[list[tuple[str, list[str], int | None]], dict[str, list[str]]]:
+    definition: dict[str, Any],
+    split: Split,
+    sections: dict[tuple[int, int], list[Path]],
+    root: str,
+) -> tuple[Plan, dict[str, list[str]]]:
     """``(dataset split, files in reading order, sentences per year or None)`` for each split,
     and the wanted sections the release lacks (``1987/w7_071``) per split."""
-    out = []
+    out: Plan = []
     missing: dict[str, list[str]] = {}
     for name in ("train", "valid", "test"):
         spec = definition["train"][split] if name == "train" else definition[name]["sections"]
@@ -179,7 +196,22 @@ def _year_of(path: str) -> int:
     return int(Path(path).parent.parent.name)
 
 
-def _describe(spec: dict) -> dict:
+def _split_spec(
+    definition: dict[str, Any], split: Split, missing: dict[str, list[str]]
+) -> dict[str, dict[str, Any]]:
+    """What the manifest records of the splits: their definition and the sections the
+    release lacks."""
+    spec = {
+        "train": {"split": split, "sections": _describe(definition["train"][split])},
+        "valid": dict(definition["valid"]),
+        "test": dict(definition["test"]),
+    }
+    for name, absent in missing.items():
+        spec[name]["missing_sections"] = absent
+    return spec
+
+
+def _describe(spec: dict[Any, Any]) -> dict[int, Any]:
     return {
         int(year): (sections if isinstance(sections, str) else list(sections))
         for year, sections in spec.items()
@@ -187,8 +219,12 @@ def _describe(spec: dict) -> dict:
 
 
 def _shared_vocabulary(
-    definition: dict, sections: dict, options: BllipOptions, root: str, progress: Progress | None
-):
+    definition: dict[str, Any],
+    sections: dict[tuple[int, int], list[Path]],
+    options: BllipOptions,
+    root: str,
+    progress: Progress | None,
+) -> Vocabulary:
     """The vocabulary every BLLIP split shares: LG words seen more than N times."""
     from collections import Counter
 
@@ -202,13 +238,8 @@ def _shared_vocabulary(
     ]
     if not files:
         raise InputError("no LG files for the shared vocabulary", root)
-    counts: Counter = Counter()
-    for done, result in enumerate(
-        map_files(
-            read_tree_file, files, (options.normalization, options.skip_bad, True), options.workers
-        ),
-        1,
-    ):
+    counts: Counter[str] = Counter()
+    for done, result in enumerate(_read(files, options), 1):
         counts.update(" ".join(line for _, line in result.sentences if line).split())
         if progress:
             progress("counting LG words", done, len(files))

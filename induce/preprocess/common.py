@@ -7,14 +7,18 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import induce
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary, build_vocabulary
+from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import ReadStats, iter_trees
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -35,7 +39,7 @@ def read_tree_file(
     """One treebank file (run in worker processes: everything here is picklable)."""
     stats = ReadStats()
     line = normalization.line
-    sentences = [
+    sentences: list[tuple[str | None, str]] = [
         (tree.text, line(tree.leaves)) for tree in iter_trees(path, stats, skip_bad, strip_coref)
     ]
     return FileResult(path, sentences, stats)
@@ -58,7 +62,7 @@ def map_files(
     call = _Call(function, args)
     window = 2 * workers  # results waiting in the parent: memory stays flat
     with context.Pool(workers, initializer=_ignore_interrupts) as pool:
-        pending: deque = deque()
+        pending: deque[AsyncResult[FileResult]] = deque()
         for path in files:
             pending.append(pool.apply_async(call, (path,)))
             if len(pending) >= window:
@@ -89,14 +93,19 @@ class SplitStats:
     dropped_without_words: int = 0
     skipped_bad_trees: int = 0
     files: int = 0
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
 
 
 class SplitWriter:
     """Writes the sentences of the splits into a :class:`DatasetWriter`, counting as it goes;
     with a subword tokenizer it writes subwords, words and alignments."""
 
-    def __init__(self, writer: DatasetWriter, tokenizer=None, with_trees: bool = True) -> None:
+    def __init__(
+        self,
+        writer: DatasetWriter,
+        tokenizer: SubwordTokenizer | None = None,
+        with_trees: bool = True,
+    ) -> None:
         self.writer = writer
         self.tokenizer = tokenizer
         self.with_trees = with_trees
@@ -160,7 +169,7 @@ class SplitWriter:
                 raise InputError(
                     f"the {split} split is empty: no sentence with words (if "
                     "the files have sentences, the tag filter may have removed "
-                    "every word: try --tagset all)"
+                    "every word: try the tag set 'all')"
                 )
 
     def vocabulary(self, min_freq: int, max_size: int | None) -> Vocabulary:

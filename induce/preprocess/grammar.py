@@ -15,6 +15,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Generic, TypeVar
 
 from induce.data.errors import InputError
 from induce.data.types import Tree
@@ -30,20 +31,23 @@ class Child:
     label: str  # dependency label of a non-head child ("" for the head)
 
 
+T = TypeVar("T")
+
+
 @dataclass
-class Choices:
+class Choices(Generic[T]):
     """Weighted alternatives, drawn by inverse CDF over cumulative weights."""
 
-    items: list = field(default_factory=list)
+    items: list[T] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     _cumulative: list[float] | None = None
 
-    def add(self, item, weight: float) -> None:
+    def add(self, item: T, weight: float) -> None:
         self.items.append(item)
         self.weights.append(weight)
         self._cumulative = None
 
-    def draw(self, rng: random.Random):
+    def draw(self, rng: random.Random) -> T:
         if self._cumulative is None:
             self._cumulative = list(accumulate(self.weights))
         total = self._cumulative[-1]
@@ -54,9 +58,9 @@ class Choices:
 @dataclass
 class Grammar:
     start: str
-    rules: dict[str, Choices]  # symbol -> Choices of tuple[Child, ...]
-    aliases: dict[str, Choices]  # @alias -> Choices of symbol names
-    lexicon: dict[str, Choices]  # preterminal symbol -> Choices of words
+    rules: dict[str, Choices[tuple[Child, ...]]]  # symbol -> its right-hand sides
+    aliases: dict[str, Choices[str]]  # @alias -> symbol names
+    lexicon: dict[str, Choices[str]]  # preterminal symbol -> words
     zipf: float = 1.0
     source: str = "<grammar>"
 
@@ -84,55 +88,59 @@ class Sample:
 def parse_grammar(text: str, source: str = "<grammar>") -> Grammar:
     """Read the ``.grammar`` format (documented at the top of
     ``resources/grammars/english.grammar``); problems are :class:`InputError` with a line."""
-    start, zipf = "S", 1.0
-    rules: dict[str, Choices] = {}
-    aliases: dict[str, Choices] = {}
-    lexicon: dict[str, Choices] = {}
+    g = Grammar("S", {}, {}, {}, 1.0, source)
     block: list[str] | None = None  # the symbols of the lexicon block being read
-    lines = text.splitlines()
-    for number, raw in enumerate(lines, 1):
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].rstrip()
         if not line.strip():
             continue
         if raw[:1].isspace() and block is not None:
-            _lexicon_row(line.split(), block, lexicon, source, number)
-            continue
-        block = None
-        if line.startswith("start "):
-            start = line.split()[1]
-        elif line.startswith("zipf "):
-            zipf = _number(line.split()[1], source, number)
-        elif m := _LEXICON.match(line):
-            block = m.group(1).split()
-            for symbol in block:
-                lexicon.setdefault(symbol, Choices())
-            if m.group(2).strip():
-                _lexicon_row(m.group(2).split(), block, lexicon, source, number)
-        elif m := _RULE.match(line):
-            lhs, rhs, weight = m.group(1), m.group(2).split(), _number(m.group(3), source, number)
-            if weight <= 0:
-                raise InputError("a rule's weight must be positive", source, number)
-            if lhs.startswith("@"):
-                if len(rhs) != 1 or "*" in rhs[0] or ":" in rhs[0]:
-                    raise InputError(
-                        "an alias rewrites to exactly one plain symbol", source, number
-                    )
-                aliases.setdefault(lhs, Choices()).add(rhs[0], weight)
-            else:
-                rules.setdefault(lhs, Choices()).add(_children(rhs, source, number), weight)
+            _lexicon_row(line.split(), block, g.lexicon, source, number)
         else:
-            raise InputError(
-                f"cannot read {line.strip()!r}: expected a rule "
-                "'LHS -> A B* | weight', 'lexicon TAGS:', 'start' or 'zipf'",
-                source,
-                number,
-            )
-    for choices in lexicon.values():
+            block = _statement(g, line, number)
+    for choices in g.lexicon.values():
         # Zipf weights by rank, in the order the words were listed
-        choices.weights = [1.0 / (rank + 1) ** zipf for rank in range(len(choices.items))]
-    grammar = Grammar(start, rules, aliases, lexicon, zipf, source)
-    _check(grammar)
-    return grammar
+        choices.weights = [1.0 / (rank + 1) ** g.zipf for rank in range(len(choices.items))]
+    _check(g)
+    return g
+
+
+def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
+    """Read an unindented line into ``g``; the symbols of the lexicon block it opens, if any
+    (indented lines after it are rows of that block)."""
+    if line.startswith("start "):
+        g.start = line.split()[1]
+    elif line.startswith("zipf "):
+        g.zipf = _number(line.split()[1], g.source, number)
+    elif m := _LEXICON.match(line):
+        block = m.group(1).split()
+        for symbol in block:
+            g.lexicon.setdefault(symbol, Choices())
+        if m.group(2).strip():
+            _lexicon_row(m.group(2).split(), block, g.lexicon, g.source, number)
+        return block
+    elif m := _RULE.match(line):
+        _rule(g, m.group(1), m.group(2).split(), _number(m.group(3), g.source, number), number)
+    else:
+        raise InputError(
+            f"cannot read {line.strip()!r}: expected a rule "
+            "'LHS -> A B* | weight', 'lexicon TAGS:', 'start' or 'zipf'",
+            g.source,
+            number,
+        )
+    return None
+
+
+def _rule(g: Grammar, lhs: str, rhs: list[str], weight: float, line: int) -> None:
+    """``LHS -> RHS | weight``: an alias's alternative or a phrase's rule."""
+    if weight <= 0:
+        raise InputError("a rule's weight must be positive", g.source, line)
+    if lhs.startswith("@"):
+        if len(rhs) != 1 or "*" in rhs[0] or ":" in rhs[0]:
+            raise InputError("an alias rewrites to exactly one plain symbol", g.source, line)
+        g.aliases.setdefault(lhs, Choices()).add(rhs[0], weight)
+    else:
+        g.rules.setdefault(lhs, Choices()).add(_children(rhs, g.source, line), weight)
 
 
 def _number(text: str, source: str, line: int) -> float:
@@ -163,7 +171,7 @@ def _children(rhs: list[str], source: str, line: int) -> tuple[Child, ...]:
 
 
 def _lexicon_row(
-    items: list[str], block: list[str], lexicon: dict[str, Choices], source: str, line: int
+    items: list[str], block: list[str], lexicon: dict[str, Choices[str]], source: str, line: int
 ) -> None:
     if len(block) == 1:
         for word in items:
@@ -229,7 +237,13 @@ def sample(
 
 
 def _expand(
-    g: Grammar, symbol: str, rng: random.Random, words: list, arcs: list, max_words: int, depth: int
+    g: Grammar,
+    symbol: str,
+    rng: random.Random,
+    words: list[tuple[str, str]],
+    arcs: list[tuple[int, int, str]],
+    max_words: int,
+    depth: int,
 ) -> tuple[Tree, int]:
     """The subtree of ``symbol`` and the position of its head word."""
     while symbol in g.aliases:
@@ -243,7 +257,8 @@ def _expand(
     if depth <= 0:
         raise TooLong
     rule = g.rules[symbol].draw(rng)
-    children, positions = [], []
+    children: list[Tree] = []
+    positions: list[int] = []
     for child in rule:
         subtree, head = _expand(g, child.symbol, rng, words, arcs, max_words, depth - 1)
         children.append(subtree)

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.config import load_resource_yaml
-from induce.data.dataset import DatasetWriter
+from induce.data.dataset import SPLITS, DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
 from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
+from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import combined_digest
 
 _LDC_NAME = re.compile(r"^wsj_(\d\d)\d\d\.mrg$", re.IGNORECASE)
@@ -60,13 +61,13 @@ def find_sections(root: str | Path) -> tuple[dict[int, list[Path]], str]:
             else []
         )
         if numbered:
-            sections = {
+            found = {
                 int(d.name): sorted(
                     f for f in d.iterdir() if f.is_file() and f.suffix.lower() == ".mrg"
                 )
                 for d in sorted(numbered)
             }
-            return {s: f for s, f in sections.items() if f}, f"LDC directories under {candidate}"
+            return {s: f for s, f in found.items() if f}, f"LDC directories under {candidate}"
     sections: dict[int, list[Path]] = {}
     for f in sorted(base.iterdir()):
         if not f.is_file():
@@ -101,46 +102,18 @@ def preprocess_ptb(
     treebank: str,
     out: str,
     options: PtbOptions,
-    tokenizer=None,
+    tokenizer: SubwordTokenizer | None = None,
     force: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Write a dataset from a Penn Treebank directory; returns the manifest."""
     sections, layout = find_sections(treebank)
-    plan = {split: parse_sections(getattr(options, split)) for split in ("train", "valid", "test")}
-    files = {
-        split: [str(f) for s in wanted for f in sections.get(s, [])]
-        for split, wanted in plan.items()
-    }
-    missing = {
-        split: [f"{s:02d}" for s in wanted if s not in sections] for split, wanted in plan.items()
-    }
-    for split, found in files.items():
-        if not found:
-            have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
-            raise InputError(
-                f"no files for the {split} split (sections "
-                f"{getattr(options, split)}; the treebank has {have})",
-                treebank,
-            )
-    total = sum(len(f) for f in files.values())
-    done = 0
-    checksums: list[tuple[str, str]] = []
+    plan = {split: parse_sections(getattr(options, split)) for split in SPLITS}
+    files = _split_files(plan, sections, options, treebank)
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer)
-        for split in ("train", "valid", "test"):
-            for result in map_files(
-                read_tree_file,
-                files[split],
-                (options.normalization, options.skip_bad),
-                options.workers,
-            ):
-                splits.add_file(split, result)
-                checksums.extend(result.stats.checksums)
-                done += 1
-                if progress:
-                    progress("reading trees", done, total)
-        splits.check(("train", "valid", "test"))
+        checksums = _read_splits(splits, files, options, progress)
+        splits.check(SPLITS)
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)
@@ -151,8 +124,11 @@ def preprocess_ptb(
             "sha256": combined_digest(checksums),
         }
         split_spec = {
-            split: {"sections": getattr(options, split), "missing_sections": missing[split]}
-            for split in plan
+            split: {
+                "sections": getattr(options, split),
+                "missing_sections": [f"{s:02d}" for s in wanted if s not in sections],
+            }
+            for split, wanted in plan.items()
         }
         data = manifest(
             "ptb",
@@ -165,3 +141,51 @@ def preprocess_ptb(
         )
         writer.finish(data, vocab)
     return data
+
+
+def _split_files(
+    plan: dict[str, tuple[int, ...]],
+    sections: dict[int, list[Path]],
+    options: PtbOptions,
+    treebank: str,
+) -> dict[str, list[str]]:
+    """The files of each split's sections, in order; a split without any is an error."""
+    files = {
+        split: [str(f) for s in wanted for f in sections.get(s, [])]
+        for split, wanted in plan.items()
+    }
+    for split, found in files.items():
+        if not found:
+            have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
+            raise InputError(
+                f"no files for the {split} split (sections "
+                f"{getattr(options, split)}; the treebank has {have})",
+                treebank,
+            )
+    return files
+
+
+def _read_splits(
+    splits: SplitWriter,
+    files: dict[str, list[str]],
+    options: PtbOptions,
+    progress: Progress | None,
+) -> list[tuple[str, str]]:
+    """Read every split's files (in worker processes with ``options.workers``) into
+    ``splits``; the checksums of the files read, in order."""
+    total = sum(len(f) for f in files.values())
+    done = 0
+    checksums: list[tuple[str, str]] = []
+    for split in SPLITS:
+        for result in map_files(
+            read_tree_file,
+            files[split],
+            (options.normalization, options.skip_bad),
+            options.workers,
+        ):
+            splits.add_file(split, result)
+            checksums.extend(result.stats.checksums)
+            done += 1
+            if progress:
+                progress("reading trees", done, total)
+    return checksums

@@ -14,9 +14,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
+
+if TYPE_CHECKING:
+    from induce.data.dataset import DatasetWriter
 
 
 class SubwordTokenizer:
@@ -71,7 +75,7 @@ class SubwordTokenizer:
             tokens + extra, {}, (UNK, PAD, MASK), {"subwords": "gpt2", "bpe_size": len(tokens)}
         )
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         digest = hashlib.sha256()
         for path in self.source:
             digest.update(path.read_bytes())
@@ -82,7 +86,7 @@ class SubwordTokenizer:
             "space_before_first_word": self.space_first,
         }
 
-    def save(self, writer) -> None:
+    def save(self, writer: DatasetWriter) -> None:
         """Store the tokenizer in the dataset as ``tokenizer.json``."""
         import tempfile
 

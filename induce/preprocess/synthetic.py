@@ -3,7 +3,7 @@ English-like grammar by default), with gold trees for every split and gold depen
 (``{split}.conllu``: words, PTB tags, heads, labels) for valid and test.
 
 Deterministic for a seed: each split draws from its own ``random.Random`` stream, so the
-validation set does not change when ``--sentences`` does.
+validation set does not change with the number of training sentences.
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ class SyntheticOptions:
     normalization: Normalization = Normalization()
 
     def check(self) -> None:
-        if self.sentences < 1 or self.valid < 1 or self.test < 1:
-            raise ConfigError("--sentences, --valid and --test must be at least 1")
+        for name in ("sentences", "valid", "test"):
+            if getattr(self, name) < 1:
+                raise ConfigError("must be at least 1", setting=name)
         if self.max_words < 2:
-            raise ConfigError("--max-words must be at least 2")
+            raise ConfigError("must be at least 2", setting="max_words")
 
 
 def split_rng(seed: int, split: str) -> random.Random:
@@ -59,7 +60,7 @@ def preprocess_synthetic(
         splits = SplitWriter(writer)
         for split, size in sizes.items():
             rng = split_rng(options.seed, split)
-            chunk: list[tuple[str, str]] = []
+            chunk: list[tuple[str | None, str]] = []
             deps: list[DepTree] = []
             for k in range(size):
                 s = sample(grammar, rng, options.max_words)

@@ -8,29 +8,33 @@ and test sets may also be gold trees, whose words are read with the same normali
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
+from induce.data.config import check_choice, check_choices
 from induce.data.dataset import DatasetWriter
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
+from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import ReadStats, combined_digest, read_file
 
 MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "ptb.test.txt"}
 
 
-TEXT_FORMATS = ("auto", "lines", "conllu", "columns")
+TextFormat = Literal["auto", "lines", "conllu", "columns"]
+TEXT_FORMATS: tuple[TextFormat, ...] = get_args(TextFormat)
 _LOWER = re.compile(r"[a-z]")
+Token = tuple[str, str]  # (tag or "", word)
 
 
-def detect_text_format(path: str, text: str) -> str:
+def detect_text_format(path: str, text: str) -> TextFormat:
     """``conllu`` (a ``.conllu`` file, or every line a comment or 10 tab-separated columns),
     ``columns`` (sentences separated by blank lines, 2-6 fields a line, the second a tag:
     no lower-case letter, as in the CoNLL-2000 files) or ``lines`` (one sentence a line).
-    ``--format`` overrides the guess."""
+    Naming the format overrides the guess."""
     if path.endswith(".conllu"):
         return "conllu"
     sample = [line for line in text.split("\n", 400)[:400] if line.strip()][:200]
@@ -47,12 +51,11 @@ def detect_text_format(path: str, text: str) -> str:
 
 
 def read_sentences(
-    path: str, stats: ReadStats, fmt: str = "auto"
-) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    path: str, stats: ReadStats, fmt: TextFormat = "auto"
+) -> Iterator[tuple[int, list[Token]]]:
     """``(line, [(tag or "", word)])`` for every sentence of a text corpus file.  CoNLL-U
     tags are the XPOS column, or UPOS where XPOS is ``_``."""
-    if fmt not in TEXT_FORMATS:
-        raise ConfigError(f"unknown text format {fmt!r}; choose from {', '.join(TEXT_FORMATS)}")
+    check_choice(fmt, TEXT_FORMATS, "fmt")
     text = read_file(path, stats)
     if fmt == "auto":
         fmt = detect_text_format(path, text)
@@ -62,7 +65,18 @@ def read_sentences(
             if words:
                 yield number, [("", w) for w in words]
         return
-    sentence: list[tuple[str, str]] = []
+    token: Callable[[str, str, int], Token | None] = (
+        _conllu_token if fmt == "conllu" else _column_token
+    )
+    yield from _blank_line_sentences(text, path, token)
+
+
+def _blank_line_sentences(
+    text: str, path: str, token: Callable[[str, str, int], Token | None]
+) -> Iterator[tuple[int, list[Token]]]:
+    """Sentences separated by blank lines, a token a line (``token`` reads it, ``None`` for
+    a line that holds none)."""
+    sentence: list[Token] = []
     start = 0
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
@@ -70,26 +84,33 @@ def read_sentences(
                 yield start, sentence
                 sentence = []
             continue
-        if line.startswith("#") and fmt == "conllu":
+        pair = token(line, path, number)
+        if pair is None:
             continue
-        if fmt == "conllu":
-            cols = line.split("\t")
-            if len(cols) != 10:
-                raise InputError(
-                    f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}", path, number
-                )
-            if not cols[0].isdigit():
-                continue  # multiword tokens and empty nodes
-            tag = cols[4] if cols[4] != "_" else cols[3]
-            word = cols[1]
-        else:
-            cols = line.split()
-            word, tag = cols[0], (cols[1] if len(cols) > 1 else "")
         if not sentence:
             start = number
-        sentence.append((tag, word))
+        sentence.append(pair)
     if sentence:
         yield start, sentence
+
+
+def _conllu_token(line: str, path: str, number: int) -> Token | None:
+    """The tag (XPOS, else UPOS) and word of a CoNLL-U line; ``None`` for comments,
+    multiword tokens and empty nodes."""
+    if line.startswith("#"):
+        return None
+    cols = line.split("\t")
+    if len(cols) != 10:
+        raise InputError(f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}", path, number)
+    if not cols[0].isdigit():
+        return None
+    return (cols[4] if cols[4] != "_" else cols[3]), cols[1]
+
+
+def _column_token(line: str, path: str, number: int) -> Token:
+    """Word first, then its tag when there is one (the CoNLL-2000 files)."""
+    cols = line.split()
+    return (cols[1] if len(cols) > 1 else ""), cols[0]
 
 
 @dataclass(frozen=True)
@@ -98,7 +119,10 @@ class TextOptions:
     min_freq: int = 1
     max_vocab: int | None = None
     skip_bad: bool = False
-    text_format: str = "auto"  # of the text files: auto, lines, conllu or columns
+    text_format: TextFormat = "auto"  # of the text files
+
+    def __post_init__(self) -> None:
+        check_choices(self)
 
 
 def preprocess_text(
@@ -109,7 +133,7 @@ def preprocess_text(
     valid_trees: str | None = None,
     test: str | None = None,
     test_trees: str | None = None,
-    tokenizer=None,
+    tokenizer: SubwordTokenizer | None = None,
     force: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
@@ -117,10 +141,6 @@ def preprocess_text(
     where tags are known (CoNLL-U, column files, trees)."""
     if not train:
         raise InputError("give at least one training file")
-    if options.text_format not in TEXT_FORMATS:
-        raise ConfigError(
-            f"unknown text format {options.text_format!r}; choose from {', '.join(TEXT_FORMATS)}"
-        )
     if valid and valid_trees or test and test_trees:
         raise InputError("give a split as text or as trees, not both")
     sources = {"train": list(train), "valid": valid or valid_trees, "test": test or test_trees}
@@ -161,7 +181,7 @@ def preprocess_text(
     return data
 
 
-def _normalise(norm: Normalization, pairs: list[tuple[str, str]]) -> list[str]:
+def _normalise(norm: Normalization, pairs: list[Token]) -> list[str]:
     # Untagged text keeps every word: the tag filter needs tags.
     if norm.word_tags is not None and pairs and pairs[0][0]:
         return norm.tagged(pairs)

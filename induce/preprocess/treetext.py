@@ -104,35 +104,47 @@ def iter_trees(
             yield TreeText(name, start, part, leaves)
         return
     for start, text, problem in _chunks(whole):
-        parts: list[str] = []
         if not problem and EMPTY_TAG_ON_A_LINE.search(text):
             # Rare: whether a token is a label or a word depends on line breaks, which the
             # collapsed text loses.  The full reader knows the rule.
             yield from _read_exactly(name, start, text, stats, skip_bad, strip_coref)
-            continue
+        else:
+            yield from _read_chunk(name, start, text, problem, stats, skip_bad, strip_coref)
+
+
+def _read_chunk(
+    name: str,
+    start: int,
+    text: str,
+    problem: str,
+    stats: ReadStats,
+    skip_bad: bool,
+    strip_coref: bool,
+) -> Iterator[TreeText]:
+    """The trees of one tree-sized piece of a file (``problem``: why the piece as a whole is
+    malformed, or ``""``), each checked with :func:`_check`."""
+    parts: list[str] = []
+    if not problem:
+        if not (text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "):
+            # LDC files: many lines, indented.  A label on the line after its "(" is still a
+            # label ("( word)" on one line is a word with the empty tag).
+            text = " ".join(_OPEN_NEWLINE.sub("(", text).split())
+        parts = _split_trees(text)
+    for part in parts or [""]:
+        leaves: list[tuple[str, str]] = []
         if not problem:
-            if not (
-                text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
-            ):
-                # LDC files: many lines, indented.  A label on the line after its "(" is
-                # still a label ("( word)" on one line is a word with the empty tag).
-                text = " ".join(_OPEN_NEWLINE.sub("(", text).split())
-            parts = _split_trees(text)
-        for part in parts or [""]:
-            leaves: list[tuple[str, str]] = []
-            if not problem:
-                problem, leaves = _check(part)
-            if problem:
-                if not skip_bad:
-                    raise InputError(problem, name, start)
-                stats.skipped += 1
-                stats.first_problem = stats.first_problem or f"{name}:{start}: {problem}"
-                problem = ""
-                continue
-            if strip_coref and "#" in part:
-                part = _COREF.sub(r"\1", part)
-            stats.trees += 1
-            yield TreeText(name, start, part, leaves)
+            problem, leaves = _check(part)
+        if problem:
+            if not skip_bad:
+                raise InputError(problem, name, start)
+            stats.skipped += 1
+            stats.first_problem = stats.first_problem or f"{name}:{start}: {problem}"
+            problem = ""
+            continue
+        if strip_coref and "#" in part:
+            part = _COREF.sub(r"\1", part)
+        stats.trees += 1
+        yield TreeText(name, start, part, leaves)
 
 
 _COLUMN_ZERO = re.compile(r"\n(?=\S)")

@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from induce.convert.trees import TreeOps
-from induce.data.config import check_choices, from_mapping, literal_values
+from induce.data.config import check_choices, choose, from_mapping, literal_values
 from induce.data.errors import ConfigError
 from induce.metrics.conventions import load_dep_convention, load_span_convention
 from induce.structure.binarize import FACTORS
@@ -59,3 +59,10 @@ def test_option_objects_of_the_library():
         dataclasses.replace(load_span_convention("cpcfg"), whole_sentence_span="all")
     with pytest.raises(ConfigError, match="arcs must be one of positions, word-strings"):
         load_dep_convention("position", arcs="heads")
+
+
+def test_choose_narrows_a_plain_string():
+    assert choose("left", TIES, "ties") == "left"
+    with pytest.raises(ConfigError) as err:
+        choose("middle", TIES, "ties")
+    assert err.value.setting == "ties" and "got 'middle'" in str(err.value)

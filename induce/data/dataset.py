@@ -46,7 +46,7 @@ VOCAB = "vocab.json"
 
 class OutputExists(InputError):
     """The output directory exists and ``force`` was not given: callers may say how to
-    replace it in their own terms (``induce preprocess`` names its ``--force`` flag)."""
+    replace it in their own terms (the command line names its flag)."""
 
 
 class _CountingWriter:

@@ -32,7 +32,7 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
 
     import torch
 
-    from induce.data.vocab import build_vocabulary
+    from induce.data.vocab import PAD, build_vocabulary
     from induce.models import build_model
     from induce.runs.config import load_config
     from induce.runs.directory import save_weights, write_run_files
@@ -40,7 +40,7 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
     vocab = build_vocabulary(Counter(w for s in words for w in s), max_size=10_000)
     config = load_config(arch)
     torch.manual_seed(0)
-    model = build_model(arch, config.model, len(vocab), vocab.id("<pad>"))
+    model = build_model(arch, config.model, len(vocab), vocab.id(PAD))
     folder.mkdir(parents=True)
     write_run_files(folder, config, vocab, {"normalization": {"lowercase": True, "digits": "N"}})
     save_weights(model, folder / "best" / "model.safetensors")

@@ -16,7 +16,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # Library arguments whose flag is not simply ``--`` + the name with dashes.
-_FLAGS = {"overrides": "--set", "run": "--model", "preset": "--config", "input_kind": "--input"}
+_FLAGS = {
+    "overrides": "--set",
+    "run": "--model",
+    "preset": "--config",
+    "input_kind": "--input",
+    "text_format": "--format",
+}
 
 
 def flag(setting: str) -> str:

@@ -321,18 +321,15 @@ def text(
     force: bool = FORCE,
 ) -> None:
     """Any corpus: training text, and validation/test text or gold trees."""
-    from induce.data.errors import ConfigError
+    from induce.data.config import choose
     from induce.preprocess.text import TEXT_FORMATS, TextOptions, preprocess_text
-
-    if text_format not in TEXT_FORMATS:  # named --format here, not --text-format
-        raise ConfigError(f"--format must be one of {', '.join(TEXT_FORMATS)}, got {text_format!r}")
 
     options = TextOptions(
         normalization=_normalization(tagset, keep_case, keep_digits),
         min_freq=min_freq,
         max_vocab=max_vocab,
         skip_bad=skip_bad,
-        text_format=text_format,
+        text_format=choose(text_format, TEXT_FORMATS, "text_format"),
     )
     with _progress() as progress:
         data = preprocess_text(

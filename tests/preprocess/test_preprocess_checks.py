@@ -252,4 +252,6 @@ def test_format_option_and_upos_tags(tmp_path):
     bad = run(
         "preprocess", "text", "--train", str(cols), "-o", str(tmp_path / "x"), "--format", "xml"
     )
-    assert bad.exit_code == 2 and "--format must be one of auto, lines" in bad.stderr
+    assert (
+        bad.exit_code == 2 and "--format must be one of auto, columns, conllu, lines" in bad.stderr
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 from induce.cli.common import emit_report, handle_errors, one_of, warn
@@ -117,22 +120,22 @@ def unsupervised(
     quiet: bool = QUIET,
 ) -> None:
     """Unlabelled span F1 (sentence and corpus level) and per-label recall of induced trees."""
-    one_of(pred, baseline)
-    _check_format(fmt, ("table", "json"))
     from induce.evaluate.unsupervised import evaluate_unsupervised
 
-    report = evaluate_unsupervised(
-        gold,
-        pred,
-        convention=convention,
-        baseline=baseline,
-        labels=label,
-        max_words=max_words,
-        tagset=tagset,
-        unlabelled=unlabelled,
+    _score(
+        "unsupervised",
+        lambda: evaluate_unsupervised(
+            gold,
+            pred,
+            convention=convention,
+            baseline=baseline,
+            labels=label,
+            max_words=max_words,
+            tagset=tagset,
+            unlabelled=unlabelled,
+        ),
+        (pred, baseline, json_path, fmt, quiet),
     )
-    data = report.to_dict()
-    emit_report(data, json_path, fmt, quiet, lambda: _render("unsupervised", data))
 
 
 @app.command("deps")
@@ -161,21 +164,21 @@ def deps(
     quiet: bool = QUIET,
 ) -> None:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of dependency trees."""
-    one_of(pred, baseline)
-    _check_format(fmt, ("table", "json"))
     from induce.evaluate.deps import evaluate_deps
 
-    report = evaluate_deps(
-        gold,
-        pred,
-        convention=convention,
-        baseline=baseline,
-        gold_format=gold_format,
-        pred_format=pred_format,
-        tagset=tagset,
+    _score(
+        "deps",
+        lambda: evaluate_deps(
+            gold,
+            pred,
+            convention=convention,
+            baseline=baseline,
+            gold_format=gold_format,
+            pred_format=pred_format,
+            tagset=tagset,
+        ),
+        (pred, baseline, json_path, fmt, quiet),
     )
-    data = report.to_dict()
-    emit_report(data, json_path, fmt, quiet, lambda: _render("deps", data))
 
 
 @app.command("baselines")
@@ -280,6 +283,20 @@ def pcc(
             typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row['r']:>8.3f}")
 
     emit_report(report, json_path, fmt, quiet, table)
+
+
+def _score(
+    kind: str,
+    evaluate: Callable[[], Any],
+    output: tuple[str | None, str | None, str | None, str, bool],
+) -> None:
+    """Check the prediction-or-baseline choice and the format, then score and report.
+    ``output``: ``(pred, baseline, json_path, fmt, quiet)``."""
+    pred, baseline, json_path, fmt, quiet = output
+    one_of(pred, baseline)
+    _check_format(fmt, ("table", "json"))
+    data = evaluate().to_dict()
+    emit_report(data, json_path, fmt, quiet, lambda: _render(kind, data))
 
 
 def _render(kind: str, *args) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterator
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 
@@ -116,6 +116,14 @@ def _progress() -> Iterator:
         yield update
 
 
+def _write(out: str, job: Callable[[Any], dict[str, Any]]) -> None:
+    """Run a preprocessing ``job(progress)`` (a progress bar on a terminal), then show the
+    dataset it wrote."""
+    with _progress() as progress:
+        data = job(progress)
+    _summary(data, out)
+
+
 def _summary(data: dict, out: str) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -199,16 +207,8 @@ def ptb(
         skip_bad=skip_bad,
         workers=workers,
     )
-    with _progress() as progress:
-        data = preprocess_ptb(
-            treebank,
-            out,
-            options,
-            _tokenizer(tokenizer, tokenizer_files, space_first_word),
-            force,
-            progress,
-        )
-    _summary(data, out)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    _write(out, lambda progress: preprocess_ptb(treebank, out, options, subwords, force, progress))
 
 
 @app.command("bllip")
@@ -252,16 +252,8 @@ def bllip(
         skip_bad=skip_bad,
         workers=workers,
     )
-    with _progress() as progress:
-        data = preprocess_bllip(
-            root,
-            out,
-            options,
-            _tokenizer(tokenizer, tokenizer_files, space_first_word),
-            force,
-            progress,
-        )
-    _summary(data, out)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    _write(out, lambda progress: preprocess_bllip(root, out, options, subwords, force, progress))
 
 
 @app.command("mikolov")
@@ -331,8 +323,10 @@ def text(
         skip_bad=skip_bad,
         text_format=choose(text_format, TEXT_FORMATS, "text_format"),
     )
-    with _progress() as progress:
-        data = preprocess_text(
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    _write(
+        out,
+        lambda progress: preprocess_text(
             list(train),
             out,
             options,
@@ -340,11 +334,11 @@ def text(
             valid_trees,
             test,
             test_trees,
-            _tokenizer(tokenizer, tokenizer_files, space_first_word),
+            subwords,
             force,
             progress,
-        )
-    _summary(data, out)
+        ),
+    )
 
 
 @app.command("synthetic")
@@ -374,6 +368,4 @@ def synthetic(
         max_words=max_words,
         normalization=_normalization("ptb_word_tags", False, False),
     )
-    with _progress() as progress:
-        data = preprocess_synthetic(out, options, force, progress)
-    _summary(data, out)
+    _write(out, lambda progress: preprocess_synthetic(out, options, force, progress))

@@ -11,6 +11,13 @@ def _pct(value: float | None, missing: str = "-nan") -> str:
     return missing if value is None else f"{value:.2f}"
 
 
+def _report_table(title: str, settings: dict) -> Table:
+    """A table titled ``title`` whose caption names the files scored."""
+    return Table(
+        title=title, title_justify="left", caption=_files(settings), caption_justify="left"
+    )
+
+
 def _files(settings: dict) -> str:
     return f"prediction: {settings['prediction']}\ngold: {settings['gold']}"
 
@@ -25,12 +32,7 @@ def brackets(report: dict) -> None:
     params = settings["evalb"]
     cut = f"len<={params['cutoff_len']}"
     mode = "labelled" if params["labeled"] else "unlabelled"
-    table = Table(
-        title=f"EVALB ({params['name']}, {mode})",
-        title_justify="left",
-        caption=_files(settings),
-        caption_justify="left",
-    )
+    table = _report_table(f"EVALB ({params['name']}, {mode})", settings)
     table.add_column("")
     table.add_column("all", justify="right")
     table.add_column(cut, justify="right")
@@ -60,12 +62,8 @@ def brackets(report: dict) -> None:
 
 def unsupervised(report: dict) -> None:
     settings = report["settings"]
-    conv = settings["convention"]
-    table = Table(
-        title=f"Unlabelled span F1 ({conv['name']} convention)",
-        title_justify="left",
-        caption=_files(settings),
-        caption_justify="left",
+    table = _report_table(
+        f"Unlabelled span F1 ({settings['convention']['name']} convention)", settings
     )
     table.add_column("")
     table.add_column("sentence-level", justify="right")
@@ -93,12 +91,8 @@ def unsupervised(report: dict) -> None:
 
 def deps(report: dict, max_relations: int = 12) -> None:
     settings = report["settings"]
-    conv = settings["convention"]
-    table = Table(
-        title=f"Dependency accuracy ({conv['name']} convention)",
-        title_justify="left",
-        caption=_files(settings),
-        caption_justify="left",
+    table = _report_table(
+        f"Dependency accuracy ({settings['convention']['name']} convention)", settings
     )
     table.add_column("")
     table.add_column("score", justify="right")

@@ -18,7 +18,7 @@ import copy
 import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
@@ -117,6 +117,25 @@ def _make_tree(
     return DepTree(tuple(words), tuple(heads), tuple(tags), tuple(labels))
 
 
+@dataclass
+class _Columns:
+    """The columns of one sentence as a column-file reader collects them."""
+
+    words: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+
+    def add(self, word: str, tag: str, head: int, label: str) -> None:
+        self.words.append(word)
+        self.tags.append(tag)
+        self.heads.append(head)
+        self.labels.append(label)
+
+    def tree(self, path: str, line: int) -> DepTree:
+        return _make_tree(self.words, self.heads, self.tags, self.labels, path, line)
+
+
 def _int(value: str, what: str, path: str, line: int) -> int:
     try:
         return int(value)
@@ -128,10 +147,7 @@ def parse_malt(text: str, path: str) -> DepFile:
     sentences: list[DepTree] = []
     lines: list[int] = []
     for start, block in _blocks(text):
-        words: list[str] = []
-        tags: list[str] = []
-        heads: list[int] = []
-        labels: list[str] = []
+        sentence = _Columns()
         for offset, line in enumerate(block):
             cols = line.split("\t")
             if len(cols) not in (3, 4):
@@ -140,11 +156,9 @@ def parse_malt(text: str, path: str) -> DepFile:
                     path,
                     start + offset,
                 )
-            words.append(cols[0])
-            tags.append(cols[1])
-            heads.append(_int(cols[2], "head", path, start + offset))
-            labels.append(cols[3] if len(cols) == 4 else "_")
-        sentences.append(_make_tree(words, heads, tags, labels, path, start))
+            head = _int(cols[2], "head", path, start + offset)
+            sentence.add(cols[0], cols[1], head, cols[3] if len(cols) == 4 else "_")
+        sentences.append(sentence.tree(path, start))
         lines.append(start)
     return DepFile(path, "malt", sentences, lines)
 
@@ -157,10 +171,8 @@ def parse_conllx(text: str, path: str) -> DepFile:
     lines: list[int] = []
     head_col = tag_col = -1
     for start, block in _blocks(text):
-        words: list[str] = []
-        tags: list[str] = []
-        heads: list[int] = []
-        labels: list[str] = []
+        sentence = _Columns()
+        words = sentence.words
         for offset, line in enumerate(block):
             number = start + offset
             if line.startswith("#") and not words:
@@ -172,13 +184,11 @@ def parse_conllx(text: str, path: str) -> DepFile:
                 head_col, tag_col = _conllx_layout(cols, path, number)
             if _int(cols[0], "ID", path, number) != len(words) + 1:
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path, number)
-            words.append(cols[1])
-            tag = cols[tag_col]
-            tags.append(tag if tag != "_" else cols[3])
-            heads.append(_int(cols[head_col], "HEAD", path, number))
-            labels.append(cols[head_col + 1])
+            tag = cols[tag_col] if cols[tag_col] != "_" else cols[3]
+            head = _int(cols[head_col], "HEAD", path, number)
+            sentence.add(cols[1], tag, head, cols[head_col + 1])
         if words:
-            sentences.append(_make_tree(words, heads, tags, labels, path, start))
+            sentences.append(sentence.tree(path, start))
             lines.append(start)
     return DepFile(path, "conllx", sentences, lines)
 

@@ -18,8 +18,9 @@ import numpy as np
 # +1 for "(", -1 for ")", 0 for any other byte.
 _STEP = np.zeros(256, dtype=np.int8)
 _STEP[ord("(")], _STEP[ord(")")] = 1, -1
-# Each byte of space-collapsed text as o (open), c (close), s (space) or t (token).
-_CLASSES = bytes(
+# Each byte of space-collapsed text as o (open), c (close), s (space) or t (token), for
+# bytes.translate and bytes.count (treetext.py uses the same table).
+CLASSES = bytes(
     ord("o")
     if c == ord("(")
     else ord("c")
@@ -61,7 +62,7 @@ def scan_clean_file(
     outside[ends] = False
     if np.any(codes[outside] != ord(" ")):
         return None  # text between trees: headers or junk
-    classes = data.translate(_CLASSES)
+    classes = data.translate(CLASSES)
     ot = classes.count(b"ot")
     tokens = ot + classes.count(b"st") + classes.count(b"ct")
     labels = ot + classes.count(b"ost")

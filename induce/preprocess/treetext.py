@@ -21,21 +21,10 @@ from pathlib import Path
 
 from induce.data.errors import InputError
 from induce.data.files import decode_utf8
-from induce.preprocess.treescan import scan_clean_file
+from induce.preprocess.treescan import CLASSES, scan_clean_file
 
 # On text whose whitespace is collapsed to single spaces (all the checks below assume it).
 PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")
-# Each byte as o (open), c (close), s (space) or t (token), to count with bytes.count.
-_CLASSES = bytes(
-    ord("o")
-    if c == ord("(")
-    else ord("c")
-    if c == ord(")")
-    else ord("s")
-    if c == ord(" ")
-    else ord("t")
-    for c in range(256)
-)
 _STEP = {ord("("): 1, ord(")"): -1}
 _NOT_PAREN_BYTES = bytes(b for b in range(256) if b not in b"()")
 _COREF = re.compile(r"(\([^\s()#]+)#\d+")  # BLLIP labels such as NP-SBJ#2
@@ -231,7 +220,7 @@ def _check(text: str) -> tuple[str, list[tuple[str, str]]]:
     # Every token is a label (right after "(") or the word of a "(TAG word)": count them.
     # Tokens start after a bracket or a space, labels right after "(" (maybe one space).
     leaves = PRETERMINAL.findall(text)
-    classes = data.translate(_CLASSES)
+    classes = data.translate(CLASSES)
     tokens = classes.count(b"ot") + classes.count(b"st") + classes.count(b"ct")
     labels = classes.count(b"ot") + classes.count(b"ost")
     if tokens != labels + len(leaves):

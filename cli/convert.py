@@ -160,11 +160,13 @@ def trees(
         "ptb", "--to", help="ptb (one tree per line) or distances (JSON lines, Definition 3.1)."
     ),
     one_per_line: bool = typer.Option(
-        True, "--one-per-line", help="One tree per line (always; accepted for clarity)."
+        False, "--one-per-line", hidden=True, help="Ignored: the output is always one per line."
     ),
     output: str | None = OUTPUT,
 ) -> None:
     """Clean and reshape treebank trees; multi-line .mrg files become one tree per line."""
+    if one_per_line:  # kept so that old scripts still run; it never changed anything
+        warn("--one-per-line is ignored (trees are always written one per line)")
     _choice(to, ("ptb", "distances"), "--to")
     from induce.convert.trees import TreeOps, convert_trees
     from induce.structure.binarize import FACTORS

@@ -130,6 +130,7 @@ def test_trees_cleaning_and_binarizing(write):
     result = run(
         "convert", "trees", source, "--strip-traces", "--strip-function-tags", "--one-per-line"
     )
+    assert "--one-per-line is ignored" in result.stderr
     assert result.stdout.splitlines()[0] == (
         "( (S (NP (DT The) (NN dog)) (, ,) (VP (MD will) (VP (VB bark) (S (VP (TO to) "
         "(VP (VB eat)))))) (. .)))"

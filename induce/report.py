@@ -220,7 +220,7 @@ def baseline_rows(dataset: Dataset, split: str = "valid", seed: int = 0) -> list
 
 def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
     """The run's best validation (lowest perplexity) and its last validation."""
-    records = [r for r in read_metrics(Path(run_path) / METRICS) if r.get("kind") == "eval"]
+    records = [r for r in open_run(run_path).history() if r.get("kind") == "eval"]
     if not records:
         return None, None
     best = [r for r in records if r.get("best")] or records

@@ -75,9 +75,6 @@ class Run:
         """The records of ``metrics.jsonl`` (train log lines and validations), in order."""
         return read_metrics(self.path / METRICS)
 
-    def validations(self) -> list[dict[str, Any]]:
-        return [r for r in self.history() if r.get("kind") == "eval"]
-
     def open_dataset(self) -> Dataset | None:
         """The dataset the run was trained on, if it is still where it was."""
         path = self.dataset.get("path")

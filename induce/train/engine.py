@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import signal
 import time
 from collections.abc import Callable
@@ -32,16 +31,12 @@ from induce.runs.config import OptimConfig, RunConfig, load_config
 from induce.runs.device import autocast, pick_device
 from induce.runs.directory import (
     METRICS,
-    STATE,
     dataset_record,
     keep_metrics_until,
-    load_state,
-    load_weights,
     open_run,
-    save_state,
-    save_weights,
     write_run_files,
 )
+from induce.train import checkpoint
 from induce.train import distributed as dd
 from induce.train.validation import parse_split, validation_loss
 
@@ -159,36 +154,23 @@ class Trainer:
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
-        saved = load_state(self.path / STATE)
-        load_weights(self.model, self.path / "last" / "model.safetensors", str(self.device))
-        self.optimizer.load_state_dict(saved["optimizer"])
-        self.scheduler.load_state_dict(saved["scheduler"])
-        self.state.update(saved["progress"])
-        torch.set_rng_state(saved["rng"]["torch"])
-        if self.device.type == "cuda" and "cuda" in saved["rng"]:
-            torch.cuda.set_rng_state(saved["rng"]["cuda"], self.device)
-        random.setstate(_tuple(saved["rng"]["python"]))
+        self.state.update(
+            checkpoint.restore(self.path, self.model, self.optimizer, self.scheduler, self.device)
+        )
         if self.world.main:  # forget records written after the checkpoint
             keep_metrics_until(self.path / METRICS, self.state["step"])
 
     def save_checkpoint(self, best: bool = False) -> None:
-        if not self.world.main:
-            return
-        if best:
-            save_weights(self.model, self.path / "best" / "model.safetensors")
-        save_weights(self.model, self.path / "last" / "model.safetensors")
-        rng: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
-        if self.device.type == "cuda":
-            rng["cuda"] = torch.cuda.get_rng_state(self.device)
-        save_state(
-            {
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "progress": dict(self.state),
-                "rng": rng,
-            },
-            self.path / STATE,
-        )
+        if self.world.main:
+            checkpoint.save(
+                self.path,
+                self.model,
+                self.optimizer,
+                self.scheduler,
+                self.state,
+                self.device,
+                best,
+            )
 
     def record(self, kind: str, data: dict) -> None:
         if not self.world.main:
@@ -388,10 +370,6 @@ def _optimizer(
         min_lr=o.min_lr,
     )
     return optimizer, scheduler
-
-
-def _tuple(value: Any) -> Any:
-    return tuple(_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def train(options: TrainOptions, on_event: Callback | None = None) -> str:

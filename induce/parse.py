@@ -75,17 +75,10 @@ def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
 
 
 def _read_conllu(text: str, path: str) -> list[Sentence]:
-    from conllu.exceptions import ParseException
-    from conllu.parser import parse_token_and_metadata
-
-    from induce.data.conll import _FIELD_PARSERS, _blocks
+    from induce.data.conll import conllu_blocks
 
     out = []
-    for start, block in _blocks(text):
-        try:
-            tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
-        except ParseException as err:
-            raise InputError(f"CoNLL-U: {err}", path, start) from None
+    for start, tokens in conllu_blocks(text, path):
         words = [t for t in tokens if isinstance(t["id"], int)]
         for k, t in enumerate(words, 1):
             if t["id"] != k:

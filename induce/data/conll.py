@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import gc
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -213,22 +213,62 @@ _FIELD_PARSERS: dict[str, Callable[[list[str], int], Any]] = {
     "deps": _raw,
     "misc": _raw,
 }
+_CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+
+
+def parse_conllu_block(block: Sequence[str], start: int, path: str) -> TokenList:
+    """One CoNLL-U sentence (its comment and token lines, as :func:`conllu_blocks` gives
+    them; ``start`` is the line number of the first) as a ``conllu`` token list, strictly:
+    every token line has exactly 10 tab-separated, non-empty columns and a valid ID.
+    Problems are :class:`InputError` naming the file and line."""
+    from conllu.exceptions import ParseException
+    from conllu.models import Metadata, Token, TokenList
+    from conllu.parser import DEFAULT_FIELD_PARSERS, DEFAULT_FIELDS, parse_comment_line
+
+    parsers = {**DEFAULT_FIELD_PARSERS, **_FIELD_PARSERS}
+    tokens: list[Token] = []
+    metadata = Metadata()
+    for number, line in enumerate(block, start):
+        if line.startswith("#"):
+            for key, value in parse_comment_line(line):
+                metadata[key] = value
+            continue
+        cols = line.split("\t")
+        if len(cols) != 10:
+            raise InputError(
+                f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}", path, number
+            )
+        if "" in cols:
+            empty = _CONLLU_COLUMNS[cols.index("")]
+            raise InputError(f"CoNLL-U: the {empty} column is empty (write _)", path, number)
+        token = Token()
+        try:
+            for i, name in enumerate(DEFAULT_FIELDS):
+                parser = parsers.get(name)
+                token[name] = parser(cols, i) if parser is not None else cols[i]
+        except ParseException as err:
+            raise InputError(f"CoNLL-U: {_CONLLU_COLUMNS[i]}: {err}", path, number) from None
+        if token["id"] is None:
+            raise InputError(f"CoNLL-U: ID must be a number, got {cols[0]!r}", path, number)
+        tokens.append(token)
+    return TokenList(tokens, metadata, default_fields=DEFAULT_FIELDS)
+
+
+def conllu_blocks(text: str, path: str) -> Iterator[tuple[int, TokenList]]:
+    """The sentences of CoNLL-U ``text``, each with the line number it starts on, parsed
+    strictly by :func:`parse_conllu_block`."""
+    for start, block in _blocks(text):
+        yield start, parse_conllu_block(block, start, path)
 
 
 def parse_conllu(text: str, path: str) -> DepFile:
-    from conllu.exceptions import ParseException
-    from conllu.parser import parse_token_and_metadata
-
     sentences: list[DepTree] = []
     lines: list[int] = []
     raw: list[TokenList] = []
     for start, block in _blocks(text):
+        tokens = parse_conllu_block(block, start, path)
         # Line of each token (comment lines carry none), for errors that name a token.
         token_lines = [start + k for k, line in enumerate(block) if not line.startswith("#")]
-        try:
-            tokens = parse_token_and_metadata("\n".join(block), field_parsers=_FIELD_PARSERS)
-        except ParseException as err:
-            raise InputError(f"CoNLL-U: {err}", path, _bad_line(block, start)) from None
         words: list[str] = []
         tags: list[str] = []
         heads: list[int] = []
@@ -251,22 +291,6 @@ def parse_conllu(text: str, path: str) -> DepFile:
         lines.append(start)
         raw.append(tokens)
     return DepFile(path, "conllu", sentences, lines, raw=raw)
-
-
-def _bad_line(block: list[str], start: int) -> int:
-    """The first line of ``block`` that conllu cannot parse on its own (else its start)."""
-    from conllu.exceptions import ParseException
-    from conllu.parser import DEFAULT_FIELD_PARSERS, DEFAULT_FIELDS, parse_line
-
-    parsers = {**DEFAULT_FIELD_PARSERS, **_FIELD_PARSERS}
-    for k, line in enumerate(block):
-        if line.startswith("#"):
-            continue
-        try:
-            parse_line(line, DEFAULT_FIELDS, parsers)
-        except ParseException:
-            return start + k
-    return start
 
 
 _PARSERS = {"conllu": parse_conllu, "conllx": parse_conllx, "malt": parse_malt}

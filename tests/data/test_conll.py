@@ -160,3 +160,76 @@ def test_deptree_checks():
     with pytest.raises(ValueError):
         DepTree(("a", "b"), (0, 0))
     assert DepTree(("a", "b"), (2, 0)).root == 2
+
+
+SHORT_ROWS = "1\tThe\tDT\n2\tdog\tNN\n"
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        (SHORT_ROWS, 1, "10 tab-separated columns, got 3"),
+        (CONLLU.replace("\tSpaceAfter=No", ""), 7, "got 9"),  # one row short
+        (CONLLU.replace("\t0\troot", "\t0\troot\t_"), 6, "got 11"),
+        (CONLLU.replace("2\tn't\tnot\t", "2\tn't\t\t"), 5, "LEMMA column is empty"),
+        (CONLLU.replace("5\t.\t.", "_\t.\t."), 9, "ID must be a number"),
+        (CONLLU.replace("5\t.\t.", "x\t.\t."), 9, "ID"),
+        (CONLLU.replace("\t_\t3\tpunct", "\t_\t-\tpunct"), 9, "HEAD"),
+        # the conllu library also splits at two spaces: columns are tabs only here
+        ("1  The  _  DT  DT  _  0  root  _  _\n", 1, "got 1"),
+    ],
+)
+def test_conllu_rows_are_read_strictly(text, line, fragment):
+    from induce.data.conll import conllu_blocks
+
+    for read in (
+        lambda: parse_deps(text, "bad.conllu"),
+        lambda: list(conllu_blocks(text, "bad.conllu")),
+    ):
+        with pytest.raises(InputError) as err:
+            read()
+        assert str(err.value).startswith(f"bad.conllu:{line}: ")
+        assert err.value.line == line and fragment in str(err.value)
+
+
+def test_conllu_block_keeps_every_column():
+    from induce.data.conll import parse_conllu_block
+
+    block = [line for line in CONLLU.split("\n") if line]
+    tokens = parse_conllu_block(block, 1, "a.conllu")
+    assert tokens.metadata["sent_id"] == "1"
+    assert [t["id"] for t in tokens] == [(1, "-", 2), 1, 2, 3, 4, (4, ".", 1), 5]
+    assert tokens[4]["misc"] == "SpaceAfter=No" and tokens[5]["deps"] == "3:obj"
+    assert tokens[1]["lemma"] == "do" and tokens[1]["xpos"] == "VBP"
+
+
+def test_parse_input_with_short_conllu_rows_is_an_error(write):
+    """``induce parse --input conllu`` reads with the same strict reader (it used to take a
+    3-column row and shift the tag into LEMMA)."""
+    from induce.parse import read_sentences
+
+    with pytest.raises(InputError) as err:
+        read_sentences(write("short.conllu", SHORT_ROWS), "conllu")
+    assert err.value.line == 1 and "10 tab-separated columns, got 3" in str(err.value)
+    good = read_sentences(write("good.conllu", CONLLU), "conllu")
+    assert [good[0].tokens, good[0].line] == [["Do", "n't", "go", "home", "."], 1]
+
+
+def test_evaluate_and_convert_short_conllu_rows(write, tmp_path):
+    from typer.testing import CliRunner
+
+    from induce.cli.app import app
+
+    short = write("short.conllu", SHORT_ROWS)
+    good = write("good.conllu", CONLLU)
+    out = tmp_path / "out.json"
+    for args in (
+        ["evaluate", "deps", short, good, "--json", str(out)],
+        ["evaluate", "deps", good, short, "--json", str(out)],
+        ["convert", "deps", short, "-o", str(out)],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.stderr == f"error: {short}:1: CoNLL-U needs 10 tab-separated columns, got 3\n"
+        assert not out.exists()

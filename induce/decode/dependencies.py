@@ -9,6 +9,7 @@ is the sum of its arcs.  Every decoder returns heads ``[n]`` (0 = root, 1-based)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -88,13 +89,52 @@ def mst(scores: ArrayLike) -> list[int]:
 
 
 def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
-    """Best arborescence rooted at node 0 of the dense graph ``w[h, d]``; ``heads[0] = -1``."""
+    """Best arborescence rooted at node 0 of the dense graph ``w[h, d]``; ``heads[0] = -1``.
+
+    Iterative: cycles are contracted one after another (a long sentence can need as many
+    contractions as it has words), then the contractions are undone in reverse order."""
+    contractions: list[_Contraction] = []
+    while True:
+        heads = w.argmax(0)
+        heads[0] = -1
+        cycle = _find_cycle(heads)
+        if cycle is None:
+            break
+        w, contraction = _contract(w, heads, cycle)
+        contractions.append(contraction)
+    for contraction in reversed(contractions):
+        heads = contraction.expand(heads)
+    return heads
+
+
+@dataclass(frozen=True)
+class _Contraction:
+    """One cycle contracted into a single node: what is needed to undo it."""
+
+    heads: np.ndarray  # the greedy heads of the graph before contraction
+    rest: np.ndarray  # the nodes outside the cycle (the root first); node k of the new graph
+    cycle: np.ndarray  # the cycle's nodes; they are node ``len(rest)`` of the new graph
+    best_h: np.ndarray  # [rest]: the cycle node that best heads each outside node
+    best_d: np.ndarray  # [rest]: the cycle node best entered from each outside node
+
+    def expand(self, inner: np.ndarray) -> np.ndarray:
+        """The heads of the graph before contraction from ``inner``, the heads of the graph
+        after it."""
+        rest, cyc = self.rest, self.cycle
+        c = len(rest)
+        out = self.heads.copy()
+        h = inner[1:c]  # heads of the outside nodes but the root
+        out[rest[1:]] = np.where(h == c, cyc[self.best_h[1:]], rest[np.minimum(h, c - 1)])
+        entry_from = inner[c]
+        out[cyc[self.best_d[entry_from]]] = rest[entry_from]
+        return out
+
+
+def _contract(
+    w: np.ndarray, heads: np.ndarray, cycle: list[int]
+) -> tuple[np.ndarray, _Contraction]:
+    """The graph with ``cycle`` contracted into one node (the last), and how to undo it."""
     m = w.shape[0]
-    heads = w.argmax(0)
-    heads[0] = -1
-    cycle = _find_cycle(heads)
-    if cycle is None:
-        return heads
     in_cycle = np.zeros(m, dtype=bool)
     in_cycle[cycle] = True
     rest = np.flatnonzero(~in_cycle)  # includes the root (node 0)
@@ -112,17 +152,7 @@ def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
     sub[c, :c] = leave[best_h, np.arange(c)]
     sub[c, 0] = -np.inf  # nothing heads 0
     np.fill_diagonal(sub, -np.inf)
-    inner = _chu_liu_edmonds(sub)
-    out = heads.copy()
-    for k, node in enumerate(rest):
-        if k == 0:
-            continue
-        h = inner[k]
-        out[node] = cyc[best_h[k]] if h == c else rest[h]
-    entry_from = inner[c]
-    d = cyc[best_d[entry_from]]
-    out[d] = rest[entry_from]
-    return out
+    return sub, _Contraction(heads, rest, cyc, best_h, best_d)
 
 
 def _find_cycle(heads: np.ndarray) -> list[int] | None:

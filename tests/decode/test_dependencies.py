@@ -82,3 +82,139 @@ def test_long_sentences_decode():
     scores = rng.normal(size=(250, 251))
     for decoder in (mst, eisner):
         assert _is_tree(tuple(decoder(scores)))
+
+
+def _recursive_chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
+    """The recursive Chu-Liu/Edmonds that ``mst`` used before it became iterative (one
+    Python frame per contraction: a RecursionError on long sentences), kept as the oracle."""
+    m = w.shape[0]
+    heads = w.argmax(0)
+    heads[0] = -1
+    cycle = _recursive_find_cycle(heads)
+    if cycle is None:
+        return heads
+    in_cycle = np.zeros(m, dtype=bool)
+    in_cycle[cycle] = True
+    rest = np.flatnonzero(~in_cycle)
+    c = len(rest)
+    cyc = np.array(cycle)
+    sub = np.full((c + 1, c + 1), -np.inf)
+    sub[:c, :c] = w[rest[:, None], rest]
+    enter = w[rest[:, None], cyc] - w[heads[cyc], cyc][None, :]
+    best_d = enter.argmax(1)
+    sub[:c, c] = enter[np.arange(c), best_d]
+    leave = w[cyc[:, None], rest]
+    best_h = leave.argmax(0)
+    sub[c, :c] = leave[best_h, np.arange(c)]
+    sub[c, 0] = -np.inf
+    np.fill_diagonal(sub, -np.inf)
+    inner = _recursive_chu_liu_edmonds(sub)
+    out = heads.copy()
+    for k, node in enumerate(rest):
+        if k == 0:
+            continue
+        h = inner[k]
+        out[node] = cyc[best_h[k]] if h == c else rest[h]
+    entry_from = inner[c]
+    d = cyc[best_d[entry_from]]
+    out[d] = rest[entry_from]
+    return out
+
+
+def _recursive_find_cycle(heads: np.ndarray) -> list[int] | None:
+    m = len(heads)
+    state = np.zeros(m, dtype=np.int8)
+    state[0] = 2
+    for start in range(1, m):
+        path = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = heads[node]
+        if state[node] == 1:
+            return path[path.index(node) :]
+        for p in path:
+            state[p] = 2
+    return None
+
+
+def _recursive_mst(scores: np.ndarray) -> list[int]:
+    """``mst`` as it was, around the recursive oracle."""
+    s = np.asarray(scores, dtype=np.float64)
+    n = s.shape[0]
+    w = np.full((n + 1, n + 1), -np.inf)
+    w[:, 1:] = s.T
+    finite = w[np.isfinite(w)]
+    spread = (finite.max() - finite.min()) if finite.size else 0.0
+    w[0, 1:] -= (spread + 1.0) * (n + 1)
+    np.fill_diagonal(w, -np.inf)
+    return [int(h) for h in _recursive_chu_liu_edmonds(w)[1:]]
+
+
+def test_iterative_mst_equals_the_recursive_one():
+    """Same heads as the recursive version, ties and impossible arcs included."""
+    rng = np.random.default_rng(14)
+    for trial in range(3000):
+        n = int(rng.integers(2, 13))
+        kind = trial % 4
+        if kind == 0:
+            scores = rng.normal(size=(n, n + 1)) * rng.choice([0.1, 1, 5])
+        elif kind == 1:  # many ties
+            scores = rng.integers(0, 3, size=(n, n + 1)).astype(float)
+        elif kind == 2:  # log-probabilities with impossible arcs
+            scores = np.log(rng.dirichlet(np.ones(n + 1) * 0.3, size=n))
+            scores[rng.random((n, n + 1)) < 0.2] = -np.inf
+            scores[:, 0] = np.log(rng.random(n))  # every word can still be the root
+        else:  # neighbours preferred: nested cycles
+            scores = rng.normal(size=(n, n + 1)) * 0.1
+            for i in range(n):
+                scores[i, min(i + 2, n)] += 3
+                scores[i, max(i, 1)] += 3.2
+        assert mst(scores) == _recursive_mst(scores), (trial, scores.tolist())
+
+
+def test_mst_on_1500_words_needs_no_recursion():
+    """A 1,500-word sentence contracts hundreds of cycles: one Python frame each in the
+    recursive version (RecursionError on UDGN parses of 1,000 words), none now."""
+    import sys
+
+    rng = np.random.default_rng(1500)
+    scores = rng.normal(size=(1500, 1501))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # far fewer frames than contractions
+    try:
+        heads = mst(scores)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(heads) == 1500 and _is_tree(tuple(heads))
+    assert _score(scores, heads) >= _score(scores, [i + 2 for i in range(1499)] + [0])
+    assert _no_better_single_arc(scores, heads)
+
+
+def _no_better_single_arc(scores: np.ndarray, heads: list[int]) -> bool:
+    """No word but the root word gains by moving to another head that keeps one tree (a
+    necessary condition of the best tree, checked in O(n^2))."""
+    n = len(heads)
+    children: list[list[int]] = [[] for _ in range(n + 1)]
+    for d, h in enumerate(heads, 1):
+        children[h].append(d)
+    enter, leave = np.zeros(n + 1, dtype=int), np.zeros(n + 1, dtype=int)
+    clock, stack = 0, [(0, False)]
+    while stack:  # Euler tour: h is below d iff enter[d] <= enter[h] and leave[h] <= leave[d]
+        node, done = stack.pop()
+        clock += 1
+        if done:
+            leave[node] = clock
+            continue
+        enter[node] = clock
+        stack.append((node, True))
+        stack.extend((c, False) for c in children[node])
+    for d, h in enumerate(heads, 1):
+        if h == 0:
+            continue
+        below = (enter[1:] >= enter[d]) & (leave[1:] <= leave[d])
+        allowed = np.where(below, -np.inf, scores[d - 1, 1:])
+        if allowed.max() > scores[d - 1, h] + 1e-9:
+            return False
+    return True

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Generic, TypeVar
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.types import Tree
 
 _RULE = re.compile(r"^(\S+)\s*->\s*(.+?)\s*\|\s*([0-9.eE+-]+)\s*$")
@@ -63,6 +63,9 @@ class Grammar:
     lexicon: dict[str, Choices[str]]  # preterminal symbol -> words
     zipf: float = 1.0
     source: str = "<grammar>"
+    lines: dict[str, int] = field(default_factory=dict)  # symbol -> line it is defined on
+    min_words: int = 1  # words in the shortest sentence the grammar produces
+    min_depth: int = 1  # levels of rules its shallowest derivation needs
 
     @staticmethod
     def tag(symbol: str) -> str:
@@ -116,6 +119,7 @@ def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
         block = m.group(1).split()
         for symbol in block:
             g.lexicon.setdefault(symbol, Choices())
+            g.lines.setdefault(symbol, number)
         if m.group(2).strip():
             _lexicon_row(m.group(2).split(), block, g.lexicon, g.source, number)
         return block
@@ -133,8 +137,9 @@ def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
 
 def _rule(g: Grammar, lhs: str, rhs: list[str], weight: float, line: int) -> None:
     """``LHS -> RHS | weight``: an alias's alternative or a phrase's rule."""
-    if weight <= 0:
-        raise InputError("a rule's weight must be positive", g.source, line)
+    if not weight > 0 or weight == float("inf"):
+        raise InputError("a rule's weight must be a positive number", g.source, line)
+    g.lines.setdefault(lhs, line)
     if lhs.startswith("@"):
         if len(rhs) != 1 or "*" in rhs[0] or ":" in rhs[0]:
             raise InputError("an alias rewrites to exactly one plain symbol", g.source, line)
@@ -207,25 +212,120 @@ def _check(g: Grammar) -> None:
             raise InputError(f"{lhs} uses {symbol}, which has no rules or words", g.source)
     for symbol, choices in g.lexicon.items():
         if not choices.items:
-            raise InputError(f"lexicon {symbol} has no words", g.source)
+            raise InputError(f"lexicon {symbol} has no words", g.source, g.lines.get(symbol))
+    words, depth = _shortest(g)
+    never = {symbol for symbol in (*g.rules, *g.aliases) if words[symbol] == _NEVER}
+    if never:
+        # every such symbol leads to a loop of them: name the first symbol of a loop
+        stuck = {x: sorted({c for c in _uses(g, x) if c in never}) for x in never}
+        symbol = min((x for x in never if _reaches(x, x, stuck)), key=lambda x: g.lines.get(x, 0))
+        used = stuck[symbol]
+        raise InputError(
+            f"the grammar cannot terminate: every rule of {symbol} uses a symbol that never "
+            f"ends in words ({', '.join(used)})",
+            g.source,
+            g.lines.get(symbol),
+        )
+    g.min_words, g.min_depth = int(words[g.start]), int(depth[g.start])
+
+
+_NEVER = float("inf")
+
+
+def _uses(g: Grammar, symbol: str) -> list[str]:
+    """The symbols the rules or alternatives of ``symbol`` use."""
+    if symbol in g.aliases:
+        return list(g.aliases[symbol].items)
+    return [c.symbol for rule in g.rules[symbol].items for c in rule]
+
+
+def _reaches(start: str, goal: str, edges: dict[str, list[str]]) -> bool:
+    """Whether a path of one or more ``edges`` leads from ``start`` to ``goal``."""
+    seen: set[str] = set()
+    todo = list(edges[start])
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(edges[node])
+    return False
+
+
+def _shortest(g: Grammar) -> tuple[dict[str, float], dict[str, float]]:
+    """Per symbol, the fewest words it can produce and the fewest levels of rules that takes
+    (each computed on its own; infinite for a symbol that never ends in words)."""
+    words: dict[str, float] = {s: _NEVER for s in (*g.rules, *g.aliases)}
+    depth: dict[str, float] = dict(words)
+    for symbol in g.lexicon:
+        words[symbol] = 1
+        depth[symbol] = 0
+    changed = True
+    while changed:  # at most one round per symbol: the values only go down
+        changed = False
+        for symbol, choices in g.aliases.items():
+            best = min(words[x] for x in choices.items), min(depth[x] for x in choices.items)
+            if best != (words[symbol], depth[symbol]):
+                words[symbol], depth[symbol], changed = best[0], best[1], True
+        for symbol, rules in g.rules.items():
+            best = (
+                min(sum(words[c.symbol] for c in rule) for rule in rules.items),
+                1 + min(max(depth[c.symbol] for c in rule) for rule in rules.items),
+            )
+            if best != (words[symbol], depth[symbol]):
+                words[symbol], depth[symbol], changed = best[0], best[1], True
+    return words, depth
+
+
+MAX_DEPTH = 25  # levels of rules a sampled tree may have
 
 
 class TooLong(Exception):
-    pass
+    """A draw went past the limit on words (``words``) or on levels of rules."""
+
+    def __init__(self, words: bool) -> None:
+        super().__init__()
+        self.words = words
+
+
+def check_limits(g: Grammar, max_words: int, max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`~induce.data.errors.ConfigError` (``max_words``) or :class:`InputError`
+    when no sentence of ``g`` fits in ``max_words`` words and ``max_depth`` levels of rules."""
+    if g.min_words > max_words:
+        raise ConfigError(
+            f"must be at least {g.min_words}: the shortest sentence of {g.source} has "
+            f"{g.min_words} words",
+            setting="max_words",
+        )
+    if g.min_depth > max_depth:
+        raise InputError(
+            f"no sentence of the grammar fits in {max_depth} levels of rules: its shallowest "
+            f"derivation needs {g.min_depth}",
+            g.source,
+        )
 
 
 def sample(
-    g: Grammar, rng: random.Random, max_words: int = 40, max_depth: int = 25, tries: int = 1000
+    g: Grammar,
+    rng: random.Random,
+    max_words: int = 40,
+    max_depth: int = MAX_DEPTH,
+    tries: int = 1000,
 ) -> Sample:
     """A sentence drawn top-down from ``g`` with at most ``max_words`` words and depth
     ``max_depth`` (longer draws are thrown away and drawn again, so the distribution is the
-    grammar's conditioned on those limits)."""
+    grammar's conditioned on those limits).  Limits no sentence fits raise
+    :class:`~induce.data.errors.ConfigError` (``max_words``) or :class:`InputError`."""
+    check_limits(g, max_words, max_depth)
+    too_many_words = 0
     for _ in range(tries):
         words: list[tuple[str, str]] = []
         arcs: list[tuple[int, int, str]] = []  # (dependent, head) 0-based, label
         try:
             tree, head = _expand(g, g.start, rng, words, arcs, max_words, max_depth)
-        except TooLong:
+        except TooLong as err:
+            too_many_words += err.words
             continue
         heads = [0] * len(words)
         labels = ["root"] * len(words)
@@ -233,7 +333,18 @@ def sample(
             heads[dep] = gov + 1
             labels[dep] = label
         return Sample(tree, tuple(heads), tuple(labels))
-    raise RuntimeError(f"no sentence of at most {max_words} words in {tries} draws")
+    if too_many_words * 2 >= tries:
+        raise ConfigError(
+            f"{max_words} lets no sentence of {g.source} through in {tries} draws (its shortest "
+            f"has {g.min_words} words, but its recursive rules rarely stop that early): allow "
+            "longer sentences or make those rules less likely",
+            setting="max_words",
+        )
+    raise InputError(
+        f"no sentence within {max_depth} levels of rules in {tries} draws: the grammar's "
+        "recursive rules rarely stop; make them less likely",
+        g.source,
+    )
 
 
 def _expand(
@@ -251,11 +362,11 @@ def _expand(
     label = g.tag(symbol)
     if symbol in g.lexicon:
         if len(words) >= max_words:
-            raise TooLong
+            raise TooLong(True)
         words.append((g.lexicon[symbol].draw(rng), label))
         return Tree(label, [words[-1][0]]), len(words) - 1
     if depth <= 0:
-        raise TooLong
+        raise TooLong(False)
     rule = g.rules[symbol].draw(rng)
     children: list[Tree] = []
     positions: list[int] = []

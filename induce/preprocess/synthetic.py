@@ -19,7 +19,7 @@ from induce.data.errors import ConfigError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
 from induce.preprocess.common import Progress, SplitWriter, manifest
-from induce.preprocess.grammar import Grammar, load_grammar, sample
+from induce.preprocess.grammar import Grammar, check_limits, load_grammar, sample
 
 SPLIT_STREAM = {"train": 1, "valid": 2, "test": 3}
 
@@ -52,6 +52,7 @@ def preprocess_synthetic(
     """Sample the three splits from the grammar and write the dataset; returns the manifest."""
     options.check()
     grammar = load_grammar(options.grammar)
+    check_limits(grammar, options.max_words)  # before anything is written
     sizes = {"train": options.sentences, "valid": options.valid, "test": options.test}
     total = sum(sizes.values())
     done = 0

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.types import DepTree
 from induce.preprocess.grammar import load_grammar, parse_grammar, sample
 from induce.structure.trees import spans
@@ -154,3 +154,73 @@ def test_bad_grammars_name_the_line(text, message):
 def test_unknown_builtin_grammar():
     with pytest.raises(InputError, match="no built-in grammar"):
         load_grammar("klingon")
+
+
+DEEP = (
+    "start A0\n"
+    + "".join(f"A{k} -> A{k + 1}* | 1\n" for k in range(25))
+    + "A25 -> NN* | 1\nlexicon NN: x\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("S -> S* X:a | 1\nlexicon X: x\n", 1, "every rule of S uses a symbol that never ends"),
+        (  # S and A only rewrite to each other
+            "S -> A* X:a | 1\nA -> S* | 1\nlexicon X: x\n",
+            1,
+            "S uses a symbol that never ends in words (A)",
+        ),
+        ("S -> @a* | 1\n@a -> @b | 1\n@b -> @a | 1\n", 2, "every rule of @a"),
+        (  # S terminates, but B, which it may use, never does
+            "S -> X* | 1\nS -> X* B:b | 1\nB -> B* X:x | 1\nlexicon X: x\n",
+            3,
+            "every rule of B uses a symbol that never ends in words (B)",
+        ),
+    ],
+)
+def test_grammars_that_cannot_terminate(text, line, message):
+    with pytest.raises(InputError) as err:
+        parse_grammar(text, "g.grammar")
+    assert str(err.value).startswith(f"g.grammar:{line}: the grammar cannot terminate: ")
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_shortest_sentence_and_derivation():
+    g = parse_grammar(TINY)
+    assert (g.min_words, g.min_depth) == (1, 2)  # S -> VP -> VB
+    g = parse_grammar(
+        "S -> A:a B* | 1\nA -> X* Y:b | 1\nB -> X* Z:c | 1\nlexicon X: x\nlexicon Y: y\n"
+        "lexicon Z: z\n",
+        "four.grammar",
+    )
+    assert g.min_words == 4
+    with pytest.raises(ConfigError) as err:
+        sample(g, random.Random(0), max_words=3)
+    assert err.value.setting == "max_words"
+    assert str(err.value) == (
+        "max_words must be at least 4: the shortest sentence of four.grammar has 4 words"
+    )
+    assert len(sample(g, random.Random(0), max_words=4).words) == 4
+    g = parse_grammar(DEEP, "deep.grammar")
+    assert (g.min_words, g.min_depth) == (1, 26)
+    with pytest.raises(InputError, match="fits in 25 levels of rules: its shallowest .* 26"):
+        sample(g, random.Random(0))
+    assert sample(g, random.Random(0), max_depth=26).words == ["x"]
+
+
+def test_grammars_that_rarely_stop():
+    # almost every draw branches three ways again: no sentence in 1,000 draws
+    g = parse_grammar("S -> S:a S* S:b | 100000\nS -> NN* | 1\nlexicon NN: x\n", "boom.grammar")
+    with pytest.raises(InputError, match=r"^boom.grammar: no sentence within 25 levels .* 1000"):
+        sample(g, random.Random(0), max_words=40)
+    # long flat sentences: the limit on words is what stops every draw
+    g = parse_grammar(
+        "S -> NN* L:a | 1\nS -> NN* | 0.001\nL -> NN* | 1\nL -> NN* L:a | 100000\nlexicon NN: x\n",
+        "long.grammar",
+    )
+    with pytest.raises(ConfigError) as err:
+        sample(g, random.Random(0), max_words=3, tries=200)
+    assert err.value.setting == "max_words"
+    assert str(err.value).startswith("max_words 3 lets no sentence of long.grammar through in 200")

@@ -111,3 +111,33 @@ def test_missing_parent_folders_are_made(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert load_dataset(out).has("valid.conllu")
+
+
+def test_grammars_and_limits_that_give_no_sentence(tmp_path):
+    """A grammar that cannot terminate, or --max-words below its shortest sentence: one line,
+    exit code 2, no dataset (it used to be a RuntimeError after 1,000 draws per sentence)."""
+    loop = tmp_path / "loop.grammar"
+    loop.write_text("S -> NN* S:x | 1\nlexicon NN: dog\n")
+    four = tmp_path / "four.grammar"
+    four.write_text(
+        "S -> NP:nsubj VP* | 1\nNP -> DT:det NN* | 1\nVP -> VBZ* NP:dobj | 1\n"
+        "lexicon DT: the\nlexicon NN: dog\nlexicon VBZ: sees\n"
+    )
+    out = tmp_path / "syn"
+    for args, message in (
+        (
+            ["--grammar", str(loop)],
+            f"{loop}:1: the grammar cannot terminate: every rule of S uses a symbol that never "
+            "ends in words (S)",
+        ),
+        (
+            ["--grammar", str(four), "--max-words", "4"],
+            f"--max-words must be at least 5: the shortest sentence of {four} has 5 words",
+        ),
+    ):
+        result = CliRunner().invoke(app, ["preprocess", "synthetic", "-o", str(out), *args])
+        assert result.exit_code == 2
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.stderr == f"error: {message}\n"
+        assert not out.exists()
+    make(tmp_path, "five", "--grammar", str(four), "--max-words", "5")

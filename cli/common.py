@@ -51,6 +51,9 @@ def handle_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from induce.data.files import forget_inputs
+
+        forget_inputs()  # each command protects its own inputs from its outputs
         try:
             return command(*args, **kwargs)
         except InduceError as err:

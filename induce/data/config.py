@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import types
 import typing
 from collections.abc import Callable, Collection
@@ -169,7 +170,11 @@ def _coerce_union(value: Any, args: tuple[Any, ...], where: str) -> Any:
 # scalar type -> (accepts, what the error calls it); bool is not an int here
 _SCALARS: dict[Any, tuple[Callable[[Any], bool], str]] = {
     bool: (lambda v: isinstance(v, bool), "true or false"),
-    float: (lambda v: not isinstance(v, bool) and isinstance(v, (int, float)), "a number"),
+    # settings are finite: a NaN learning rate or an infinite rate is a typo, not a setting
+    float: (
+        lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v),
+        "a finite number",
+    ),
     int: (lambda v: not isinstance(v, bool) and isinstance(v, int), "an integer"),
     str: (lambda v: isinstance(v, str), "text"),
 }

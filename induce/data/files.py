@@ -1,14 +1,20 @@
 """Reading input text strictly and writing output files atomically.
 
-Every file a command writes goes through :func:`atomic_write`: the content lands in a
-temporary file in the destination folder and is renamed over the target only once it is
-complete, so an interrupted command never leaves a half-written output.
+Every file a command writes goes through :func:`atomic_write` (or :func:`atomic_path`): the
+content lands in a temporary file in the destination folder and is renamed over the target
+only once it is complete, so an interrupted command never leaves a half-written output.
+
+What may be replaced that way is a regular file or a new path.  A character device or a FIFO
+(``/dev/null``, a named pipe) is written through, ``-`` is standard output, and a symbolic
+link or a file this process has read as input (:func:`remember_input`) is refused: renaming
+over them would replace the link by a plain file, or destroy the input.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -17,6 +23,26 @@ from pathlib import Path
 from induce.data.errors import InputError
 
 STDIN = "-"
+TEMP_PREFIX, TEMP_SUFFIX = ".induce-", ".tmp"  # the temporary files of atomic writes
+
+# (device, inode) -> (mtime_ns, size) of every file read as input since forget_inputs()
+_INPUTS: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+def remember_input(name: str) -> None:
+    """Record ``name`` as an input of the running command: no output may replace it."""
+    with contextlib.suppress(OSError):
+        st = os.stat(name)
+        _INPUTS[(st.st_dev, st.st_ino)] = (st.st_mtime_ns, st.st_size)
+
+
+def forget_inputs() -> None:
+    """Start a new command: nothing has been read yet."""
+    _INPUTS.clear()
+
+
+def _is_input(st: os.stat_result) -> bool:
+    return _INPUTS.get((st.st_dev, st.st_ino)) == (st.st_mtime_ns, st.st_size)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -31,6 +57,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
             data = sys.stdin.buffer.read()
         else:
             data = Path(name).read_bytes()
+            remember_input(name)
     except FileNotFoundError:
         raise InputError("no such file", name) from None
     except IsADirectoryError:
@@ -69,48 +96,67 @@ def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list
     return files
 
 
-def atomic_write(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename."""
-    name = str(path)
-    folder = os.path.dirname(os.path.abspath(name))
-    if not os.path.isdir(folder):
-        raise InputError("cannot write: the folder does not exist", name)
-    if os.path.isdir(name):
-        raise InputError("cannot write: is a directory", name)
+def _target(name: str, own: bool = False) -> str:
+    """How ``name`` may be written: ``"replace"`` (a regular file or a new path: temporary
+    file and rename), ``"through"`` (a character device or FIFO) or ``"stdout"``.  ``own``:
+    the file is state the command itself keeps (a run's metrics), which it may rewrite."""
+    if name == STDIN:
+        return "stdout"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".induce-", suffix=".tmp", dir=folder)
+        st = os.lstat(name)
+    except FileNotFoundError:
+        if not os.path.isdir(os.path.dirname(os.path.abspath(name))):
+            raise InputError("cannot write: the folder does not exist", name) from None
+        return "replace"
     except OSError as err:
         raise InputError(f"cannot write: {err.strerror}", name) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates the file private (0600); give it the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, name)
-    except BaseException as err:
-        # Interrupted or failed: leave the target as it was and remove the partial file.
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError("will not replace a symbolic link: name its target instead", name)
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("cannot write: is a directory", name)
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "through"
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("cannot write: not a regular file", name)
+    if _is_input(st) and not own:
+        raise InputError("will not overwrite a file this command reads", name)
+    return "replace"
+
+
+def atomic_write(path: str | os.PathLike[str], text: str, own: bool = False) -> None:
+    """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename (written
+    through for a device or FIFO; ``-``: standard output).  ``own``: see :func:`_target`."""
+    name = str(path)
+    kind = _target(name, own)
+    if kind == "stdout":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    if kind == "through":
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(err, OSError):
+            with open(name, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        except OSError as err:
             raise InputError(f"cannot write: {err.strerror}", name) from None
-        raise
+        return
+    with atomic_path(name, own) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike[str], own: bool = False) -> Iterator[str]:
     """``with atomic_path(p) as tmp: write(tmp)``: a temporary name beside ``p`` that is
     renamed to ``p`` when the block succeeds and removed when it fails (for writers that
-    want a file name, such as safetensors and torch.save)."""
+    want a file name, such as safetensors and torch.save).  A device or FIFO is given as
+    itself (written through)."""
     name = str(path)
+    if _target(name, own) != "replace":  # "-" has no file name: callers handle it themselves
+        yield name
+        return
     folder = os.path.dirname(os.path.abspath(name))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".induce-", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as err:
         raise InputError(f"cannot write: {err.strerror}", name) from None
     os.close(fd)
@@ -118,14 +164,30 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         yield tmp
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
-        umask = os.umask(0)
+        umask = os.umask(0)  # mkstemp makes the file private; give it the usual mode
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, name)
-    except BaseException:
+    except BaseException as err:
+        # Interrupted or failed: the target stays as it was and the partial file goes.
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise InputError(f"cannot write: {err.strerror}", name) from None
         raise
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:
+    """Delete the temporary files that killed atomic writes left in ``folder`` (not in its
+    subfolders); returns how many."""
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed
 
 
 def cache_dir() -> Path:

@@ -43,8 +43,14 @@ class BackboneConfig:
         """Checks beyond the field types (which ``from_mapping`` enforces)."""
         if min(self.d_model, self.n_layers, self.n_heads, self.max_length) < 1:
             raise ConfigError("model sizes must be positive")
-        if not (0.0 <= self.dropout < 1.0 and 0.0 <= self.attn_dropout < 1.0):
-            raise ConfigError("model dropout rates must be in [0, 1)")
+        check_rate("model.dropout", self.dropout)
+        check_rate("model.attn_dropout", self.attn_dropout)
+
+
+def check_rate(key: str, value: float) -> None:
+    """A dropout rate: ``0 <= value < 1``."""
+    if not 0.0 <= value < 1.0:
+        raise ConfigError(f"{key} must be in [0, 1), got {value}")
 
 
 @dataclass

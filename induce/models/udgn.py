@@ -31,7 +31,7 @@ from torch import nn
 
 from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.layers import Dropout, Recording
 
 
@@ -52,8 +52,7 @@ class UDGNConfig(BackboneConfig):
         super().check()
         if min(self.head_size, self.n_parser_layers) < 1 or self.n_tags < 0:
             raise ConfigError("model sizes must be positive (n_tags: 0 or more)")
-        if not 0.0 <= self.parser_dropout < 1.0:
-            raise ConfigError("model dropout rates must be in [0, 1)")
+        check_rate("model.parser_dropout", self.parser_dropout)
 
 
 class DGNLayer(Recording):

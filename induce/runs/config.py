@@ -141,17 +141,59 @@ def _deep_copy(value: Any) -> Any:
 
 
 def _check(config: RunConfig) -> None:
+    """Ranges of every setting, named by key (types and finiteness: ``from_mapping``), and
+    the architecture's own checks of its ``model`` settings."""
     d, o, t = config.data, config.optim, config.train
-    if not 0.0 < d.mask_rate < 1.0:
-        raise ConfigError(f"data.mask_rate must be between 0 and 1, got {d.mask_rate}")
-    if d.batch_tokens < 1 or d.eval_batch_tokens < 1:
-        raise ConfigError("data.batch_tokens and data.eval_batch_tokens must be positive")
-    if o.lr <= 0 or o.clip < 0 or not 0 < o.plateau_factor < 1:
-        raise ConfigError("optim: lr must be positive, clip >= 0, 0 < plateau_factor < 1")
+    _between("data.mask_rate", d.mask_rate, 0.0, 1.0, low_open=True, high_open=True)
+    for key, count in (
+        ("data.batch_tokens", d.batch_tokens),
+        ("data.eval_batch_tokens", d.eval_batch_tokens),
+    ):
+        _between(key, count, 1, None)
+    _between("data.max_length", d.max_length, 0, None)
+    _between("optim.lr", o.lr, 0.0, None, low_open=True)
+    for key, value in (
+        ("optim.weight_decay", o.weight_decay),
+        ("optim.eps", o.eps),
+        ("optim.clip", o.clip),
+        ("optim.min_lr", o.min_lr),
+        ("optim.plateau_patience", o.plateau_patience),
+    ):
+        _between(key, value, 0, None)
+    _between("optim.plateau_factor", o.plateau_factor, 0.0, 1.0, low_open=True, high_open=True)
     if len(o.betas) != 2:
         raise ConfigError(f"optim.betas must be two numbers, got {list(o.betas)}")
-    if min(t.epochs, t.max_steps, t.eval_every, t.log_every, t.checkpoint_every) < 0:
-        raise ConfigError("train: counts must not be negative")
+    for beta in o.betas:
+        _between("optim.betas", beta, 0.0, 1.0, high_open=True)
+    for key, count in (
+        ("train.epochs", t.epochs),
+        ("train.max_steps", t.max_steps),
+        ("train.eval_every", t.eval_every),
+        ("train.patience", t.patience),
+        ("train.log_every", t.log_every),
+        ("train.checkpoint_every", t.checkpoint_every),
+    ):
+        _between(key, count, 0, None)
+    from induce.models import model_config  # torch only when a run's settings are loaded
+
+    model_config(config.arch, config.model)
+
+
+def _between(
+    key: str,
+    value: float,
+    low: float,
+    high: float | None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
+    """``ConfigError`` naming ``key`` unless ``low <= value <= high`` (strict where open)."""
+    too_low = value <= low if low_open else value < low
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high:
+        lo, hi = "(" if low_open else "[", ")" if high_open or high is None else "]"
+        span = f"{lo}{low}, {'inf' if high is None else high}{hi}"
+        raise ConfigError(f"{key} must be in {span}, got {value}")
 
 
 def _preset(arch: str, preset: str) -> dict[str, Any]:

@@ -212,7 +212,7 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 def keep_metrics_until(path: Path, step: int) -> None:
     """Forget the records written after update ``step`` (a resumed run redoes them)."""
     kept = [r for r in read_metrics(path) if r.get("step", 0) <= step]
-    atomic_write(path, "".join(json.dumps(r) + "\n" for r in kept))
+    atomic_write(path, "".join(json.dumps(r) + "\n" for r in kept), own=True)
 
 
 def dataset_record(dataset: Dataset) -> dict[str, Any]:

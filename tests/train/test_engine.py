@@ -101,7 +101,7 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
 def test_settings_are_checked(data, tmp_path):
     with pytest.raises(ConfigError, match="unknown setting"):
         load_config("structformer", ["optim.learning_rate=1"])
-    with pytest.raises(ConfigError, match="expected a number"):
+    with pytest.raises(ConfigError, match="expected a finite number"):
         load_config("transformer", ["optim.lr=fast"])
     with pytest.raises(ConfigError, match="unknown architecture"):
         load_config("lstm")

@@ -53,35 +53,78 @@ def read_run(path: str | Path) -> RunResults:
     """The headline numbers of one run directory."""
     folder = Path(path)
     config = read_settings(folder)
-    seed = (config.get("train") or {}).pop("seed", None)
-    setting = json.dumps(config, sort_keys=True)
+    train = config.get("train")
+    seed = train.pop("seed", None) if isinstance(train, dict) else None
+    setting = json.dumps(_plain(config), sort_keys=True)
     out = RunResults(folder, str(config.get("arch", "?")), setting, seed)
     for file in sorted((folder / "eval").glob("*.json")):
         try:
             data = json.loads(read_text(file))
         except json.JSONDecodeError as err:
             raise InputError(f"not JSON: {err.msg}", str(file), err.lineno) from None
-        out.values.update(_headline(file.stem, data))
+        except RecursionError:
+            raise InputError("not JSON: nested too deeply", str(file)) from None
+        if not isinstance(data, dict):
+            raise InputError("not a report of induce evaluate: expected a JSON object", str(file))
+        out.values.update(_headline(file, data))
     if not any(k in out.values for k in ("UF1", "PPL")):
         out.values.update(_validation(folder))
     return out
 
 
-def _headline(stem: str, data: dict[str, Any]) -> dict[str, float]:
-    if "sentence_f1" in data:
-        values = {"UF1": data["sentence_f1"], "corpus UF1": data["corpus_f1"]}
-        for label in LABELS:
-            recall = (data.get("per_label_recall") or {}).get(label)
-            if recall is not None:
-                values[f"{label} recall"] = recall
-        return values
-    if "uas" in data:
+def _plain(value: Any) -> Any:
+    """Settings as JSON can hold them, for comparing runs: keys as text, and values that are
+    not JSON (YAML dates, sets) as their text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return str(value)
+
+
+# the headline numbers of each kind of report: (key in the file, column)
+_KINDS = {
+    "sentence_f1": (("sentence_f1", "UF1"), ("corpus_f1", "corpus UF1")),
+    "uas": (("uas", "UAS"), ("uuas", "UUAS")),
+    "perplexity": (("perplexity", "PPL"),),
+}
+
+
+def _headline(file: Path, data: dict[str, Any]) -> dict[str, float]:
+    """The numbers of one ``induce evaluate --json`` report, recognised by its keys."""
+    kind = next((k for k in _KINDS if k in data), None)
+    if kind is None:
+        return {}
+    suffix = ""
+    if kind == "uas":
+        stem = file.stem
         name = stem[len("deps") :].strip("-_ ") if stem.startswith("deps") else stem
         suffix = f" {name}" if name else ""
-        return {f"UAS{suffix}": data["uas"], f"UUAS{suffix}": data["uuas"]}
-    if "perplexity" in data:
-        return {"PPL": data["perplexity"]}
-    return {}
+    values: dict[str, float] = {}
+    for key, column in _KINDS[kind]:
+        if key not in data:
+            raise InputError(f"a report with {kind} but no {key}", str(file))
+        value = _number(data[key], key, str(file))
+        if value is not None:
+            values[column + suffix] = value
+    if kind == "sentence_f1":
+        recalls = data.get("per_label_recall") or {}
+        if not isinstance(recalls, dict):
+            raise InputError("per_label_recall is not a mapping of labels", str(file))
+        for label in LABELS:
+            recall = _number(recalls.get(label), f"per_label_recall.{label}", str(file))
+            if recall is not None:
+                values[f"{label} recall"] = recall
+    return values
+
+
+def _number(value: Any, key: str, path: str, where: str = "") -> float | None:
+    """``value`` as a number (``None`` stays: no value); anything else is an InputError."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    raise InputError(f"{where}{key} is not a number: {json.dumps(value)[:40]}", path)
 
 
 def _validation(folder: Path) -> dict[str, float]:
@@ -92,7 +135,9 @@ def _validation(folder: Path) -> dict[str, float]:
     if best is None:
         return {}
     names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS", "uuas": "valid UUAS"}
-    return {name: best[key] for key, name in names.items() if best.get(key) is not None}
+    path, where = str(folder / METRICS), f"the best validation (step {best.get('step')}): "
+    values = {name: _number(best.get(key), key, path, where) for key, name in names.items()}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def aggregate(runs: list[RunResults]) -> pd.DataFrame:
@@ -231,7 +276,7 @@ def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
             r.get("uf1"),
             r.get("uas"),
             r.get("uuas"),
-            f"step {r['step']}, ppl {r.get('valid_ppl')}",
+            f"step {r.get('step')}, ppl {r.get('valid_ppl')}",
         )
 
     last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from induce.data.dataset import Dataset, load_dataset
 from induce.data.errors import InputError
-from induce.data.files import atomic_path, atomic_write, cache_dir, read_text
+from induce.data.files import atomic_path, atomic_write, cache_dir, decode_utf8, read_text
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
 from induce.runs.config import RunConfig, load_config
@@ -116,14 +116,23 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     import yaml
 
     folder = Path(path)
-    if not (folder / CONFIG).is_file():
+    file = folder / CONFIG
+    if not file.is_file():
         raise InputError(f"not an induce run directory: no {CONFIG}", str(folder))
+    text = read_text(file)
     try:
-        raw = yaml.safe_load(read_text(folder / CONFIG))
-    except yaml.YAMLError:
-        raise InputError("the run's settings are not valid YAML", str(folder)) from None
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or err.context or "bad syntax"
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(f"not valid YAML: {problem}", str(file), line) from None
+    except (yaml.YAMLError, RecursionError) as err:
+        raise InputError(f"not valid YAML ({err.__class__.__name__})", str(file)) from None
     if not isinstance(raw, dict):
-        raise InputError(f"{CONFIG} is not a mapping of settings", str(folder))
+        kinds = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
+        what = "empty" if raw is None else f"a YAML {kinds.get(type(raw), type(raw).__name__)}"
+        raise InputError(f"not a mapping of settings ({what})", str(file))
     return raw
 
 
@@ -195,18 +204,38 @@ def load_state(path: Path) -> dict[str, Any]:
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist)."""
+    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist).
+
+    A last line without its newline that is not a JSON record is a write cut short (the
+    run was killed while logging): it is left out.  Any other line that is not a JSON
+    object is an :class:`InputError` naming the line."""
     if not path.is_file():
         return []
-    records = []
-    for number, line in enumerate(read_text(path).splitlines(), 1):
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+
+    def record(line: str, number: int) -> dict[str, Any] | None:
         if not line.strip():
-            continue
+            return None
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise InputError(f"not JSON: {err.msg}", str(path), number) from None
-    return records
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as err:
+            reason = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+            raise InputError(f"not JSON: {reason}", str(path), number) from None
+        if not isinstance(value, dict):
+            raise InputError("not a JSON record: expected an object {...}", str(path), number)
+        return value
+
+    complete, newline, tail = data.rpartition(b"\n")
+    lines = decode_utf8(complete + newline, str(path)).split("\n")[:-1] if newline else []
+    records = [record(line, number) for number, line in enumerate(lines, 1)]
+    try:
+        records.append(record(decode_utf8(tail, str(path)), len(lines) + 1))
+    except InputError:
+        pass  # torn: cut in the middle of a record (or of a character)
+    return [r for r in records if r is not None]
 
 
 def keep_metrics_until(path: Path, step: int) -> None:

@@ -1,0 +1,114 @@
+"""``induce report`` on broken run directories: a one-line error naming the file (and line or
+key), exit code 2, no table file; a metrics.jsonl whose last write was cut short is read
+without its torn line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.report import read_run
+from induce.runs.directory import read_metrics, read_settings
+
+BEST = {"kind": "eval", "step": 100, "best": True, "valid_ppl": 45.5, "uf1": 61.0, "uas": 50.0}
+LATER = {"kind": "eval", "step": 200, "best": False, "valid_ppl": 47.0, "uf1": 60.0}
+
+
+def _run(folder, config="arch: udgn\ntrain:\n  seed: 1\n", metrics=None):
+    (folder / "eval").mkdir(parents=True)
+    (folder / "config.yaml").write_text(config)
+    if metrics is not None:
+        (folder / "metrics.jsonl").write_bytes(metrics)
+    return folder
+
+
+def _lines(*records):
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def _report(tmp_path, run):
+    out = tmp_path / "table.md"
+    result = CliRunner().invoke(app, ["report", str(run), "--markdown", str(out)])
+    return result, out
+
+
+@pytest.mark.parametrize(
+    "config, metrics, evals, error",
+    [
+        ("arch: udgn\ntrain: [\n", None, {}, "config.yaml:3: not valid YAML: "),
+        ("- udgn\n- 1\n", None, {}, "config.yaml: not a mapping of settings (a YAML list)"),
+        ("", None, {}, "config.yaml: not a mapping of settings (empty)"),
+        (None, _lines(BEST) + b'{"kind": "ev\n' + _lines(LATER), {}, "metrics.jsonl:2: not JSON"),
+        (None, b"[1, 2]\n", {}, "metrics.jsonl:1: not a JSON record"),
+        (None, None, {"u": '{"sentence_f1": 61.2}'}, "u.json: a report with sentence_f1 but no"),
+        (None, None, {"d": '{"uas": 50.0}'}, "d.json: a report with uas but no uuas"),
+        (
+            None,
+            None,
+            {"u": '{"sentence_f1": "61.2", "corpus_f1": 60}'},
+            'u.json: sentence_f1 is not a number: "61.2"',
+        ),
+        (None, None, {"m": '{"perplexity": true}'}, "m.json: perplexity is not a number: true"),
+        (
+            None,
+            None,
+            {"u": '{"sentence_f1": 1, "corpus_f1": 2, "per_label_recall": {"NP": "5"}}'},
+            "u.json: per_label_recall.NP is not a number",
+        ),
+        (None, None, {"x": "[1, 2]"}, "x.json: not a report of induce evaluate"),
+        (None, None, {"x": '"uas"'}, "x.json: not a report of induce evaluate"),
+        (
+            None,
+            _lines({**BEST, "valid_ppl": "45.5"}),
+            {},
+            'metrics.jsonl: the best validation (step 100): valid_ppl is not a number: "45.5"',
+        ),
+    ],
+)
+def test_broken_runs_are_one_line_errors(tmp_path, config, metrics, evals, error):
+    run = _run(tmp_path / "run", **({"config": config} if config is not None else {}))
+    if metrics is not None:
+        (run / "metrics.jsonl").write_bytes(metrics)
+    for name, text in evals.items():
+        (run / "eval" / f"{name}.json").write_text(text)
+    result, out = _report(tmp_path, run)
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert error in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b'{"kind": "eval", "st', b'{"kind": "\xc3', b"\0\0\0\0", b"{", b"   "],
+    ids=["cut record", "cut character", "zeros", "brace", "blank"],
+)
+def test_a_torn_last_line_is_left_out(tmp_path, tail):
+    run = _run(tmp_path / "run", metrics=_lines(BEST, LATER) + tail)
+    assert read_metrics(run / "metrics.jsonl") == [BEST, LATER]
+    assert read_run(run).values == {"valid PPL": 45.5, "valid UF1": 61.0, "valid UAS": 50.0}
+    result, out = _report(tmp_path, run)
+    assert result.exit_code == 0 and out.exists()
+    # only a last line without its newline is torn; one with it is a broken record
+    (run / "metrics.jsonl").write_bytes(_lines(BEST) + b'{"kind": "eval", "st\n')
+    assert "metrics.jsonl:2: not JSON" in _report(tmp_path, run)[0].stderr
+
+
+def test_a_torn_first_and_only_line(tmp_path):
+    run = _run(tmp_path / "run", metrics=b'{"kind": "eval", "st')
+    assert read_metrics(run / "metrics.jsonl") == []
+    assert read_run(run).values == {}
+    (run / "metrics.jsonl").write_bytes(b"\xef\xbb\xbf" + _lines(BEST)[:-1])  # BOM, no newline
+    assert read_metrics(run / "metrics.jsonl") == [BEST]
+
+
+def test_settings_that_are_not_json_still_group_runs(tmp_path):
+    """YAML dates, integer keys and a train section that is no mapping: read, not a crash."""
+    a = _run(tmp_path / "a", config="arch: udgn\nwhen: 2024-01-01\n1: x\ntrain: [1, 2]\n")
+    b = _run(tmp_path / "b", config="arch: udgn\nwhen: 2024-01-01\n1: x\ntrain: [1, 2]\n")
+    assert read_run(a).setting == read_run(b).setting and read_run(a).seed is None
+    assert read_settings(a)["train"] == [1, 2]

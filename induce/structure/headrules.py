@@ -7,7 +7,8 @@ rule in turn, for each priority in order, the children are scanned in the rule's
 and the first child whose label (function tags cut) is in that priority's set is the head.  A
 priority is usually one label; a set (``NN|NNS|NNP``) means "whichever of these comes first".
 A rule without priorities takes the first child in its direction; when no rule matches, the
-first child in the direction of the first rule is the head.  Punctuation children are passed
+first child in the direction of the first rule is the head.  Of a label with alternatives
+(``ADVP|PRT``) the first is used.  Punctuation children are passed
 over unless a phrase has nothing else.  With a coordination set (Collins), a head child right
 after a coordinator gives way to the child before the coordinator.  ``*`` is the rule for
 labels a table does not list; other unknown labels raise :class:`UnknownLabel`.
@@ -149,13 +150,16 @@ class HeadTable:
 
     def split(self, label: str) -> tuple[str, frozenset[str]]:
         """``NP-SBJ-1`` -> (``NP``, {``SBJ``}): the category and its function tags (indices
-        and ``=`` co-indexing dropped).  Labels starting with ``-`` are kept whole."""
+        and ``=`` co-indexing dropped).  Of alternatives (``ADVP|PRT``, where the PTB
+        annotators disagreed) the first counts, as in Penn2Malt.  Labels starting with ``-``
+        are kept whole."""
         found = self._cut.get(label)
         if found is None:
             if not label or label[0] == "-":
                 found = (label, frozenset())
             else:
-                parts = label.split("=", 1)[0].split("-")
+                first = label.split("|", 1)[0] or label
+                parts = first.split("=", 1)[0].split("-")
                 found = (parts[0], frozenset(p for p in parts[1:] if p and not p.isdigit()))
             self._cut[label] = found
         return found

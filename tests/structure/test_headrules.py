@@ -124,3 +124,17 @@ def test_binarize_shapes():
         binarize(tree, "right").to_string() == "(S (A a) (S|<B-C-D> (B b) (S|<C-D> (C c) (D d))))"
     )
     assert binarize(tree, "left").to_string() == "(S (S|<A-B-C> (S|<A-B> (A a) (B b)) (C c)) (D d))"
+
+
+@pytest.mark.parametrize("name", ["penn2malt", "collins"])
+@pytest.mark.parametrize("label", ["ADVP|PRT", "ADVP-MNR|PRT", "ADVP|PRT-CLR=2"])
+def test_label_alternatives_use_the_first(name, label):
+    """PTB writes ``ADVP|PRT`` where annotators disagreed; Penn2Malt takes the first label.
+    ADVP and PRT pick different heads here (RB for ADVP; PRT wants RP and falls back)."""
+    table = load_head_table(name)
+    text = "(S (NP (PRP He)) (VP (VBD gave) ({} (IN up) (RB far))) (. .))"
+    deps = lexical_heads(T(text.format(label)), table)
+    assert deps.heads == lexical_heads(T(text.format("ADVP")), table).heads
+    assert deps.heads[2:4] == [4, 2]  # "far" heads "up" and depends on "gave"
+    assert table.split(label)[0] == "ADVP"
+    assert table.split("-NONE-") == ("-NONE-", frozenset())

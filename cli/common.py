@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import typer
 
-from induce.data.errors import ConfigError, InduceError
+from induce.data.errors import ConfigError, InduceError, InduceWarning
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +55,7 @@ def handle_errors(command: F) -> F:
         from induce.data.files import forget_inputs
 
         forget_inputs()  # each command protects its own inputs from its outputs
+        _show_library_warnings()
         try:
             return command(*args, **kwargs)
         except InduceError as err:
@@ -67,6 +69,29 @@ def handle_errors(command: F) -> F:
             raise typer.Exit(0) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+_python_showwarning = warnings.showwarning
+
+
+def _show_library_warnings() -> None:
+    """The library's :class:`InduceWarning` as ``warning: ...`` lines on stderr."""
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, InduceWarning):
+            warn(str(message))
+        else:
+            _python_showwarning(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", InduceWarning)
 
 
 def warn(message: str) -> None:

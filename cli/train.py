@@ -106,8 +106,12 @@ class _Display:
 
 @handle_errors
 def train(
-    arch: str = typer.Option(
-        "udgn", "--arch", "-a", help="Architecture: udgn | structformer | transformer."
+    arch: str | None = typer.Option(
+        None,
+        "--arch",
+        "-a",
+        help="Architecture: udgn | structformer | transformer [default: udgn; with --resume, "
+        "the run's].",
     ),
     data: str | None = typer.Option(
         None,
@@ -152,6 +156,8 @@ def train(
 
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
+    if resume is None:
+        arch = arch or "udgn"
     if resume is None and data is None:
         data = _builtin_data()
         config = config or "demo"

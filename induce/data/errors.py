@@ -43,5 +43,10 @@ class ConfigError(InduceError):
         super().__init__(f"{setting} {message}" if setting else message)
 
 
+class InduceWarning(UserWarning):
+    """Something the user should know that does not stop the command (``induce.cli`` shows
+    it as ``warning: ...``)."""
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split()) if "\n" in text else text

@@ -202,3 +202,76 @@ def cache_dir() -> Path:
         return Path(os.environ["LOCALAPPDATA"]) / "induce"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "induce"
+
+
+class FileLock:
+    """An exclusive lock held by this process: a file holding its pid, created with
+    ``O_EXCL``.  A lock whose process is alive is refused (:class:`InputError` naming the
+    pid); one whose process is gone (killed) is taken over with a warning."""
+
+    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
+        self.path = Path(path)
+        self.what = what
+        self.held = False
+
+    def acquire(self) -> FileLock:
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                self._take_over_if_stale()
+                continue
+            except OSError as err:
+                raise InputError(f"cannot lock: {err.strerror}", str(self.path)) from None
+            with os.fdopen(fd, "w") as handle:
+                handle.write(f"{os.getpid()}\n")
+            self.held = True
+            return self
+        raise InputError(f"{self.what} is being locked by another process", str(self.path))
+
+    def _take_over_if_stale(self) -> None:
+        pid = _lock_pid(self.path)
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            raise InputError(f"{self.what} is in use by process {pid}", str(self.path))
+        if pid != os.getpid():
+            import warnings
+
+            from induce.data.errors import InduceWarning
+
+            warnings.warn(
+                f"{self.path}: taking over the lock of process {pid}, which is gone",
+                InduceWarning,
+                stacklevel=3,
+            )
+        if _lock_pid(self.path) == pid:  # still the stale holder's: remove it, then retry
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+
+    def release(self) -> None:
+        if self.held and _lock_pid(self.path) == os.getpid():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        self.held = False
+
+    def __enter__(self) -> FileLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _lock_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text(encoding="utf-8").strip() or "0") or None
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True

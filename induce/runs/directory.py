@@ -6,11 +6,15 @@
     RUN/config.yaml               the resolved settings (architecture, model, data, optim, train)
     RUN/vocab.json                the dataset's vocabulary
     RUN/dataset.yaml              the dataset: path, normalisation, sources (from its manifest)
-    RUN/best/model.safetensors    weights with the best validation perplexity
-    RUN/last/model.safetensors    weights at the last checkpoint
-    RUN/trainer_state.pt          optimizer, scheduler, RNG states, step, epoch, position
-                                  (plain tensors and numbers: torch.load(weights_only=True))
+    RUN/checkpoint.json           names the last checkpoint and the best (lowest validation
+                                  perplexity); replaced in one rename
+    RUN/checkpoints/STEP-TAG/     model.safetensors, and trainer_state.pt for the last one:
+                                  optimizer, scheduler, RNG states, progress (plain tensors
+                                  and numbers: torch.load(weights_only=True))
     RUN/metrics.jsonl             one JSON record per log line and per validation
+
+(Runs of the earlier layout keep ``best/``, ``last/`` and ``trainer_state.pt`` at the top;
+they are read the same way.)
 
 Every file is written atomically.  The most recent run is recorded in the user cache
 (:func:`remember_run`, :func:`latest_run`).
@@ -45,6 +49,8 @@ CONFIG, VOCAB, DATASET, STATE, METRICS = (
     "metrics.jsonl",
 )
 WEIGHTS = "model.safetensors"
+POINTER, CHECKPOINTS = "checkpoint.json", "checkpoints"
+LOCK = ".lock"  # the pid of the process training the run
 LATEST = "latest-run"  # in the user cache: the path of the most recent run
 
 
@@ -58,6 +64,10 @@ class Run:
     dataset: dict[str, Any]
 
     def weights(self, which: str = "best") -> Path:
+        """The weights file of the ``best`` or ``last`` checkpoint."""
+        pointer = read_pointer(self.path)
+        if pointer is not None and pointer.get(which):
+            return self.path / pointer[which] / WEIGHTS
         return self.path / which / WEIGHTS
 
     @property
@@ -106,9 +116,11 @@ def dump_yaml(data: Any) -> str:
 def write_run_files(
     path: Path, config: RunConfig, vocab: Vocabulary, dataset: dict[str, Any]
 ) -> None:
-    atomic_write(path / CONFIG, dump_yaml(config.to_dict()))
-    atomic_write(path / VOCAB, vocab.to_json())
-    atomic_write(path / DATASET, dump_yaml(dataset))
+    """The run's settings, vocabulary and dataset record (rewritten when a resumed run
+    changes its settings: they are the run's own files, read by the same command)."""
+    atomic_write(path / CONFIG, dump_yaml(config.to_dict()), own=True)
+    atomic_write(path / VOCAB, vocab.to_json(), own=True)
+    atomic_write(path / DATASET, dump_yaml(dataset), own=True)
 
 
 def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -175,6 +187,16 @@ def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) 
         tensors = load_file(str(path), device=device or "cpu")
     except Exception as err:  # safetensors raises its own error types
         raise InputError(f"cannot read the weights: {err}", str(path)) from None
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    wrong = [k for k, v in tensors.items() if k in expected and tuple(v.shape) != expected[k]]
+    if wrong:
+        key = wrong[0]
+        raise InputError(
+            f"the weights do not fit the model: {len(wrong)} tensor(s) differ in shape, e.g. "
+            f"{key} is {tuple(tensors[key].shape)} in the file, {expected[key]} in the model "
+            "(were the model settings changed?)",
+            str(path),
+        )
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     if missing or unexpected:
         raise InputError(
@@ -209,7 +231,7 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     A last line without its newline that is not a JSON record is a write cut short (the
     run was killed while logging): it is left out.  Any other line that is not a JSON
     object is an :class:`InputError` naming the line."""
-    if not path.is_file():
+    if not path.exists():
         return []
     try:
         data = path.read_bytes()
@@ -242,6 +264,21 @@ def keep_metrics_until(path: Path, step: int) -> None:
     """Forget the records written after update ``step`` (a resumed run redoes them)."""
     kept = [r for r in read_metrics(path) if r.get("step", 0) <= step]
     atomic_write(path, "".join(json.dumps(r) + "\n" for r in kept), own=True)
+
+
+def read_pointer(run: Path) -> dict[str, Any] | None:
+    """The run's ``checkpoint.json`` (``step``, ``last``, ``best``), or ``None`` before the
+    first checkpoint (and for runs of the earlier layout)."""
+    path = run / POINTER
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise InputError(f"not JSON: {err.msg}", str(path), err.lineno) from None
+    if not isinstance(data, dict) or not isinstance(data.get("last"), str):
+        raise InputError("names no last checkpoint", str(path))
+    return data
 
 
 def dataset_record(dataset: Dataset) -> dict[str, Any]:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -22,18 +24,19 @@ import torch
 import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
-from induce.data.errors import ConfigError, InputError
-from induce.data.files import atomic_write
+from induce.data.errors import ConfigError, InduceWarning, InputError
+from induce.data.files import FileLock, atomic_write
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
 from induce.runs.config import OptimConfig, RunConfig, load_config
 from induce.runs.device import autocast, pick_device
 from induce.runs.directory import (
+    LOCK,
     METRICS,
     dataset_record,
-    keep_metrics_until,
     open_run,
+    read_pointer,
     write_run_files,
 )
 from induce.train import checkpoint
@@ -47,10 +50,26 @@ class RunExistsError(InputError):
     """A new run was asked for in a folder that already holds files."""
 
 
+def _check_new_run_directory(path: Path) -> None:
+    """A new run's folder must be empty or creatable: a clear error before any work."""
+    if path.exists():
+        if not path.is_dir():
+            raise InputError("the run directory is a file", str(path))
+        if any(path.iterdir()):
+            raise RunExistsError("the run directory exists and is not empty", str(path))
+    ancestor = path.absolute()
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"cannot create the run directory: {ancestor} is a file", str(path))
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"cannot create the run directory: {ancestor} is not writable", str(path))
+
+
 @dataclass
 class TrainOptions:
     out: str
-    arch: str = "structformer"
+    arch: str | None = None  # new runs: the architecture (default structformer); resumed: a check
     data: str | None = None
     overrides: list[str] = field(default_factory=list)
     resume: bool = False
@@ -71,6 +90,7 @@ class Trainer:
             options.device, self.world.local_rank if self.world.size > 1 else None
         )
         self.path = Path(options.out)
+        self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
         if options.deterministic:
             torch.use_deterministic_algorithms(True)
@@ -88,16 +108,15 @@ class Trainer:
             "bad_evals": 0,
             "tokens": 0,
         }
+        self.meter = _Meter()
         self.gold = self._validation_gold()
         self.net: torch.nn.Module = self.model
         if self.world.size > 1:
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
-        if not options.resume and self.world.main:
-            self.path.mkdir(parents=True, exist_ok=True)
-            write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
-            atomic_write(self.path / METRICS, "")
+        if self.world.main:
+            self._open_run_directory(options)
         dd.barrier(self.world)
         if options.resume:
             self._restore()
@@ -107,15 +126,49 @@ class Trainer:
         """The run's config and dataset path: a resumed run's own, or new ones."""
         if options.resume:
             run = open_run(self.path, options.overrides)
+            if options.arch is not None and options.arch != run.config.arch:
+                raise ConfigError(
+                    f"{options.arch} differs from the run's architecture, {run.config.arch}",
+                    "arch",
+                )
             data = options.data or run.dataset.get("path")
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
+            self.run_vocab = run.vocab
             return run.config, str(data)
         if options.data is None:
             raise ConfigError("is needed: a dataset directory from preprocessing", "data")
-        if self.world.main and self.path.exists() and any(self.path.iterdir()):
-            raise RunExistsError("the run directory exists and is not empty", str(self.path))
-        return load_config(options.arch, options.overrides, preset=options.config), options.data
+        if self.world.main:
+            _check_new_run_directory(self.path)
+        config = load_config(
+            options.arch or "structformer", options.overrides, preset=options.config
+        )
+        return config, options.data
+
+    def _open_run_directory(self, options: TrainOptions) -> None:
+        """Lock the run directory; write a new run's files, or record a resumed run's
+        overrides and clear what killed writes left."""
+        if not options.resume:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise InputError(
+                    f"cannot create the run directory: {err.strerror}", str(self.path)
+                ) from None
+        self.lock.acquire()
+        if options.resume:
+            if self.run_vocab.tokens != self.vocab.tokens:
+                raise InputError(
+                    "the dataset's vocabulary differs from the run's: resume on the data the "
+                    "run was trained on",
+                    str(self.dataset.path),
+                )
+            checkpoint.clean(self.path)
+            if options.overrides:  # the run's settings are what it runs with
+                write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
+            return
+        write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
+        atomic_write(self.path / METRICS, "")
 
     def _load_data(self, data: str) -> None:
         """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
@@ -154,20 +207,34 @@ class Trainer:
 
     # -- checkpoints -----------------------------------------------------------------------
     def _restore(self) -> None:
-        self.state.update(
-            checkpoint.restore(self.path, self.model, self.optimizer, self.scheduler, self.device)
+        progress = checkpoint.restore(
+            self.path,
+            self.model,
+            self.optimizer,
+            self.scheduler,
+            self.device,
+            cut_metrics=self.world.main,
         )
-        if self.world.main:  # forget records written after the checkpoint
-            keep_metrics_until(self.path / METRICS, self.state["step"])
+        if progress is None:
+            warnings.warn(
+                f"{self.path}: no checkpoint was saved before the run stopped: it starts again",
+                InduceWarning,
+                stacklevel=2,
+            )
+            return
+        progress.pop("metrics_bytes", None)
+        self.meter.restore(progress.pop("meter", None))
+        self.state.update(progress)
 
     def save_checkpoint(self, best: bool = False) -> None:
+        self.state["saved_step"] = self.state["step"]
         if self.world.main:
             checkpoint.save(
                 self.path,
                 self.model,
                 self.optimizer,
                 self.scheduler,
-                self.state,
+                {**self.state, "meter": self.meter.state()},
                 self.device,
                 best,
             )
@@ -271,11 +338,15 @@ class Trainer:
                 "path": str(self.path),
             },
         )
-        meter = _Meter()
         while s["epoch"] < c.train.epochs and not self._finished(total):
-            if self._run_epoch(total, meter) == "interrupted":
+            if self._run_epoch(total, self.meter) == "interrupted":
                 return "interrupted"
-        if self.world.main and not (self.path / "best" / "model.safetensors").exists():
+        if s["step"] != s.get("saved_step"):  # the last updates are never lost
+            if self.valid_ids:
+                self.validate()
+            else:
+                self.save_checkpoint()
+        if self.world.main and (read_pointer(self.path) or {}).get("best") is None:
             self.save_checkpoint(best=True)  # no validation set: the last is the best
         self.emit("done", {"step": s["step"], "best_valid_loss": s["best_loss"]})
         return "done"
@@ -326,11 +397,19 @@ class Trainer:
 
 
 class _Meter:
-    """Mean loss and tokens/s since the last log line."""
+    """Mean loss and tokens/s since the last log line (kept in checkpoints, so that the
+    first log line after a resume averages the same updates as without the stop)."""
 
     def __init__(self) -> None:
         self.began, self.tokens = time.perf_counter(), 0
         self.losses: list[float] = []
+
+    def state(self) -> dict[str, Any]:
+        return {"losses": list(self.losses), "tokens": self.tokens}
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        if state:
+            self.losses, self.tokens = [float(x) for x in state["losses"]], int(state["tokens"])
 
     def add(self, loss: float, tokens: int) -> None:
         self.losses.append(loss)
@@ -390,4 +469,5 @@ def train(options: TrainOptions, on_event: Callback | None = None) -> str:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        trainer.lock.release()
         dd.stop(trainer.world)

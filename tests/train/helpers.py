@@ -37,3 +37,20 @@ def make_dataset(root: Path) -> Path:
     result = CliRunner().invoke(app, ["preprocess", "ptb", "-t", str(root / "ptb"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+def last_state(run: Path) -> dict:
+    """The trainer state of the run's last checkpoint."""
+    import torch
+
+    from induce.runs.directory import STATE, read_pointer
+
+    pointer = read_pointer(run)
+    assert pointer is not None, f"{run} has no checkpoint"
+    return torch.load(run / pointer["last"] / STATE, weights_only=True)
+
+
+def weights_file(run: Path, which: str = "last") -> Path:
+    from induce.runs.directory import open_run
+
+    return open_run(run).weights(which)

@@ -13,10 +13,10 @@ from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError
 from induce.runs.config import load_config
 from induce.train.engine import Trainer, TrainOptions, train
-from tests.train.helpers import make_dataset, tiny
+from tests.train.helpers import last_state, make_dataset, tiny, weights_file
 
 
 @pytest.fixture(scope="module")
@@ -53,21 +53,14 @@ def test_loss_goes_down(data, tmp_path, arch):
     assert evals[0]["valid_loss"] < sum(losses[:5]) / 5
     if arch != "transformer":  # parse metrics on the gold trees of the valid split
         assert {"uf1", "corpus_uf1", "uas", "uuas"} <= set(evals[0])
-    for name in (
-        "config.yaml",
-        "vocab.json",
-        "dataset.yaml",
-        "trainer_state.pt",
-        "best/model.safetensors",
-        "last/model.safetensors",
-    ):
+    for name in ("config.yaml", "vocab.json", "dataset.yaml", "checkpoint.json"):
         assert (out / name).is_file(), name
-    state = torch.load(out / "trainer_state.pt", weights_only=True)
-    assert state["progress"]["step"] == 60
+    assert weights_file(out, "best").is_file() and weights_file(out, "last").is_file()
+    assert last_state(out)["progress"]["step"] == 60
 
 
 def _final_weights(run):
-    return load_file(str(run / "last" / "model.safetensors"))
+    return load_file(str(weights_file(run, "last")))
 
 
 def test_a_resumed_run_ends_bit_identical(data, tmp_path):
@@ -87,7 +80,7 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     )
     holder["trainer"] = trainer
     assert trainer.fit() == "interrupted"
-    assert torch.load(part / "trainer_state.pt", weights_only=True)["progress"]["step"] == 7
+    assert last_state(part)["progress"]["step"] == 7
     assert train(TrainOptions(str(part), resume=True, device="cpu")) == "done"
     a, b = _final_weights(whole), _final_weights(part)
     assert a.keys() == b.keys()
@@ -176,21 +169,23 @@ def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "interrupted", done.stderr
-    state = torch.load(out / "trainer_state.pt", weights_only=True)
-    assert state["progress"]["step"] == 3
+    assert last_state(out)["progress"]["step"] == 3
     assert train(TrainOptions(str(out), resume=True, device="cpu")) == "done"
     assert [r["step"] for r in _records(out, "train")] == [1, 2, 3, 4, 5, 6]
 
 
-def test_bad_runs_are_refused(data, tmp_path):
-    with pytest.raises(InputError, match="no checkpoint"):
-        (tmp_path / "r").mkdir()
-        from induce.data.dataset import load_dataset
-        from induce.runs.directory import dataset_record, write_run_files
+def test_a_run_stopped_before_its_first_checkpoint_starts_again(data, tmp_path):
+    from induce.data.dataset import load_dataset
+    from induce.runs.directory import dataset_record, write_run_files
 
-        ds = load_dataset(data)
-        write_run_files(tmp_path / "r", load_config("transformer"), ds.vocab, dataset_record(ds))
-        Trainer(TrainOptions(str(tmp_path / "r"), resume=True, device="cpu"))
+    (tmp_path / "r").mkdir()
+    ds = load_dataset(data)
+    config = load_config("transformer", tiny("transformer") + ["train.max_steps=2"])
+    write_run_files(tmp_path / "r", config, ds.vocab, dataset_record(ds))
+    (tmp_path / "r" / "metrics.jsonl").write_text('{"kind": "train", "step": 1}\n{"kin')
+    with pytest.warns(UserWarning, match="starts again"):
+        assert train(TrainOptions(str(tmp_path / "r"), resume=True, device="cpu")) == "done"
+    assert [r["step"] for r in _records(tmp_path / "r", "train")] == [1, 2]
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
@@ -231,4 +226,4 @@ def test_two_process_gloo_run(data, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     evals = _records(out, "eval")
     assert [r["step"] for r in evals] == [2, 4]
-    assert (out / "best" / "model.safetensors").is_file()
+    assert weights_file(out, "best").is_file()

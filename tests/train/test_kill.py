@@ -1,0 +1,143 @@
+"""Kill safety: a run killed (SIGKILL) at any instant - between updates, inside a checkpoint's
+writes, before the first checkpoint - and resumed ends with the same weights and the same
+metrics as a run that was never stopped (CPU training is deterministic).
+
+Inside the writes: the training process wraps every write step of
+``induce.train.checkpoint`` (the weights, the trainer state, the folder rename (bracketed by
+its fsyncs), the pointer, the clean-up) and kills itself just before or just after the n-th
+step.  Between updates: a kill after a random delay.  ``INDUCE_KILL_TRIALS`` (default 6)
+sets how many kill points of each kind are tried.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from induce.runs.directory import read_metrics
+from tests.train.helpers import make_dataset, tiny, weights_file
+
+SETTINGS = tiny("structformer") + [
+    "train.max_steps=10",
+    "train.eval_every=4",
+    "train.log_every=3",
+    "train.checkpoint_every=1",
+]
+TRIALS = int(os.environ.get("INDUCE_KILL_TRIALS", "6"))
+
+SCRIPT = """
+import os, signal, sys
+from induce.train import checkpoint as ck
+from induce.train.engine import TrainOptions, train
+
+out, data, kill_at, resume = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+settings = sys.argv[5:]
+count = [0]
+
+def tick():
+    count[0] += 1
+    if count[0] == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+def hooked(function):
+    def wrapped(*args, **kwargs):
+        tick()
+        result = function(*args, **kwargs)
+        tick()
+        return result
+    return wrapped
+
+for name in ("save_weights", "save_state", "_fsync_dir", "atomic_write", "clean"):
+    setattr(ck, name, hooked(getattr(ck, name)))
+options = TrainOptions(out, "structformer" if not resume else None, data, settings,
+                       resume=resume, device="cpu")
+print(train(options), count[0])
+"""
+
+
+def _run(out: Path, data: Path, kill_at: int, resume: bool) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(out), str(data), str(kill_at), "1" if resume else "0"]
+        + ([] if resume else SETTINGS),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def _finish(out: Path, data: Path) -> None:
+    """Resume until the run is done (a kill may leave it with no checkpoint yet)."""
+    done = _run(out, data, -1, resume=(out / "config.yaml").is_file())
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "done", done.stdout
+
+
+def _records(out: Path) -> list[dict]:
+    return [
+        {k: v for k, v in r.items() if k != "tokens_per_s"}
+        for r in read_metrics(out / "metrics.jsonl")
+    ]
+
+
+def _same(a: Path, b: Path) -> None:
+    for which in ("last", "best"):
+        x, y = load_file(str(weights_file(a, which))), load_file(str(weights_file(b, which)))
+        assert x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x), which
+    assert _records(a) == _records(b)
+    left = [p.name for p in b.rglob("*") if p.name.endswith(".tmp") or p.name == ".lock"]
+    assert not left, left
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kill")
+    data = make_dataset(root / "data")
+    whole = root / "whole"
+    done = _run(whole, data, -1, resume=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return data, whole, int(done.stdout.split()[1])  # the number of write steps
+
+
+def test_kills_inside_checkpoint_writes(reference, tmp_path):
+    data, whole, steps = reference
+    rng = random.Random(7)
+    points = sorted({1, 2, 3, steps - 1} | {rng.randrange(1, steps) for _ in range(TRIALS)})
+    for point in points:
+        out = tmp_path / f"k{point}"
+        killed = _run(out, data, point, resume=False)
+        assert killed.returncode == -signal.SIGKILL, (point, killed.stderr[-2000:])
+        _finish(out, data)
+        _same(whole, out)
+
+
+def test_kills_at_random_instants_then_twice_in_one_run(reference, tmp_path):
+    data, whole, _ = reference
+    rng = random.Random(11)
+    for trial in range(max(2, TRIALS // 3)):
+        out = tmp_path / f"t{trial}"
+        for _ in range(2):  # killed twice before it is let finish
+            resume = (out / "config.yaml").is_file()
+            args = [sys.executable, "-c", SCRIPT, str(out), str(data), "-1", "1" if resume else "0"]
+            process = subprocess.Popen(
+                args + ([] if resume else SETTINGS),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=dict(os.environ, OMP_NUM_THREADS="1"),
+            )
+            try:
+                process.wait(timeout=rng.uniform(2.5, 6.0))  # torch import ~2 s, run ~3 s
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        _finish(out, data)
+        _same(whole, out)

@@ -123,12 +123,12 @@ def headrules(
     from induce.data.conll import format_deps
 
     done = convert_headrules(source, rules)
-    if done.labels_need_function_tags:
+    _emit(format_deps(done.sentences, to), output)
+    if done.labels_need_function_tags:  # once written: a failed write stays one error line
         warn(
             "the trees carry no function tags (NP-SBJ, ...-PRD): labels such as SBJ and PRD "
             "cannot be assigned"
         )
-    _emit(format_deps(done.sentences, to), output)
 
 
 @app.command("trees")

@@ -126,8 +126,9 @@ def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
     elif m := _RULE.match(line):
         _rule(g, m.group(1), m.group(2).split(), _number(m.group(3), g.source, number), number)
     else:
+        text = line.strip()
         raise InputError(
-            f"cannot read {line.strip()!r}: expected a rule "
+            f"cannot read {text if len(text) <= 60 else text[:60] + '...'!r}: expected a rule "
             "'LHS -> A B* | weight', 'lexicon TAGS:', 'start' or 'zipf'",
             g.source,
             number,

@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from induce.data.dataset import Dataset, load_dataset
 from induce.data.errors import InputError
-from induce.data.files import atomic_path, atomic_write, cache_dir, decode_utf8, read_text
+from induce.data.files import (
+    atomic_path,
+    atomic_write,
+    cache_dir,
+    decode_utf8,
+    read_text,
+    remember_input,
+)
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
 from induce.runs.config import RunConfig, load_config
@@ -237,6 +244,7 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
         data = path.read_bytes()
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+    remember_input(str(path))  # no output of this command may replace it
 
     def record(line: str, number: int) -> dict[str, Any] | None:
         if not line.strip():

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import typer
 
 from induce.cli.common import handle_errors, warn
 from induce.parse import Format, InputKind, Punct
-
-if TYPE_CHECKING:
-    from induce.parse import Parsed, Parser, Sentence
 
 
 @handle_errors
@@ -49,11 +45,15 @@ def parse(
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Tokens per batch."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress on stderr (warnings and errors still)."
+    ),
 ) -> None:
-    """Induced dependency and constituency trees for every sentence of INPUT."""
+    """Induced dependency and constituency trees for every sentence of INPUT, written as
+    they are parsed (in input order, memory bounded whatever the input size)."""
     from induce.data.errors import ConfigError
-    from induce.data.files import atomic_write
-    from induce.parse import Parser, format_parsed, read_sentences
+    from induce.data.files import open_output
+    from induce.parse import Parser, format_parsed, iter_sentences
 
     kind: InputKind = "pretokenized" if pretokenized else "text"
     if conllu or input_path.endswith(".conllu"):
@@ -61,20 +61,53 @@ def parse(
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     parser = Parser(model or _latest_run(), device, weights, decoder)
-    sentences = read_sentences(input_path, kind)
+    sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
+    sentences = iter_sentences(input_path, kind, sniff=sniff)
     source = "<stdin>" if input_path == "-" else input_path
-    parsed = _parse(parser, sentences, punct, scores, batch_tokens, source)
-    text = format_parsed(parsed, fmt)
-    empty = sum(1 for s in sentences if not s.tokens)
+    meter = _Progress(quiet)
+    empty = 0
+    with open_output(output or "-") as out:
+        for parsed in parser.parse_stream(
+            sentences, punct, scores, batch_tokens, source, meter.update
+        ):
+            empty += not parsed.sentence.tokens
+            out.write(format_parsed([parsed], fmt))
+            if output is None:
+                out.flush()
+    meter.close()
     if empty:
         warn(
             f"{empty} empty line(s): "
             + ("left out of the CoNLL-U output" if fmt == "conllu" else "written as empty records")
         )
-    if output:
-        atomic_write(output, text)
-    else:
-        sys.stdout.write(text)
+
+
+class _Progress:
+    """Sentences parsed and sentences/s on stderr: one line updated in place on a terminal,
+    a log line every 30 s otherwise; nothing with ``--quiet``."""
+
+    def __init__(self, quiet: bool) -> None:
+        import time
+
+        self.quiet, self.tty = quiet, sys.stderr.isatty()
+        self.began = self.logged = time.perf_counter()
+        self.done = 0
+
+    def update(self, done: int) -> None:
+        import time
+
+        self.done = done
+        now = time.perf_counter()
+        if self.quiet or (not self.tty and now - self.logged < 30):
+            return
+        self.logged = now
+        line = f"parsed {done:,} sentences, {done / max(now - self.began, 1e-9):,.0f} sentences/s"
+        sys.stderr.write(f"\r{line}" if self.tty else line + "\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.tty and not self.quiet and self.done:
+            sys.stderr.write("\n")
 
 
 def _latest_run() -> str:
@@ -90,28 +123,3 @@ def _latest_run() -> str:
         ) from None
     typer.echo(f"no --model: using the most recent run, {model}", err=True)
     return model
-
-
-def _parse(
-    parser: Parser,
-    sentences: list[Sentence],
-    punct: Punct,
-    scores: bool,
-    batch_tokens: int,
-    source: str,
-) -> list[Parsed]:
-    """Parse, with a progress bar for long inputs on a terminal."""
-    if not (sys.stderr.isatty() and len(sentences) > 2000):
-        return parser.parse(sentences, punct, scores, batch_tokens, source)
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        task = bar.add_task("parse", total=len(sentences))
-        return parser.parse(
-            sentences,
-            punct,
-            scores,
-            batch_tokens,
-            source,
-            lambda done, total: bar.update(task, completed=done),
-        )

@@ -14,12 +14,14 @@ leaf; ``drop``: it is left out of the output (not allowed for CoNLL-U, whose tok
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import read_text
+from induce.data.files import iter_lines
 from induce.data.normalize import is_punctuation
 from induce.data.types import Tree
 from induce.runs.directory import open_run
@@ -56,37 +58,74 @@ class Parsed:
 
 
 def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
-    """Sentences of ``path`` (``-``: standard input)."""
-    text = read_text(path)
-    name = "<stdin>" if path == "-" else path
-    if kind == "conllu":
-        return _read_conllu(text, name)
+    """All sentences of ``path`` (``-``: standard input) at once."""
+    return list(iter_sentences(path, kind))
+
+
+def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[Sentence]:
+    """The sentences of ``path`` (``-``: standard input) as they are read.  ``sniff``: read
+    text as CoNLL-U when its first non-blank line is a comment or a 10-column token line
+    (for standard input, which has no ``.conllu`` name to go by)."""
     if kind not in INPUTS:
         raise ConfigError(f"must be one of {', '.join(INPUTS)}", setting="input_kind")
+    name = "<stdin>" if path == "-" else path
+    lines = _named_lines(iter_lines(path), name)
+    if sniff or kind == "conllu":
+        first = next((item for item in lines if item[1].strip()), None)
+        if first is None:
+            return
+        if kind == "conllu" or _looks_like_conllu(first[1]):
+            yield from _conllu_sentences(itertools.chain([first], lines), name)
+            return
+        lines = itertools.chain([first], lines)
     tokenize = str.split
     if kind == "text":
         from nltk.tokenize import TreebankWordTokenizer
 
         tokenize = TreebankWordTokenizer().tokenize
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [Sentence(tokenize(line), k, line.strip()) for k, line in enumerate(lines, 1)]
+    for number, line in lines:
+        yield Sentence(tokenize(line), number, line.strip())
 
 
-def _read_conllu(text: str, path: str) -> list[Sentence]:
-    from induce.data.conll import conllu_blocks
+def _named_lines(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:
+    """Lines whose errors name ``<stdin>`` rather than ``-``."""
+    try:
+        yield from lines
+    except InputError as err:
+        if err.path == "-":
+            raise InputError(err.reason, name, err.line) from None
+        raise
 
-    out = []
-    for start, tokens in conllu_blocks(text, path):
+
+def _looks_like_conllu(line: str) -> bool:
+    if line.startswith("#"):
+        return True
+    cols = line.split("\t")
+    return len(cols) == 10 and cols[0].replace("-", "").replace(".", "").isdigit()
+
+
+def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Sentence]:
+    from induce.data.conll import parse_conllu_block
+
+    block: list[str] = []
+    start = 0
+    for number, line in itertools.chain(lines, [(0, "")]):
+        if line.strip():
+            if not block:
+                start = number
+            block.append(line)
+            continue
+        if not block:
+            continue
+        tokens = parse_conllu_block(block, start, path)
+        block = []
         words = [t for t in tokens if isinstance(t["id"], int)]
         for k, t in enumerate(words, 1):
             if t["id"] != k:
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {t['id']}", path, start)
         sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
         sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
-        out.append(sentence)
-    return out
+        yield sentence
 
 
 class Parser:
@@ -143,6 +182,34 @@ class Parser:
             for k, s in enumerate(sentences)
         ]
 
+    def parse_stream(
+        self,
+        sentences: Iterable[Sentence],
+        punct: Punct = "attach",
+        scores: bool = False,
+        batch_tokens: int = 8192,
+        source: str = "<input>",
+        progress: Callable[[int], None] | None = None,
+    ) -> Iterator[Parsed]:
+        """Parse sentences as they come, in input order: windows of about four batches
+        (the first of one batch, so that results start at once) are sorted by length,
+        parsed and given back; memory does not grow with the input.  ``progress(done)`` is
+        called after each window."""
+        window: list[Sentence] = []
+        tokens, budget, done = 0, batch_tokens, 0
+        for sentence in itertools.chain(sentences, [None]):
+            if sentence is not None:
+                window.append(sentence)
+                tokens += len(sentence.tokens) + 1
+                if tokens < budget:
+                    continue
+            if window:
+                yield from self.parse(window, punct, scores, batch_tokens, source)
+                done += len(window)
+                if progress is not None:
+                    progress(done)
+            window, tokens, budget = [], 0, 4 * batch_tokens
+
     def _words(self, s: Sentence, source: str) -> list[str]:
         """The normalised words the model reads; marks the punctuation it never saw."""
         flags = s.punct or [False] * len(s.tokens)
@@ -165,12 +232,22 @@ class Parser:
         self, s: Sentence, words: list[str], scores: Scores | None, punct: Punct, want: bool
     ) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]
-        shown = [s.tokens[k] for k in keep]
+        shown = [_leaf(s.tokens[k]) for k in keep]
+        if s.conllu is not None and punct == "drop":
+            raise ConfigError("drop would remove CoNLL-U tokens; use attach", setting="punct")
         if not words or scores is None:
             return _with_punctuation(s, keep, [], None, punct, {} if want else None)
         parse = scores.read_out(shown, self.decoder)
         extra = scores.to_json() if want else None
         return _with_punctuation(s, keep, parse.heads or [], parse.tree, punct, extra)
+
+
+def _leaf(token: str) -> str:
+    """A token as a tree leaf that readers can read back: brackets as the treebank writes
+    them (``-LRB-``, ``-RRB-``), spaces as ``_``."""
+    if "(" in token or ")" in token or " " in token:
+        token = token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
+    return token
 
 
 def _with_punctuation(
@@ -217,7 +294,9 @@ def _tree_with_punctuation(
     n = len(s.tokens)
     if tree is None:
         return (
-            "(X " + " ".join(f"(X {t})" for t in s.tokens) + ")" if n > 1 else f"(X {s.tokens[0]})"
+            "(X " + " ".join(f"(X {_leaf(t)})" for t in s.tokens) + ")"
+            if n > 1
+            else f"(X {_leaf(s.tokens[0])})"
         )
     leaves = [node for node in tree.preterminals()]
     groups: dict[int, list[int]] = {k: [k] for k in keep}
@@ -227,7 +306,7 @@ def _tree_with_punctuation(
     for leaf, k in zip(leaves, keep):
         members = sorted(groups[k])
         if len(members) > 1:
-            leaf.children = [Tree("X", [s.tokens[m]]) for m in members]
+            leaf.children = [Tree("X", [_leaf(s.tokens[m])]) for m in members]
     return tree.to_string()
 
 

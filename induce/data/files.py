@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 from induce.data.errors import InputError
 
@@ -65,6 +66,61 @@ def read_text(path: str | os.PathLike[str]) -> str:
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", name) from None
     return decode_utf8(data, name)
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """``(line number, line without its newline)`` of ``path`` (``-``: standard input), read
+    as it comes: strict UTF-8 line by line, a leading byte-order mark dropped."""
+    name = str(path)
+    try:
+        handle = sys.stdin.buffer if name == STDIN else open(name, "rb")
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", name) from None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", name) from None
+    if name != STDIN:
+        remember_input(name)
+    try:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(
+                    f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at column {err.start + 1})",
+                    name,
+                    number,
+                ) from None
+            if number == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            yield number, line.rstrip("\n").rstrip("\r")
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+@contextlib.contextmanager
+def open_output(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+    """A text handle for writing ``path`` as results come: standard output for ``-``, the
+    device or FIFO itself, else a temporary file renamed over ``path`` when the block ends
+    without an error (an interrupted command leaves no partial file)."""
+    name = str(path)
+    kind = _target(name)
+    if kind == "stdout":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if kind == "through":
+        try:
+            handle = open(name, "w", encoding="utf-8", newline="\n")
+        except OSError as err:
+            raise InputError(f"cannot write: {err.strerror}", name) from None
+        with handle:
+            yield handle
+        return
+    with atomic_path(name) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+        yield handle
 
 
 def decode_utf8(data: bytes, name: str) -> str:

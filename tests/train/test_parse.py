@@ -159,3 +159,51 @@ def test_parse_then_evaluate_on_the_reference_words(runs, tmp_path):
     assert scored.exit_code == 0, scored.output
     report = json.loads(scored.stdout)
     assert report["sentences"] == 1921 and 0 < report["sentence_f1"] < 100
+
+
+def test_results_stream_before_the_input_ends(runs):
+    """The first window is parsed and given back before the rest of the input is read."""
+    from induce.parse import Parser, Sentence
+
+    parser = Parser(str(runs["udgn"]), "cpu")
+
+    def sentences():
+        for k in range(1, 40):
+            yield Sentence(["the", "bill", "passed"], k)
+        raise RuntimeError("the input broke off")
+
+    stream = parser.parse_stream(sentences(), batch_tokens=16)
+    first = next(stream)
+    assert first.sentence.line == 1 and len(first.heads) == 3
+    with pytest.raises(RuntimeError, match="broke off"):
+        list(stream)
+
+
+def test_stdin_conllu_is_recognised_and_brackets_are_escaped(runs):
+    conllu = (
+        "# sent_id = a\n1\tThe\t_\tDET\tDT\t_\t0\t_\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t0\t_\t_\t_\n\n"
+    )
+    result = CliRunner().invoke(
+        app, ["parse", "-", "-m", str(runs["udgn"]), "--device", "cpu"], input=conllu
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# sent_id = a\n1\tThe\t_\tDET")
+    brackets = CliRunner().invoke(
+        app,
+        ["parse", "-", "-m", str(runs["udgn"]), "-f", "ptb", "--device", "cpu", "--pretokenized"],
+        input="a ( b ) c\n",
+    )
+    assert brackets.exit_code == 0, brackets.output
+    from induce.data.ptb import parse_trees
+
+    tree = parse_trees(brackets.stdout).trees[0]
+    assert tree is not None and tree.words() == ["a", "-LRB-", "b", "-RRB-", "c"]
+
+
+def test_a_bad_line_late_in_the_input_leaves_no_output_file(runs, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"the bill passed\n" * 50 + b"bad \xff byte\n")
+    out = tmp_path / "out.conllu"
+    result = _run(src, "-m", runs["udgn"], "-o", out)
+    assert result.exit_code == 2 and "in.txt:51: not valid UTF-8" in result.stderr
+    assert not out.exists() and not list(tmp_path.glob(".induce-*"))

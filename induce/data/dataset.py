@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import read_text
+from induce.data.files import FileLock, read_text
 from induce.data.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -87,6 +87,32 @@ class DatasetWriter:
 
     def __init__(self, out: str | os.PathLike[str], force: bool = False) -> None:
         self.out = Path(out).absolute()
+        parent = self.out.parent
+        try:  # writing data/ptb on a fresh checkout: make data/
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the folder: {err.strerror}", str(parent)) from None
+        # one writer per output: a second one is refused, naming the first one's pid
+        self.lock = FileLock(parent / f".{self.out.name}.lock", f"the dataset {self.out}")
+        self.lock.acquire()
+        try:
+            self._check_output(force)
+        except BaseException:
+            self.lock.release()
+            raise
+        self.force = force
+        try:
+            self.tmp = Path(
+                tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=parent)
+            )
+        except OSError as err:
+            self.lock.release()
+            raise InputError(f"cannot write here: {err.strerror}", str(parent)) from None
+        self._open: dict[str, _CountingWriter] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.done = False
+
+    def _check_output(self, force: bool) -> None:
         if self.out.exists():
             if not force:
                 raise OutputExists("already exists (replace it with force=True)", str(self.out))
@@ -95,21 +121,6 @@ class DatasetWriter:
                     "exists and is not an induce dataset: only a dataset is replaced",
                     str(self.out),
                 )
-        parent = self.out.parent
-        try:  # writing data/ptb on a fresh checkout: make data/
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"cannot create the folder: {err.strerror}", str(parent)) from None
-        self.force = force
-        try:
-            self.tmp = Path(
-                tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=parent)
-            )
-        except OSError as err:
-            raise InputError(f"cannot write here: {err.strerror}", str(parent)) from None
-        self._open: dict[str, _CountingWriter] = {}
-        self.files: dict[str, dict[str, Any]] = {}
-        self.done = False
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -124,6 +135,7 @@ class DatasetWriter:
             writer._handle.close()
         if not self.done:
             shutil.rmtree(self.tmp, ignore_errors=True)
+        self.lock.release()
 
     def write_line(self, name: str, text: str) -> None:
         """Append a line to file ``name`` of the dataset (``train.txt``, ``valid.trees``)."""

@@ -260,6 +260,10 @@ def cache_dir() -> Path:
     return Path(base) / "induce"
 
 
+class LockedError(InputError):
+    """Another live process holds the lock."""
+
+
 class FileLock:
     """An exclusive lock held by this process: a file holding its pid, created with
     ``O_EXCL``.  A lock whose process is alive is refused (:class:`InputError` naming the
@@ -288,7 +292,7 @@ class FileLock:
     def _take_over_if_stale(self) -> None:
         pid = _lock_pid(self.path)
         if pid is not None and pid != os.getpid() and _alive(pid):
-            raise InputError(f"{self.what} is in use by process {pid}", str(self.path))
+            raise LockedError(f"{self.what} is in use by process {pid}", str(self.path))
         if pid != os.getpid():
             import warnings
 

@@ -4,11 +4,12 @@ synthetic`` with fixed settings), generated once into the user cache
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from induce.data.errors import InputError
-from induce.data.files import cache_dir
+from induce.data.files import LockedError, cache_dir
 from induce.data.normalize import Normalization, load_tagset
 from induce.preprocess.synthetic import SyntheticOptions, preprocess_synthetic
 
@@ -40,6 +41,12 @@ def builtin_dataset() -> tuple[Path, bool]:
     )
     try:
         preprocess_synthetic(str(path), options)
+    except LockedError:  # another process (a torchrun rank) is writing it: wait for it
+        for _ in range(600):
+            if (path / "manifest.yaml").is_file():
+                return path, False
+            time.sleep(0.5)
+        raise
     except InputError:
         if not (path / "manifest.yaml").is_file():  # not another process finishing first
             raise

@@ -115,12 +115,20 @@ class Trainer:
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
-        if self.world.main:
-            self._open_run_directory(options)
-        dd.barrier(self.world)
-        if options.resume:
-            self._restore()
-        dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
+        try:
+            if self.world.main:
+                self._open_run_directory(options)
+            dd.barrier(self.world)
+            if options.resume:
+                self._restore()
+                if options.overrides and self.world.main:  # the settings it now runs with
+                    write_run_files(
+                        self.path, self.config, self.vocab, dataset_record(self.dataset)
+                    )
+            dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
+        except BaseException:
+            self.lock.release()  # a run that could not start is not held
+            raise
 
     def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
         """The run's config and dataset path: a resumed run's own, or new ones."""
@@ -164,9 +172,10 @@ class Trainer:
                     str(self.dataset.path),
                 )
             checkpoint.clean(self.path)
-            if options.overrides:  # the run's settings are what it runs with
-                write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
             return
+        if any(entry.name != LOCK for entry in self.path.iterdir()):  # lost a race for it
+            self.lock.release()
+            raise RunExistsError("the run directory exists and is not empty", str(self.path))
         write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
         atomic_write(self.path / METRICS, "")
 

@@ -1,0 +1,117 @@
+"""Two writers of one output: the second is refused (exit 2, naming the first one's pid); a
+lock left by a killed process is taken over with a warning."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from tests.train.helpers import make_dataset, tiny
+
+HOLD = """
+import sys, time
+from induce.data.files import FileLock
+FileLock(sys.argv[1], "x").acquire()
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _holder(lock: Path) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "held"
+    return process
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_dataset(tmp_path_factory.mktemp("lock"))
+
+
+def _train(*args: str):
+    return CliRunner().invoke(app, ["train", "--device", "cpu", *args])
+
+
+def test_a_second_trainer_of_a_run_is_refused(data, tmp_path):
+    out = tmp_path / "run"
+    sets = [x for s in tiny("transformer") + ["train.max_steps=2"] for x in ("--set", s)]
+    assert (
+        _train("--arch", "transformer", "--data", str(data), "--out", str(out), *sets).exit_code
+        == 0
+    )
+    holder = _holder(out / ".lock")  # a trainer of the run that is still alive
+    try:
+        second = _train("--resume", str(out))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.exit_code == 2
+    assert second.stderr.strip() == (
+        f"error: {out / '.lock'}: the run directory is in use by process {holder.pid}"
+    )
+
+
+def test_a_killed_trainers_lock_is_taken_over(data, tmp_path):
+    out = tmp_path / "run"
+    sets = [x for s in tiny("transformer") + ["train.max_steps=2"] for x in ("--set", s)]
+    assert (
+        _train("--arch", "transformer", "--data", str(data), "--out", str(out), *sets).exit_code
+        == 0
+    )
+    pid = _dead_pid()
+    (out / ".lock").write_text(f"{pid}\n")
+    again = _train("--resume", str(out), "--set", "train.max_steps=3")
+    assert again.exit_code == 0, again.output
+    assert f"taking over the lock of process {pid}" in again.stderr
+    assert not (out / ".lock").exists()
+
+
+def test_two_writers_of_one_dataset(tmp_path):
+    out = tmp_path / "synthetic"
+    holder = _holder(tmp_path / ".synthetic.lock")
+    try:
+        second = CliRunner().invoke(app, ["preprocess", "synthetic", "-n", "20", "-o", str(out)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.exit_code == 2 and f"in use by process {holder.pid}" in second.stderr
+    assert not out.exists()
+    first = CliRunner().invoke(app, ["preprocess", "synthetic", "-n", "20", "-o", str(out)])
+    assert first.exit_code == 0, first.output
+    assert not (tmp_path / ".synthetic.lock").exists()
+
+
+def test_two_trainers_started_together(data, tmp_path):
+    """Two processes racing for one new run: exactly one trains it."""
+    out = tmp_path / "race"
+    sets = [x for s in tiny("transformer") + ["train.max_steps=3"] for x in ("--set", s)]
+    command = [sys.executable, "-m", "induce.cli.app", "train", "--arch", "transformer"]
+    command += ["--data", str(data), "--out", str(out), "--device", "cpu", *sets]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) for _ in (1, 2)]
+    codes, errors = [], []
+    for process in runs:
+        _, stderr = process.communicate(timeout=300)
+        codes.append(process.returncode)
+        errors.append(stderr)
+    assert sorted(codes) == [0, 2], errors
+    loser = errors[codes.index(2)].strip().splitlines()
+    assert len(loser) == 1 and loser[0].startswith("error: "), loser
+    time.sleep(0)  # (both are done: the winner's metrics are whole)
+    steps = [line for line in (out / "metrics.jsonl").read_text().splitlines() if '"train"' in line]
+    assert len(steps) == 3

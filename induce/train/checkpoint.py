@@ -76,10 +76,13 @@ def save(
     os.replace(tmp, folder / name)
     _fsync_dir(folder)
     previous = read_pointer(run) or {}
+    earlier = previous.get("best")
+    if earlier is None and (run / "best" / WEIGHTS).is_file():
+        earlier = "best"  # a run of the earlier layout keeps its best weights where they are
     pointer = {
         "step": progress["step"],
         "last": f"{CHECKPOINTS}/{name}",
-        "best": f"{CHECKPOINTS}/{name}" if best else previous.get("best"),
+        "best": f"{CHECKPOINTS}/{name}" if best else earlier,
     }
     atomic_write(run / POINTER, _json(pointer), own=True)
     _fsync_dir(run)

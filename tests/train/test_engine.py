@@ -227,3 +227,29 @@ def test_two_process_gloo_run(data, tmp_path):
     evals = _records(out, "eval")
     assert [r["step"] for r in evals] == [2, 4]
     assert weights_file(out, "best").is_file()
+
+
+def test_a_run_of_the_earlier_layout_resumes(data, tmp_path):
+    """best/, last/ and trainer_state.pt at the top, as runs were written before."""
+    import shutil
+
+    from induce.runs.directory import read_pointer
+
+    out = tmp_path / "old"
+    settings = tiny("transformer") + ["train.max_steps=4", "train.eval_every=2"]
+    assert train(TrainOptions(str(out), "transformer", str(data), settings, device="cpu")) == "done"
+    pointer = read_pointer(out)
+    assert pointer is not None
+    state = torch.load(out / pointer["last"] / "trainer_state.pt", weights_only=True)
+    del state["progress"]["metrics_bytes"], state["progress"]["meter"]
+    torch.save(state, out / "trainer_state.pt")
+    (out / "last").mkdir()
+    shutil.copy(out / pointer["last"] / "model.safetensors", out / "last")
+    (out / "best").mkdir()
+    shutil.copy(out / pointer["best"] / "model.safetensors", out / "best")
+    shutil.rmtree(out / "checkpoints")
+    (out / "checkpoint.json").unlink()
+    resumed = TrainOptions(str(out), resume=True, device="cpu", overrides=["train.max_steps=6"])
+    assert train(resumed) == "done"
+    assert [r["step"] for r in _records(out, "train")] == [1, 2, 3, 4, 5, 6]
+    assert weights_file(out, "best").is_file() and weights_file(out, "last").is_file()

@@ -59,13 +59,17 @@ def read_text(path: str | os.PathLike[str]) -> str:
         else:
             data = Path(name).read_bytes()
             remember_input(name)
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", name) from None
     except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", name) from None
+        raise _read_error(err, name) from None
     return decode_utf8(data, name)
+
+
+def _read_error(err: OSError, name: str) -> InputError:
+    if isinstance(err, FileNotFoundError):
+        return InputError("no such file", name)
+    if isinstance(err, IsADirectoryError):
+        return InputError("is a directory, expected a file", name)
+    return InputError(f"cannot read: {err.strerror}", name)
 
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
@@ -74,12 +78,8 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     name = str(path)
     try:
         handle = sys.stdin.buffer if name == STDIN else open(name, "rb")
-    except FileNotFoundError:
-        raise InputError("no such file", name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", name) from None
     except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", name) from None
+        raise _read_error(err, name) from None
     if name != STDIN:
         remember_input(name)
     try:

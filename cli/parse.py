@@ -32,7 +32,8 @@ def parse(
     decoder: str | None = typer.Option(
         None,
         "--decoder",
-        help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | eisner.",
+        help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | "
+        "eisner | mst-uniform-root (the official UDGN test decoder).",
     ),
     punct: Punct = typer.Option(
         "attach",

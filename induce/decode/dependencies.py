@@ -18,7 +18,7 @@ from induce.data.types import Tree
 from induce.decode.distances import SentenceParse
 from induce.structure.heights import projective_tree
 
-DECODERS = ("mst", "eisner", "argmax")
+DECODERS = ("mst", "eisner", "argmax", "mst-uniform-root")
 
 
 def arc_scores(parents: ArrayLike, roots: ArrayLike) -> np.ndarray:
@@ -58,7 +58,20 @@ def decode(scores: ArrayLike, decoder: str = "mst") -> list[int]:
         return eisner(scores)
     if decoder == "argmax":
         return argmax(scores)
+    if decoder == "mst-uniform-root":
+        return mst_uniform_root(scores)
     raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
+
+
+def mst_uniform_root(scores: ArrayLike) -> list[int]:
+    """The official UDGN test decoder: Chu-Liu/Edmonds run with each word as the root in
+    turn, every root arc scoring the same (zero), and the best tree kept - the model's own
+    root scores are ignored.  The best tree over all roots is the best tree of the whole
+    matrix with its root column set to zero, so one :func:`mst` call finds it (O(n^3) rather
+    than the official O(n^4)); trees of exactly equal score may differ in which is kept."""
+    s = _matrix(scores).copy()
+    s[:, 0] = 0.0
+    return mst(s)
 
 
 def argmax(scores: ArrayLike) -> list[int]:

@@ -104,12 +104,15 @@ class ArcScores(Scores):
     """A head-selection parser (UDGN): ``parents [B, L, L]`` (row i: the probability of each
     word being word i's head; diagonal 0) and ``roots [B, L]``.
 
-    Decoders: ``mst`` (Chu-Liu/Edmonds), ``argmax``, ``eisner``; the constituency read-out is
-    the binary tree the best projective (Eisner) tree projects to."""
+    Decoders: ``mst`` (Chu-Liu/Edmonds with the model's root scores), ``argmax`` (each word's
+    most probable head: the official training-time validation), ``eisner`` (the best
+    projective tree), ``mst-uniform-root`` (the official UDGN test script: Chu-Liu/Edmonds per
+    candidate root, all root scores equal); the constituency read-out is the binary tree the
+    best projective (Eisner) tree projects to."""
 
     parents: torch.Tensor
     roots: torch.Tensor
-    decoders: ClassVar[tuple[str, ...]] = ("mst", "argmax", "eisner")
+    decoders: ClassVar[tuple[str, ...]] = ("mst", "argmax", "eisner", "mst-uniform-root")
 
     def sentence(self, k: int, n: int) -> ArcScores:
         return ArcScores(_row(self.parents, k, n), _row(self.roots, k, n))

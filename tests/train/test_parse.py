@@ -43,6 +43,7 @@ def _run(*args):
         ("udgn", "mst"),
         ("udgn", "eisner"),
         ("udgn", "argmax"),
+        ("udgn", "mst-uniform-root"),
     ],
 )
 def test_jsonl_keeps_tokens_and_gives_trees(runs, tmp_path, arch, decoder):

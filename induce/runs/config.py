@@ -51,6 +51,9 @@ class TrainConfig:
     seed: int = 1111
     parse_metrics: bool = True  # UF1 / UAS on validation when the dataset has gold trees
     bf16: bool = True  # autocast to bfloat16 on CUDA (ignored on CPU)
+    # the dependency decoder of validation (None: the parser's default; the official UDGN
+    # training code validates with argmax heads)
+    valid_decoder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,20 @@ def _check(config: RunConfig) -> None:
     from induce.models import model_config  # torch only when a run's settings are loaded
 
     model_config(config.arch, config.model)
+    _check_decoder(config)
+
+
+def _check_decoder(config: RunConfig) -> None:
+    decoder = config.train.valid_decoder
+    if decoder is None:
+        return
+    from induce.models import model_class
+
+    scores = model_class(config.arch).scores_class
+    choices = scores.decoders if scores is not None else ()
+    if decoder not in choices:
+        allowed = ", ".join(choices) or f"none: a {config.arch} model has no parser"
+        raise ConfigError(f"train.valid_decoder must be one of {allowed}, got {decoder!r}")
 
 
 def _between(

@@ -315,6 +315,7 @@ class Trainer:
                     c.data,
                     self.device,
                     self.autocast,
+                    c.train.valid_decoder,
                 )
             )
         self.scheduler.step(loss)

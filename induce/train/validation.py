@@ -54,9 +54,10 @@ def parse_split(
     data: DataConfig,
     device: torch.device,
     cast: Cast,
+    decoder: str | None = None,
 ) -> dict[str, float]:
     """UF1 and UAS/UUAS of the model's parses of ``split`` with each score type's default
-    decoder (subword scores: word distances and heights, then Algorithm 3)."""
+    decoder, or ``decoder`` (subword scores: word distances and heights, then Algorithm 3)."""
     tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
     align = None
     if dataset.has(f"{split}.align"):
@@ -69,7 +70,7 @@ def parse_split(
         if index >= len(gold.sentences) or gold.sentences[index] is None:
             continue
         if align is None:
-            parse = scores.read_out(tokens[index])
+            parse = scores.read_out(tokens[index], decoder)
         else:
             subword_parse = scores.read_out_subwords(tokens[index], align[index])
             if subword_parse is None:

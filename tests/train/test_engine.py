@@ -253,3 +253,18 @@ def test_a_run_of_the_earlier_layout_resumes(data, tmp_path):
     assert train(resumed) == "done"
     assert [r["step"] for r in _records(out, "train")] == [1, 2, 3, 4, 5, 6]
     assert weights_file(out, "best").is_file() and weights_file(out, "last").is_file()
+
+
+def test_validation_decoder_is_a_setting(data, tmp_path):
+    with pytest.raises(ConfigError, match="train.valid_decoder must be one of mst, argmax"):
+        load_config("udgn", ["train.valid_decoder=cky"])
+    with pytest.raises(ConfigError, match="has no parser"):
+        load_config("transformer", ["train.valid_decoder=mst"])
+    scores = {}
+    for decoder in ("mst", "argmax"):
+        out = tmp_path / decoder
+        settings = tiny("udgn") + ["train.max_steps=2", f"train.valid_decoder={decoder}"]
+        assert train(TrainOptions(str(out), "udgn", str(data), settings, device="cpu")) == "done"
+        scores[decoder] = _records(out, "eval")[-1]
+    assert scores["mst"]["valid_ppl"] == scores["argmax"]["valid_ppl"]  # only the read-out
+    assert "uas" in scores["argmax"]

@@ -28,7 +28,6 @@ from induce.runs.directory import open_run
 
 if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
     from induce.decode.scores import Scores
-    from induce.runs.inference import Progress
 
 InputKind = Literal["text", "pretokenized", "conllu"]
 Format = Literal["conllu", "ptb", "jsonl"]
@@ -156,10 +155,8 @@ class Parser:
         scores: bool = False,
         batch_tokens: int = 8192,
         source: str = "<input>",
-        progress: Progress | None = None,
     ) -> list[Parsed]:
-        """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence;
-        ``progress(done, total)`` is called as batches finish."""
+        """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence."""
         from induce.runs.inference import sentence_scores
 
         if punct not in get_args(Punct):
@@ -174,7 +171,6 @@ class Parser:
             self.specials,
             batch_tokens,
             self.device,
-            progress=progress,
         ):
             outputs[order[index]] = row
         return [

@@ -101,25 +101,25 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
 
 
 @contextlib.contextmanager
-def open_output(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+def open_output(path: str | os.PathLike[str], own: bool = False) -> Iterator[TextIO]:
     """A text handle for writing ``path`` as results come: standard output for ``-``, the
     device or FIFO itself, else a temporary file renamed over ``path`` when the block ends
-    without an error (an interrupted command leaves no partial file)."""
+    without an error (an interrupted command leaves no partial file).  ``own``: see
+    :func:`_target`."""
     name = str(path)
-    kind = _target(name)
+    kind = _target(name, own)
     if kind == "stdout":
         yield sys.stdout
         sys.stdout.flush()
         return
     if kind == "through":
         try:
-            handle = open(name, "w", encoding="utf-8", newline="\n")
+            with open(name, "w", encoding="utf-8", newline="\n") as handle:
+                yield handle
         except OSError as err:
             raise InputError(f"cannot write: {err.strerror}", name) from None
-        with handle:
-            yield handle
         return
-    with atomic_path(name) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as handle:
+    with _replacing(name) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as handle:
         yield handle
 
 
@@ -182,22 +182,8 @@ def _target(name: str, own: bool = False) -> str:
 def atomic_write(path: str | os.PathLike[str], text: str, own: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename (written
     through for a device or FIFO; ``-``: standard output).  ``own``: see :func:`_target`."""
-    name = str(path)
-    kind = _target(name, own)
-    if kind == "stdout":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    if kind == "through":
-        try:
-            with open(name, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-        except OSError as err:
-            raise InputError(f"cannot write: {err.strerror}", name) from None
-        return
-    with atomic_path(name, own) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+    with open_output(path, own) as handle:
+        handle.write(text)
 
 
 @contextlib.contextmanager
@@ -210,6 +196,14 @@ def atomic_path(path: str | os.PathLike[str], own: bool = False) -> Iterator[str
     if _target(name, own) != "replace":  # "-" has no file name: callers handle it themselves
         yield name
         return
+    with _replacing(name) as tmp:
+        yield tmp
+
+
+@contextlib.contextmanager
+def _replacing(name: str) -> Iterator[str]:
+    """A temporary file beside ``name``, flushed to disk and renamed over it when the block
+    succeeds, removed when it fails (``name`` already checked by :func:`_target`)."""
     folder = os.path.dirname(os.path.abspath(name))
     try:
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
@@ -298,8 +292,9 @@ class FileLock:
 
             from induce.data.errors import InduceWarning
 
+            holder = f"process {pid}, which is gone" if pid else "no process (an empty file)"
             warnings.warn(
-                f"{self.path}: taking over the lock of process {pid}, which is gone",
+                f"{self.path}: taking over the lock of {holder}",
                 InduceWarning,
                 stacklevel=3,
             )

@@ -20,7 +20,6 @@ from induce.models.base import MaskedLM
 from induce.runs.batches import Specials, evaluation_batches
 
 Cast = Callable[[], AbstractContextManager[object]]
-Progress = Callable[[int, int], None]
 
 
 @torch.no_grad()
@@ -31,13 +30,10 @@ def sentence_scores(
     batch_tokens: int,
     device: torch.device,
     cast: Cast = nullcontext,
-    progress: Progress | None = None,
 ) -> Iterator[tuple[int, Scores]]:
     """``(sentence index, its parser scores on the CPU)`` for every sentence, unmasked, from
-    the parser alone (``model.structure``: the encoder layers are skipped).  ``progress(done,
-    total)`` is called after each batch."""
+    the parser alone (``model.structure``: the encoder layers are skipped)."""
     model.eval()
-    done = 0
     for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
         batch = batch.to(device)
         with cast():
@@ -46,9 +42,6 @@ def sentence_scores(
             raise TypeError(f"{type(model).__name__} has no parser")
         for k, index in enumerate(batch.index):
             yield index, scores.sentence(k, len(sentences[index]))
-        done += len(batch.index)
-        if progress is not None:
-            progress(done, len(sentences))
 
 
 @torch.no_grad()

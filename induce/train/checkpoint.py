@@ -17,6 +17,7 @@ still read.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import secrets
@@ -197,8 +198,6 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _json(data: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(data, indent=1) + "\n"
 
 

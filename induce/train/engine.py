@@ -154,8 +154,8 @@ class Trainer:
         return config, options.data
 
     def _open_run_directory(self, options: TrainOptions) -> None:
-        """Lock the run directory; write a new run's files, or record a resumed run's
-        overrides and clear what killed writes left."""
+        """Lock the run directory; write a new run's files, or check a resumed run's
+        vocabulary and clear what killed writes left."""
         if not options.resume:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -174,7 +174,6 @@ class Trainer:
             checkpoint.clean(self.path)
             return
         if any(entry.name != LOCK for entry in self.path.iterdir()):  # lost a race for it
-            self.lock.release()
             raise RunExistsError("the run directory exists and is not empty", str(self.path))
         write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
         atomic_write(self.path / METRICS, "")

@@ -1,7 +1,8 @@
 """``induce convert``: distances and heights to structures, head rules, format conversions.
 
 Every command reads a file or ``-`` (stdin) and writes stdout, or ``--output FILE`` written
-atomically (nothing half-written on errors or Ctrl-C).  No torch is imported.
+atomically (nothing half-written on errors or Ctrl-C).  No torch is imported, but by
+``convert checkpoint``, which writes a run directory from an official checkpoint.
 """
 
 from __future__ import annotations
@@ -234,3 +235,49 @@ def deps(
         from induce.data.conll import format_deps
 
         _emit(format_deps(done.sentences, to), output)
+
+
+@app.command("checkpoint")
+@handle_errors
+def checkpoint(
+    source: str = typer.Argument(
+        ...,
+        help="The official checkpoint: a state dict (torch or .safetensors), or the "
+        "training script's pickled [model, ...] with --trust-pickle.",
+    ),
+    arch: str = typer.Option(..., "--arch", help="structformer or udgn."),
+    dictionary: str = typer.Option(
+        ..., "--dict", help="The official dict.pkl / ptb-dict.pkl, or a word list in id order."
+    ),
+    out: str = typer.Option(..., "--out", "-o", help="The run directory to create."),
+    trust_pickle: bool = typer.Option(
+        False,
+        "--trust-pickle",
+        help="Read a whole pickled model (runs code named in the file: only for a checkpoint "
+        "you trust; the official code must be on PYTHONPATH).",
+    ),
+    relations: str | None = typer.Option(
+        None, "--relations", help="StructFormer: the official --relations (default head,child)."
+    ),
+    weight_act: str = typer.Option(
+        "softmax",
+        "--weight-act",
+        help="StructFormer: the official --weight_act (softmax, sigmoid).",
+    ),
+) -> None:
+    """Import an official StructFormer / UDGN checkpoint as a run directory that parse,
+    evaluate and report read."""
+    from induce.runs import remember_run
+    from induce.runs.official import ARCHS, import_checkpoint
+
+    import_checkpoint(
+        source,
+        _choice(arch, ARCHS, "--arch"),
+        out,
+        dictionary,
+        trust_pickle=trust_pickle,
+        relations=None if relations is None else relations.split(","),
+        weight_act=weight_act,
+    )
+    remember_run(out)
+    typer.echo(f"wrote {out}", err=True)

@@ -1,0 +1,479 @@
+"""Official StructFormer and UDGN checkpoints as induce run directories.
+
+The reference code of both papers saves ``torch.save([model, criterion, optimizer,
+scheduler])``: a whole pickled model, readable only with the reference classes importable
+and by running the pickle's code (``trust_pickle``).  A plain state dict (``torch.save(
+model.state_dict())`` or safetensors) needs neither.  The vocabulary comes from the
+reference's pickled ``Dictionary`` (read by an unpickler that admits that class alone) or
+from a word list, one word per line in id order.
+
+Sources understood (told apart by their keys):
+
+* google-research ``structformer/`` StructFormer (``--arch structformer``);
+* the UDGN repository's StructFormer variant: the same model with non-affine LayerNorms in
+  its layers (identity weights in induce) and no relative position bias;
+* the UDGN repository's UDGN (``--arch udgn``).
+
+Sizes are read from the tensor shapes; settings that no tensor records (dropouts, the
+relations of a two-relation StructFormer, the relation weighting) take the reference
+training scripts' defaults.  Shapes below: ``V`` vocabulary, ``D`` width, ``H`` heads,
+``d`` head size, ``L`` layers, ``R`` relations.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import io
+import json
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from induce.data.errors import ConfigError, InputError
+from induce.data.normalize import Normalization, load_tagset
+from induce.data.vocab import MASK, PAD, UNK, Vocabulary
+from induce.models import build_model, model_config
+from induce.runs import directory as rd
+from induce.runs.config import load_config
+
+ARCHS = ("structformer", "udgn")
+CHECKPOINT_NAME = "00000000-import"
+# the reference training scripts' defaults for what a state dict does not record
+GOOGLE_STRUCTFORMER = {"dropout": 0.1, "attn_dropout": 0.0, "init_range": 0.1}
+UDGN_REPO_STRUCTFORMER = {"dropout": 0.2, "attn_dropout": 0.1, "init_range": 0.1}
+UDGN_DEFAULTS = {"dropout": 0.2, "parser_dropout": 0.2, "attn_dropout": 0.1, "init_range": 0.1}
+RELATION_NAMES = {"head": "parent", "child": "dependent"}  # official -> induce
+WEIGHT_ACTS = ("softmax", "sigmoid")
+POSITIONS = 500  # rows of the reference's learned position table
+RELATIVE = 256  # the reference's relative bias: column 256 + |i - j| of a [H, 512] table
+
+
+# -- the dictionary ------------------------------------------------------------------------
+
+
+class _Dictionary:
+    """Stands in for the reference ``Dictionary`` when unpickling: attributes only."""
+
+    idx2word: Any
+    word2idx: Any
+
+
+# What the unpickler admits: the reference Dictionary (pickled from data_penn.py in
+# StructFormer, data_dep.py in UDGN; the module name depends on how the script was started),
+# mapped to the stand-in, and what protocols 0-1 need to rebuild a plain object.
+_ADMITTED: dict[tuple[str, str], Any] = {
+    **{
+        (module, "Dictionary"): _Dictionary
+        for module in ("structformer.data_penn", "data_penn", "structformer.data_ptb", "data_ptb")
+    },
+    ("data_dep", "Dictionary"): _Dictionary,
+    ("copyreg", "_reconstructor"): copyreg._reconstructor,  # type: ignore[attr-defined]
+    ("builtins", "object"): object,
+}
+
+
+class _DictionaryUnpickler(pickle.Unpickler):
+    """Admits the reference Dictionary and nothing that runs code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ADMITTED:
+            return _ADMITTED[module, name]
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}")
+
+
+def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
+    """The words in id order, from a pickled reference ``Dictionary`` or a word list (one
+    word per line)."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(file)) from None
+    if data[:1] == b"\x80":  # a pickle of protocol 2 or later
+        try:
+            obj = _DictionaryUnpickler(io.BytesIO(data)).load()
+        except Exception as err:  # refused, torn or foreign: pickles fail in many ways
+            why = err if isinstance(err, pickle.UnpicklingError) else err.__class__.__name__
+            raise InputError(f"not a reference dictionary pickle: {why}", str(file)) from None
+        words = _words_of(obj)
+        if words is None:
+            raise InputError("the pickle holds no idx2word list of words", str(file))
+    else:
+        try:
+            words = data.decode("utf-8").removesuffix("\n").split("\n")
+        except UnicodeDecodeError:
+            raise InputError(
+                "neither a dictionary pickle nor a UTF-8 word list", str(file)
+            ) from None
+        for number, word in enumerate(words, 1):
+            if not word.strip() or word != word.strip() or " " in word:
+                raise InputError("expected one word per line, without spaces", str(file), number)
+    if len(set(words)) != len(words):
+        raise InputError("the dictionary lists a word twice", str(file))
+    missing = [t for t in (UNK, PAD, MASK) if t not in words]
+    if missing:
+        raise InputError(f"the dictionary has no {missing[0]} token", str(file))
+    return words
+
+
+def _words_of(obj: Any) -> list[str] | None:
+    words = getattr(obj, "idx2word", obj)
+    if isinstance(words, dict):  # a bare word2idx
+        words = [w for w, _ in sorted(words.items(), key=lambda item: item[1])]
+    if isinstance(words, list) and all(isinstance(w, str) for w in words):
+        return words
+    return None
+
+
+# -- the checkpoint ------------------------------------------------------------------------
+
+
+def read_state_dict(
+    path: str | os.PathLike[str], trust_pickle: bool = False
+) -> dict[str, torch.Tensor]:
+    """The official model's tensors by name, from a state dict (torch or safetensors) or,
+    with ``trust_pickle``, from the reference's pickled ``[model, criterion, ...]``."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError("no such file", str(file))
+    if file.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        try:
+            return dict(load_file(str(file)))
+        except Exception as err:
+            raise InputError(f"cannot read the safetensors file: {err}", str(file)) from None
+    try:
+        obj = torch.load(file, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:  # it names classes: a whole pickled model
+        if not trust_pickle:
+            raise ConfigError(
+                f"is needed to read {file}: it is a pickled model, and loading it runs code "
+                "named in the file (pass it only for a checkpoint from a source you trust, "
+                "with the official code on PYTHONPATH)",
+                setting="trust_pickle",
+            ) from None
+        obj = _load_code_pickle(file)
+    except Exception as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else err.__class__.__name__
+        raise InputError(f"not a PyTorch checkpoint: {first}", str(file)) from None
+    return _tensors_of(obj, file)
+
+
+def _load_code_pickle(file: Path) -> Any:
+    try:
+        return torch.load(file, map_location="cpu", weights_only=False)
+    except (ImportError, AttributeError) as err:
+        raise InputError(
+            f"the pickled model needs the official code ({err}): put the folder of its "
+            "models.py / structformer package on PYTHONPATH",
+            str(file),
+        ) from None
+    except Exception as err:
+        raise InputError(f"cannot unpickle ({err.__class__.__name__})", str(file)) from None
+
+
+def _tensors_of(obj: Any, file: Path) -> dict[str, torch.Tensor]:
+    if isinstance(obj, (list, tuple)) and obj:  # [model, criterion, optimizer, scheduler]
+        obj = obj[0]
+    if isinstance(obj, torch.nn.Module):
+        obj = obj.state_dict()
+    if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
+        obj = obj["state_dict"]
+    if not isinstance(obj, dict) or not obj:
+        raise InputError("holds no model weights (expected a state dict)", str(file))
+    bad = [k for k, v in obj.items() if not isinstance(k, str) or not isinstance(v, torch.Tensor)]
+    if bad:
+        raise InputError(f"not a state dict: {bad[0]!r} is not a named tensor", str(file))
+    return {k: v.detach().float() for k, v in obj.items()}
+
+
+# -- key mapping ---------------------------------------------------------------------------
+
+
+class _Mapping:
+    """Official tensors consumed one by one into induce names; what is never consumed is
+    unexpected, what is asked for and absent is missing."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], file: str, what: str) -> None:
+        self.left = dict(tensors)
+        self.file, self.what = file, what
+        self.missing: list[str] = []
+        self.out: dict[str, torch.Tensor] = {}
+
+    def has(self, key: str) -> bool:
+        return key in self.left
+
+    def need(self, key: str) -> torch.Tensor:
+        """A tensor that sizes the model: absent, nothing can be built."""
+        if key not in self.left:
+            raise InputError(f"not an official {self.what} checkpoint: no {key}", self.file)
+        return self.left[key]
+
+    def take(self, key: str) -> torch.Tensor:
+        if key not in self.left:
+            self.missing.append(key)
+            return torch.empty(0)
+        return self.left.pop(key)
+
+    def put(self, name: str, key: str) -> None:
+        self.out[name] = self.take(key)
+
+    def count(self, pattern: str) -> int:
+        """How many ``i`` have ``pattern.format(i)`` among the keys."""
+        n = 0
+        while pattern.format(n) in self.left:
+            n += 1
+        return n
+
+    def finish(self) -> dict[str, torch.Tensor]:
+        if self.missing or self.left:
+            raise InputError(
+                f"does not fit the official {self.what}: missing {self.missing[:4]}, "
+                f"unexpected {sorted(self.left)[:4]}",
+                self.file,
+            )
+        return self.out
+
+
+def _rows(m: _Mapping, key: str) -> int:
+    """The rows of the position table (the reference's 500), or 500 without one."""
+    return m.left[key].shape[0] if key in m.left else POSITIONS
+
+
+def _tied_output(m: _Mapping) -> None:
+    """The reference ties its output layer to the embeddings, as induce does."""
+    m.put("embed.weight", "emb.weight")
+    tied = m.take("output_layer.weight")
+    if tied.numel() and not torch.equal(tied, m.out["embed.weight"]):
+        raise InputError("the output layer is not tied to the embeddings", m.file)
+    m.put("out_bias", "output_layer.bias")
+    m.put("norm.weight", "norm.weight")
+    m.put("norm.bias", "norm.bias")
+
+
+def map_structformer(
+    tensors: dict[str, torch.Tensor],
+    file: str,
+    relations: Sequence[str] | None = None,
+    weight_act: str = "softmax",
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """induce ``model:`` settings and weights of an official StructFormer.
+
+    Official: ``emb [V, D]``, ``layers.i.self_attn.{q,k,v,out}_proj``, ``relative_bias
+    [H, 512]``, ``layers.i.norm`` / ``feedforward.{0,1,4}`` (LayerNorm, ``D -> 4D``,
+    ``4D -> D``), ``parser_layers.k.0.conv [D, D, w]``, ``distance_ff`` / ``height_ff``,
+    ``_rel_weight [L, H, R]``, ``_scaler [2]``."""
+    m = _Mapping(tensors, file, "StructFormer")
+    rel = m.need("_rel_weight")
+    d_model = m.need("emb.weight").shape[1]
+    n_layers, n_heads, n_rel = rel.shape
+    if m.count("layers.{}.self_attn.q_proj.weight") != n_layers:
+        raise InputError(f"_rel_weight is of {n_layers} layers, the encoder is not", file)
+    google = m.has("layers.0.norm.weight")  # the UDGN repository's layers have no affine norms
+    relative = m.has("layers.0.self_attn.relative_bias")
+    absolute = m.has("pos_emb.weight")
+    if relative and absolute:
+        raise ConfigError("has both position embeddings and a relative bias: induce has one")
+    if weight_act not in WEIGHT_ACTS:
+        raise ConfigError(f"must be one of {', '.join(WEIGHT_ACTS)}", setting="weight_act")
+    n_parser = m.count("parser_layers.{}.0.conv.weight")
+    settings: dict[str, Any] = {
+        **dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, relation_weight=weight_act),
+        "d_ff": m.need("layers.0.feedforward.1.weight").shape[0] if n_layers else 4 * d_model,
+        **(GOOGLE_STRUCTFORMER if google else UDGN_REPO_STRUCTFORMER),
+        "position": "relative" if relative else "absolute" if absolute else "none",
+        "max_length": RELATIVE - 1 if relative else _rows(m, "pos_emb.weight"),
+        "n_parser_layers": n_parser,
+        "conv_size": m.need("parser_layers.0.0.conv.weight").shape[2] if n_parser else 9,
+        "relations": _relations(relations, n_rel),
+    }
+    _tied_output(m)
+    if absolute:
+        m.put("positions.weight", "pos_emb.weight")
+    for i in range(n_layers):
+        _encoder_layer(m, f"layers.{i}.", d_model, google, relative)
+    for k in range(n_parser):
+        for part in ("weight", "bias"):
+            m.put(f"parser.{k}.0.conv.{part}", f"parser_layers.{k}.0.conv.{part}")
+    for part in ("weight", "bias"):
+        m.put(f"distance_head.0.conv.{part}", f"distance_ff.0.conv.{part}")
+        m.put(f"distance_head.3.{part}", f"distance_ff.3.{part}")
+        m.put(f"height_head.0.{part}", f"height_ff.0.{part}")
+        m.put(f"height_head.3.{part}", f"height_ff.3.{part}")
+    m.put("relation_logits", "_rel_weight")
+    m.put("log_temperature", "_scaler")
+    return settings, m.finish()
+
+
+def _encoder_layer(m: _Mapping, prefix: str, d: int, google: bool, relative: bool) -> None:
+    """One official ``TransformerLayer`` into induce's ``EncoderLayer`` (same prefix)."""
+    attn = prefix + "self_attn."
+    for part in ("weight", "bias"):  # q, k, v stacked in that order: [3D, D]
+        qkv = [m.take(f"{attn}{p}_proj.{part}") for p in "qkv"]
+        m.out[f"{prefix}attn.qkv.{part}"] = (
+            torch.cat(qkv) if all(q.numel() for q in qkv) else qkv[0]
+        )
+        m.put(f"{prefix}attn.out.{part}", f"{attn}out_proj.{part}")
+        m.put(f"{prefix}ff.0.{part}", f"{prefix}feedforward.1.{part}")
+        m.put(f"{prefix}ff.3.{part}", f"{prefix}feedforward.4.{part}")
+        for name, key in (("norm_attn", "norm"), ("norm_ff", "feedforward.0")):
+            if google:
+                m.put(f"{prefix}{name}.{part}", f"{prefix}{key}.{part}")
+            else:  # a non-affine LayerNorm is an affine one of unit weight and zero bias
+                unit = torch.ones(d) if part == "weight" else torch.zeros(d)
+                m.out[f"{prefix}{name}.{part}"] = unit
+    if relative:  # column 256 + |i - j| -> row |i - j|: [256, H]
+        m.out[f"{prefix}attn.relative.bias.weight"] = m.take(attn + "relative_bias")[:, RELATIVE:].T
+
+
+def _relations(relations: Sequence[str] | None, n_rel: int) -> list[str]:
+    """induce's relation names, in the order the reference stacks them (head, child)."""
+    if relations is None and n_rel != 2:
+        raise ConfigError(f"is needed: the checkpoint mixes {n_rel} relation(s)", "relations")
+    relations = ("head", "child") if relations is None else relations
+    unknown = [r for r in relations if r not in RELATION_NAMES]
+    if unknown:  # the reference's "cibling": induce's StructFormer has no sibling relation
+        raise ConfigError(f"{unknown[0]!r} is not a relation induce has (head, child)", "relations")
+    if len(set(relations)) != n_rel or len(relations) != n_rel:
+        raise ConfigError(
+            f"names {len(relations)} relation(s), the checkpoint {n_rel}", "relations"
+        )
+    return [RELATION_NAMES[r] for r in ("head", "child") if r in relations]
+
+
+def map_udgn(
+    tensors: dict[str, torch.Tensor], file: str
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """induce ``model:`` settings and weights of an official UDGN.
+
+    Official: ``emb``, ``parser_emb [V, D]``, ``parser_layers`` (a BiLSTM), ``parser_ff
+    [2D, 2D]``, ``layers.i.self_attn.proj [4 H d, D]`` (q, k, v, gate), ``out_proj
+    [D, H d]``, ``rels_bias [2, H]`` (j before i, j after i), ``norm``, ``output_layer``."""
+    m = _Mapping(tensors, file, "UDGN")
+    d_model = m.need("emb.weight").shape[1]
+    n_layers = m.count("layers.{}.self_attn.proj.weight")
+    if n_layers < 1:
+        raise InputError("not an official UDGN checkpoint: no layers.0.self_attn.proj", file)
+    n_heads = m.need("layers.0.self_attn.rels_bias").shape[1]
+    width = m.need("layers.0.self_attn.out_proj.weight").shape[1]
+    if width % n_heads or m.need("layers.0.self_attn.proj.weight").shape[0] != 4 * width:
+        raise InputError("the attention projections do not fit 4 parts of H heads", file)
+    absolute = m.has("pos_emb.weight")
+    settings: dict[str, Any] = {  # the rest: induce's defaults, the reference's settings
+        **dict(d_model=d_model, head_size=width // n_heads, n_layers=n_layers, n_heads=n_heads),
+        **dict(n_parser_layers=m.count("parser_layers.weight_ih_l{}"), **UDGN_DEFAULTS),
+        **dict(position="absolute" if absolute else "none", max_length=_rows(m, "pos_emb.weight")),
+    }
+    _tied_output(m)
+    m.put("parser_embed.weight", "parser_emb.weight")
+    if absolute:
+        m.put("positions.weight", "pos_emb.weight")
+    for key in [k for k in m.left if k.startswith("parser_layers.")]:  # both nn.LSTM
+        m.put("lstm." + key.removeprefix("parser_layers."), key)
+    m.put("parser_ff.weight", "parser_ff.weight")
+    m.put("parser_ff.bias", "parser_ff.bias")
+    for i in range(n_layers):
+        src = f"layers.{i}.self_attn."
+        for part in ("weight", "bias"):
+            m.put(f"layers.{i}.proj.{part}", f"{src}proj.{part}")
+            m.put(f"layers.{i}.out.{part}", f"{src}out_proj.{part}")
+        m.put(f"layers.{i}.direction_bias", f"{src}rels_bias")
+    return settings, m.finish()
+
+
+# -- the run directory ---------------------------------------------------------------------
+
+
+def import_checkpoint(
+    path: str | os.PathLike[str],
+    arch: str,
+    out: str | os.PathLike[str],
+    dictionary: str | os.PathLike[str],
+    trust_pickle: bool = False,
+    relations: Sequence[str] | None = None,
+    weight_act: str = "softmax",
+    normalization: Normalization | None = None,
+) -> Path:
+    """Write ``out``, a run directory of ``arch`` holding the official checkpoint ``path``
+    (its only checkpoint, both ``best`` and ``last``) with the vocabulary ``dictionary``.
+
+    ``relations`` (official names, ``head``/``child``) and ``weight_act`` describe a
+    StructFormer's relation mixture, which no tensor records.  ``normalization``: how the
+    reference prepared its words (lower-cased, digit runs as ``N``, PTB word tags)."""
+    if arch not in ARCHS:
+        raise ConfigError(f"must be one of {', '.join(ARCHS)}", setting="arch")
+    words = read_dictionary(dictionary)
+    tensors = read_state_dict(path, trust_pickle)
+    if arch == "udgn":
+        settings, weights = map_udgn(tensors, str(path))
+    else:
+        settings, weights = map_structformer(tensors, str(path), relations, weight_act)
+    rows = weights["embed.weight"].shape[0]
+    if rows != len(words):
+        why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
+        raise InputError(why, str(dictionary))
+    base = load_config(arch).to_dict()
+    base["model"] = dataclasses.asdict(model_config(arch, settings))  # every setting, written
+    config = load_config(arch, base=base)
+    # the reference's ids are kept as they are: induce finds its specials by name
+    vocab = Vocabulary(words, specials=(UNK, PAD, MASK), settings={"source": str(dictionary)})
+    model = build_model(arch, config.model, len(vocab), vocab.id(PAD))
+    _fill(model, weights, str(path))
+    norm = normalization or Normalization(
+        word_tags=load_tagset("ptb_word_tags"), tagset="ptb_word_tags"
+    )
+    sources = {"checkpoint": str(Path(path).resolve()), "dictionary": str(dictionary)}
+    record = dict(path=None, format=None, normalization=norm.to_dict(), sources=sources)
+    return _write_run(Path(out), config, vocab, record, model)
+
+
+def _fill(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -> None:
+    """Every induce parameter from ``weights``, shapes checked (a mapping bug otherwise)."""
+    own = model.state_dict()
+    missing = sorted(set(own) - set(weights))
+    unexpected = sorted(set(weights) - set(own))
+    wrong = [k for k in own if k in weights and tuple(weights[k].shape) != tuple(own[k].shape)]
+    if missing or unexpected or wrong:
+        raise InputError(
+            f"the weights do not fill the induce model: missing {missing[:4]}, unexpected "
+            f"{unexpected[:4]}, wrong shape {wrong[:4]}",
+            file,
+        )
+    model.load_state_dict({k: v.contiguous() for k, v in weights.items()})
+
+
+def _write_run(
+    out: Path, config: Any, vocab: Vocabulary, record: dict[str, Any], model: torch.nn.Module
+) -> Path:
+    """The run's files in a temporary folder beside ``out``, renamed to ``out`` at the end:
+    an interrupted import leaves no half-written run."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("the run directory exists and is not empty", str(out))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    except OSError as err:
+        raise InputError(f"cannot create the run directory: {err.strerror}", str(out)) from None
+    try:
+        rd.write_run_files(tmp, config, vocab, {})
+        (tmp / rd.DATASET).write_text(rd.dump_yaml(record), encoding="utf-8")
+        (tmp / rd.METRICS).write_text("", encoding="utf-8")
+        folder = f"{rd.CHECKPOINTS}/{CHECKPOINT_NAME}"
+        rd.save_weights(model, tmp / folder / rd.WEIGHTS)
+        pointer = {"step": 0, "last": folder, "best": folder}
+        (tmp / rd.POINTER).write_text(json.dumps(pointer, indent=2) + "\n", encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # empty, checked above
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

@@ -220,6 +220,12 @@ def mlm(
     mask_rate: float | None = typer.Option(
         None, "--mask-rate", help="Default: the run's data.mask_rate."
     ),
+    runs: int | None = typer.Option(
+        None,
+        "--runs",
+        help="Mask draws averaged, draw r from seed + r (default: the run's data.eval_runs; "
+        "the UDGN protocol uses 5).",
+    ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
@@ -229,7 +235,9 @@ def mlm(
     _check_format(fmt, ("table", "json"))
     from induce.evaluate.mlm import evaluate_mlm
 
-    report = evaluate_mlm(model, data, split, weights, device, seed, mask_rate)
+    report = evaluate_mlm(
+        model, data, split, weights, device, seed, mask_rate, batch_tokens=None, runs=runs
+    )
 
     def table() -> None:
         s = report["settings"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -129,8 +130,9 @@ def train(
         None,
         "--config",
         "-c",
-        help="paper (the papers' settings), demo (a few "
-        "minutes on a CPU) or a YAML file "
+        help="paper (the paper preset of --arch), demo (a few minutes on a CPU), a preset "
+        "(udgn-ptb-paper, structformer-ptb-paper, structformer-udgn-repo, udgn-bllip-paper, "
+        "transformer-ptb-paper, udgn-ptb-fast, structformer-ptb-fast) or a YAML file "
         "[default: paper with --data, else demo].",
     ),
     set_: list[str] = typer.Option(
@@ -156,13 +158,14 @@ def train(
 
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
-    if resume is None:
-        arch = arch or "udgn"
+    if resume is None and config in (None, "paper", "demo"):
+        arch = arch or "udgn"  # a named preset or a config file says its own
     if resume is None and data is None:
         data = _builtin_data()
         config = config or "demo"
     if resume is None and out is None:
-        out = f"runs/{arch}-{time.strftime('%Y%m%d-%H%M%S')}"
+        name = arch or Path(config or "run").stem
+        out = f"runs/{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
     options = TrainOptions(
         out=out or resume or "",

@@ -141,7 +141,10 @@ class Parser:
                 f"a {self.run.config.arch} model induces no structure: parse needs a run of a "
                 "model with a parser"
             )
-        self.decoder = scores_class.check_decoder(decoder)
+        # no decoder asked: the one the run's protocol reports with, else the model's default
+        self.decoder = scores_class.check_decoder(
+            decoder if decoder is not None else self.run.config.protocol.test_decoder
+        )
         self.norm = self.run.normalization
         self.vocab = self.run.vocab
         self.specials = self.run.specials

@@ -43,9 +43,9 @@ def load_resource_yaml(*parts: str) -> Any:
     return yaml.safe_load(ref.read_text(encoding="utf-8"))
 
 
-def resource_names(folder: str, suffix: str = ".yaml") -> list[str]:
+def resource_names(*folder: str, suffix: str = ".yaml") -> list[str]:
     """Names (without suffix) of the files shipped in ``resources/<folder>/``."""
-    ref = resource(folder)
+    ref = resource(*folder)
     return sorted(p.name[: -len(suffix)] for p in ref.iterdir() if p.name.endswith(suffix))
 
 

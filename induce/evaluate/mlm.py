@@ -22,9 +22,12 @@ def evaluate_mlm(
     seed: int | None = None,
     mask_rate: float | None = None,
     batch_tokens: int | None = None,
+    runs: int | None = None,
 ) -> dict[str, Any]:
     """Perplexity of the run's ``which`` weights on ``split`` of dataset ``data``; ``seed``,
-    ``mask_rate`` and ``batch_tokens`` default to the run's own validation settings."""
+    ``mask_rate``, ``batch_tokens`` and ``runs`` (mask draws averaged, draw ``r`` from
+    ``seed + r``: the mean of the draws' losses, then ``exp``) default to the run's own
+    validation settings."""
     run = open_run(run_path)
     model = run.load_model(which, device)
     dataset = load_dataset(data)
@@ -43,20 +46,27 @@ def evaluate_mlm(
     batch_tokens = settings.eval_batch_tokens if batch_tokens is None else batch_tokens
     if not 0.0 < mask_rate < 1.0:
         raise ConfigError(f"must be between 0 and 1, got {mask_rate}", setting="mask_rate")
+    runs = settings.eval_runs if runs is None else runs
+    if runs < 1:
+        raise ConfigError(f"must be at least 1, got {runs}", setting="runs")
     dev = next(model.parameters()).device
-    total, count = masked_lm_sums(
-        model,
-        sentences,
-        run.specials,
-        mask_rate,
-        seed,
-        batch_tokens,
-        dev,
-        lambda: autocast(dev, run.config.train.bf16),
-    )
-    if not count:
-        raise InputError(f"no token of the {split} split could be masked", data)
-    loss = total / count
+    losses, count = [], 0
+    for draw in range(runs):
+        total, masked = masked_lm_sums(
+            model,
+            sentences,
+            run.specials,
+            mask_rate,
+            seed + draw,
+            batch_tokens,
+            dev,
+            lambda: autocast(dev, run.config.train.bf16),
+        )
+        if not masked:
+            raise InputError(f"no token of the {split} split could be masked", data)
+        losses.append(total / masked)
+        count += masked
+    loss = sum(losses) / runs
     return {
         "settings": {
             "metric": "mlm",
@@ -67,6 +77,7 @@ def evaluate_mlm(
             "arch": run.config.arch,
             "mask_rate": mask_rate,
             "seed": seed,
+            "runs": runs,
         },
         "loss": round(loss, 6),
         "perplexity": round(math.exp(loss), 4),

@@ -1,8 +1,8 @@
 """Masked-LM architectures and the registry that maps an ``--arch`` name to its class.
 
 Every class implements :class:`induce.models.base.MaskedLM`.  Adding an architecture: one
-model file here, its registry entry below, and ``resources/configs/<arch>.yaml`` (see
-``docs/architecture.md``).
+model file here, its registry entry below, and its paper preset
+``resources/configs/presets/<arch>-ptb-paper.yaml`` (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads, ``V`` 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -28,7 +28,12 @@ from induce.models.layers import Dropout
 class BackboneConfig:
     """What every masked-LM encoder has: width, depth, heads, dropout, word embeddings
     initialised ``U(-init_range, init_range)`` as the reference code does, and positions
-    (``absolute``: a learned table of ``max_length`` rows added to the embeddings)."""
+    (``absolute``: a learned table of ``max_length`` rows added to the embeddings).
+
+    ``init``: ``xavier`` draws every attention projection matrix (query, key, value, output,
+    each its own matrix) Xavier-uniform with zero bias, as the reference code's attention
+    modules do; ``torch`` keeps PyTorch's default ``nn.Linear`` initialisation (about 0.6x the
+    reference scale for square projections)."""
 
     d_model: int = 512
     n_layers: int = 8
@@ -38,6 +43,7 @@ class BackboneConfig:
     position: str = "absolute"
     max_length: int = 500
     init_range: float = 0.1
+    init: Literal["xavier", "torch"] = "xavier"
 
     def check(self) -> None:
         """Checks beyond the field types (which ``from_mapping`` enforces)."""
@@ -84,6 +90,15 @@ class MaskedLM(nn.Module):
     def _add_output(self, vocab_size: int) -> None:
         self.norm = nn.LayerNorm(self.config.d_model)
         self.out_bias = nn.Parameter(torch.zeros(vocab_size))
+
+    def _init_projections(self) -> None:
+        """With ``init: xavier``, every submodule that has attention projections redraws them
+        (``reset_xavier``); called last in ``__init__`` so the other draws keep their order."""
+        if self.config.init == "xavier":
+            for module in self.modules():
+                reset = getattr(module, "reset_xavier", None)
+                if callable(reset):
+                    reset()
 
     def _init_tables(self, *tables: nn.Embedding | None) -> None:
         """Embedding tables ~ ``U(-init_range, init_range)``, in the order given."""

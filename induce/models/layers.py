@@ -112,6 +112,15 @@ class SelfAttention(Recording):
         self.drop_weights = Dropout(attn_dropout)
         self.relative = relative
 
+    def reset_xavier(self) -> None:
+        """The reference initialisation: query, key, value and output projections each
+        Xavier-uniform as its own ``[D, D]`` matrix (not the fused ``[3D, D]`` one), biases 0."""
+        for part in self.qkv.weight.data.chunk(3, dim=0):
+            nn.init.xavier_uniform_(part)
+        nn.init.xavier_uniform_(self.out.weight)
+        nn.init.zeros_(self.qkv.bias)
+        nn.init.zeros_(self.out.bias)
+
     def forward(
         self, x: torch.Tensor, keep: torch.Tensor, gate: torch.Tensor | None = None
     ) -> torch.Tensor:

@@ -24,7 +24,8 @@ from torch import nn
 
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
-from induce.models.base import EncoderOutput
+from induce.models.base import EncoderOutput, check_rate
+from induce.models.layers import Dropout
 from induce.models.transformer import TransformerConfig, TransformerMLM
 
 _BIG = 1e9  # "no boundary" distance / "no word" height, as the reference masks them
@@ -38,9 +39,13 @@ class StructFormerConfig(TransformerConfig):
     conv_size: int = 9
     relations: tuple[Relation, ...] = RELATIONS
     relation_weight: Literal["softmax", "sigmoid"] = "softmax"  # over the relations of a head
+    # dropout on the parser's embeddings and after each convolution layer: 0 in the
+    # StructFormer repository, the model dropout in the UDGN repository's variant
+    parser_dropout: float = 0.0
 
     def check(self) -> None:
         super().check()
+        check_rate("model.parser_dropout", self.parser_dropout)
         if not self.relations:
             raise ConfigError(
                 f"model.relations must be a non-empty subset of {list(RELATIONS)}, got []"
@@ -57,6 +62,12 @@ class _Conv(nn.Module):
         super().__init__()
         self.conv = nn.Conv1d(d, d, width, padding=width // 2)
         self.shift = width % 2 == 0
+
+    def reset_xavier(self) -> None:
+        """The reference's convolutions are Xavier-uniform with zero bias too."""
+        nn.init.xavier_uniform_(self.conv.weight)
+        if self.conv.bias is not None:
+            nn.init.zeros_(self.conv.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.conv(x.transpose(1, 2)).transpose(1, 2)
@@ -89,6 +100,8 @@ class StructFormer(TransformerMLM):
             torch.randn(config.n_layers, config.n_heads, len(config.relations)) * 0.1
         )
         self.log_temperature = nn.Parameter(torch.zeros(2))  # 1/mu_1, 1/mu_2 = exp(.)
+        self.parser_drop = Dropout(config.parser_dropout)
+        self._init_projections()  # again: the parser's convolutions came after the layers
 
     # -- the parser ------------------------------------------------------------------------
     def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,9 +109,9 @@ class StructFormer(TransformerMLM):
         (Eq. 2), heights ``tau_i = g(s_i)`` (Eq. 3).  Returns ``distances [B, L]`` (entry i
         between words i and i+1; ``1e9`` after the last word and at padding) and ``heights
         [B, L]`` (``-1e9`` at padding), distances calibrated per sentence."""
-        h = self.embed(ids)
+        h = self.parser_drop(self.embed(ids))
         for layer in self.parser:
-            h = layer(h.masked_fill(~keep[..., None], 0.0))
+            h = self.parser_drop(layer(h.masked_fill(~keep[..., None], 0.0)))
         heights = self.height_head(h).squeeze(-1).float().masked_fill(~keep, -_BIG)
         has_next = F.pad(keep[:, 1:], (0, 1), value=False)
         distances = self.distance_head(h).squeeze(-1).float().masked_fill(~has_next, _BIG)
@@ -124,7 +137,7 @@ class StructFormer(TransformerMLM):
         relations = {"parent": parents, "dependent": parents.transpose(1, 2)}  # Eq. 13
         stack = torch.stack([relations[r] for r in self.config.relations], 1)  # [B, R, L, L]
         weights = self.relation_weights()
-        h = self.embed_tokens(ids)
+        h = self.embed_drop(self.embed_tokens(ids))
         for index, layer in enumerate(self.layers):
             # Eq. 14: each head's gate mixes the relations; one layer's gates at a time keep
             # the memory at O(B H L^2).

@@ -16,8 +16,8 @@ import torch
 from torch import nn
 
 from induce.data.errors import ConfigError
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
-from induce.models.layers import EncoderLayer
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
+from induce.models.layers import Dropout, EncoderLayer
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,13 @@ class TransformerConfig(BackboneConfig):
     # absolute: a learned table (the reference's 500 rows); relative: a learned bias per head
     # and distance up to max_length; none
     position: Literal["absolute", "relative", "none"] = "absolute"
+    # dropout on the encoder's input embeddings: 0 in the StructFormer repository, the model
+    # dropout in the UDGN repository's Transformer and StructFormer
+    embed_dropout: float = 0.0
 
     def check(self) -> None:
         super().check()
+        check_rate("model.embed_dropout", self.embed_dropout)
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"model.d_model ({self.d_model}) must be a multiple of "
@@ -53,11 +57,13 @@ class TransformerMLM(MaskedLM):
             EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout, relative)
             for _ in range(c.n_layers)
         )
+        self.embed_drop = Dropout(c.embed_dropout)
         self._add_output(vocab_size)
         self._init_tables(self.embed, self.positions)
+        self._init_projections()
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        h = self.embed_tokens(ids)  # no embedding dropout, as the reference
+        h = self.embed_drop(self.embed_tokens(ids))
         for layer in self.layers:
             h = layer(h, keep)
         return EncoderOutput(self.finish(h))

@@ -71,6 +71,13 @@ class DGNLayer(Recording):
         self.drop = Dropout(c.dropout)
         self.drop_weights = Dropout(c.attn_dropout)
 
+    def reset_xavier(self) -> None:
+        """The reference initialisation: the fused projection (one matrix in the reference
+        too) and the output projection Xavier-uniform, biases 0."""
+        for linear in (self.proj, self.out):
+            nn.init.xavier_uniform_(linear.weight)
+            nn.init.zeros_(linear.bias)
+
     def forward(self, x: torch.Tensor, keep: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
         """``x [B, L, D]``, ``keep [B, L]``, ``m [B, L, L]`` (Eq. 6)."""
         b, n, _ = x.shape
@@ -136,6 +143,7 @@ class UDGN(MaskedLM):
         self._init_tables(self.embed, self.parser_embed, self.positions)
         nn.init.xavier_uniform_(self.parser_ff.weight)
         nn.init.zeros_(self.parser_ff.bias)
+        self._init_projections()
 
     def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """Eqs. 1-5: ``p [B, L, L]``, row i a distribution over the head j of word i, with

@@ -2,7 +2,9 @@
 independently.
 
 Training batches: sentences sorted by length are cut into batches whose padded size
-(``sentences x longest``) stays within ``batch_tokens``; the batch order is shuffled per
+(``sentences x longest``) stays within ``batch_tokens`` (``padded``), or, as the reference
+code cuts them, sorted longest first and filled while the summed lengths stay below the
+budget (``summed``: a little more padding per batch, fewer batches); the batch order is shuffled per
 epoch from ``(seed, epoch)``, and each batch's mask from ``(seed, epoch, batch)``, so a
 resumed run sees exactly the batches and masks it would have seen.  Evaluation batches keep
 the sorted order and draw masks from a fixed seed: evaluation perplexity is deterministic.
@@ -61,18 +63,36 @@ class Specials:
         return cls(vocab.id(PAD), vocab.id(UNK), vocab.id(MASK))
 
 
-def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
-    """Sentence indices grouped into batches of similar length: sorted by length (stable),
-    cut when ``count x longest`` would exceed ``batch_tokens`` (a longer sentence goes alone).
-    """
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+BATCHING = ("padded", "summed")
+
+
+def plan_batches(
+    lengths: Sequence[int], batch_tokens: int, rule: str = "padded"
+) -> list[list[int]]:
+    """Sentence indices grouped into batches of similar length.
+
+    ``padded``: sorted by length (stable), cut when ``count x longest`` would exceed
+    ``batch_tokens``.  ``summed`` (the reference code's ``batchify``): sorted longest first,
+    a sentence joins the batch while the batch's summed lengths plus its own stay below
+    ``batch_tokens``.  Either way a sentence longer than the budget goes alone."""
+    if rule not in BATCHING:
+        raise ValueError(f"unknown batching rule {rule!r}")
+    summed = rule == "summed"
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i] if summed else lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []
+    size = 0
     for i in order:
-        if current and (len(current) + 1) * lengths[i] > batch_tokens:
+        fits = (
+            size + lengths[i] < batch_tokens
+            if summed
+            else (len(current) + 1) * lengths[i] <= batch_tokens
+        )
+        if current and not fits:
             batches.append(current)
-            current = []
+            current, size = [], 0
         current.append(i)
+        size += lengths[i]
     if current:
         batches.append(current)
     return batches

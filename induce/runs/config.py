@@ -1,5 +1,8 @@
-"""Run settings: ``resources/configs/<arch>.yaml`` into frozen dataclasses, with dotted
-overrides (``model.d_model=256``).
+"""Run settings: a preset (``resources/configs/presets/NAME.yaml``: one paper experiment
+each, ``paper`` being ``<arch>-ptb-paper``; ``demo``: ``resources/configs/demo/<arch>.yaml``;
+or a YAML file) into frozen dataclasses, with dotted overrides (``model.d_model=256``).
+A preset may ``extends:`` another and change some values; one that changes ``arch`` replaces
+the ``model`` block instead of merging it.
 
 Every key is checked (unknown keys are errors), the resolved settings are written to the run
 directory as ``config.yaml`` and a resumed run reads them back from there.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from induce.data.config import from_mapping, load_resource_yaml, resource_names
 from induce.data.errors import ConfigError
@@ -24,6 +27,12 @@ class DataConfig:
     eval_batch_tokens: int = 8192  # evaluation batches (no gradients: can be larger)
     max_length: int = 0  # longer training sentences are skipped (0: keep all)
     eval_seed: int = 1234  # masks of validation/test are drawn from this seed
+    # mask draws averaged for validation/test perplexity (run r uses eval_seed + r; the UDGN
+    # code averages 5 random draws, the StructFormer code uses one)
+    eval_runs: int = 1
+    # padded: count x longest <= batch_tokens; summed: the reference code's batchify
+    # (longest first, summed lengths < batch_tokens)
+    batching: Literal["padded", "summed"] = "summed"
 
 
 @dataclass(frozen=True)
@@ -45,15 +54,29 @@ class TrainConfig:
     epochs: int = 100
     max_steps: int = 0  # stop after this many updates (0: no limit)
     eval_every: int = 0  # validate every N updates (0: at the end of each epoch)
-    patience: int = 10  # early stopping: validations without a better perplexity
+    patience: int = 0  # early stopping after N validations without a better loss (0: off)
     log_every: int = 50  # updates between log lines / metrics.jsonl train records
     checkpoint_every: int = 200  # updates between last/ checkpoints (0: only at validation)
     seed: int = 1111
     parse_metrics: bool = True  # UF1 / UAS on validation when the dataset has gold trees
-    bf16: bool = True  # autocast to bfloat16 on CUDA (ignored on CPU)
+    bf16: bool = False  # autocast to bfloat16 on CUDA (ignored on CPU)
     # the dependency decoder of validation (None: the parser's default; the official UDGN
     # training code validates with argmax heads)
     valid_decoder: str | None = None
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """What a preset says about the experiment beyond training: recorded in the run, shown
+    by ``report``, followed by ``parse`` (its default decoder) and the scripts."""
+
+    name: str = "custom"
+    source: str = ""  # the paper and code the values come from
+    dataset: str = ""  # how to make its data (the preprocess command)
+    test_decoder: str | None = None  # the decoder of reported parses (None: the model's)
+    brackets: str = "structformer"  # the unsupervised constituency convention
+    deps: str = "position"  # the dependency convention
+    gold_deps: str = ""  # the dependency conversion the paper's DDA/UDA are against
 
 
 @dataclass(frozen=True)
@@ -63,6 +86,7 @@ class RunConfig:
     data: DataConfig = DataConfig()
     optim: OptimConfig = OptimConfig()
     train: TrainConfig = TrainConfig()
+    protocol: ProtocolConfig = ProtocolConfig()
 
     def to_dict(self) -> dict[str, Any]:
         return _plain(dataclasses.asdict(self))
@@ -76,30 +100,39 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_PAPER = "-ptb-paper"
+
+
 def architectures() -> list[str]:
-    return resource_names("configs")
+    """Every architecture has its paper preset ``<arch>-ptb-paper``."""
+    return [n[: -len(_PAPER)] for n in presets() if n.endswith(_PAPER)]
 
 
-PRESETS = ("paper", "demo")
+def presets() -> list[str]:
+    """The named presets shipped in ``resources/configs/presets/``."""
+    return resource_names("configs", "presets")
 
 
 def load_config(
-    arch: str,
+    arch: str | None,
     overrides: list[str] | None = None,
     base: dict[str, Any] | None = None,
     preset: str = "paper",
 ) -> RunConfig:
-    """The shipped config of ``arch`` (or ``base``, e.g. a run's ``config.yaml``) with
+    """The ``preset`` settings (or ``base``, e.g. a run's ``config.yaml``) with
     ``key.sub=value`` overrides applied (values are YAML: ``0.1``, ``true``, ``[a, b]``).
-    ``preset``: ``paper`` (the papers' settings), ``demo`` (a few minutes on a laptop CPU),
-    or a YAML file."""
+    ``preset``: ``paper`` (``<arch>-ptb-paper``), ``demo`` (a few minutes on a laptop CPU), a
+    named preset (which fixes ``arch``; ``arch=None`` takes it) or a YAML file."""
     if base is None:
-        if arch not in architectures():
+        if arch is not None and arch not in architectures():
             raise ConfigError(
                 f"unknown architecture {arch!r} (known: {', '.join(architectures())})"
             )
         base = _preset(arch, preset)
     data = _deep_copy(base)
+    arch = arch or str(data.get("arch") or "")
+    if not arch:
+        raise ConfigError(f"the preset {preset!r} names no arch: give one", setting="arch")
     data.setdefault("arch", arch)
     for item in overrides or []:
         apply_override(data, item)
@@ -154,6 +187,7 @@ def _check(config: RunConfig) -> None:
     ):
         _between(key, count, 1, None)
     _between("data.max_length", d.max_length, 0, None)
+    _between("data.eval_runs", d.eval_runs, 1, None)
     _between("optim.lr", o.lr, 0.0, None, low_open=True)
     for key, value in (
         ("optim.weight_decay", o.weight_decay),
@@ -184,16 +218,17 @@ def _check(config: RunConfig) -> None:
 
 
 def _check_decoder(config: RunConfig) -> None:
-    decoder = config.train.valid_decoder
-    if decoder is None:
-        return
     from induce.models import model_class
 
     scores = model_class(config.arch).scores_class
     choices = scores.decoders if scores is not None else ()
-    if decoder not in choices:
-        allowed = ", ".join(choices) or f"none: a {config.arch} model has no parser"
-        raise ConfigError(f"train.valid_decoder must be one of {allowed}, got {decoder!r}")
+    for key, decoder in (
+        ("train.valid_decoder", config.train.valid_decoder),
+        ("protocol.test_decoder", config.protocol.test_decoder),
+    ):
+        if decoder is not None and decoder not in choices:
+            allowed = ", ".join(choices) or f"none: a {config.arch} model has no parser"
+            raise ConfigError(f"{key} must be one of {allowed}, got {decoder!r}")
 
 
 def _between(
@@ -213,11 +248,20 @@ def _between(
         raise ConfigError(f"{key} must be in {span}, got {value}")
 
 
-def _preset(arch: str, preset: str) -> dict[str, Any]:
-    if preset == "paper":
-        return load_resource_yaml("configs", f"{arch}.yaml")
-    if preset == "demo":
-        return load_resource_yaml("configs", "demo", f"{arch}.yaml")
+def _preset(arch: str | None, preset: str) -> dict[str, Any]:
+    """The settings of ``preset`` for ``arch``, its ``extends:`` chain resolved."""
+    if preset in ("paper", "demo"):
+        if arch is None:
+            raise ConfigError(f"the {preset} preset needs an architecture", setting="arch")
+        if preset == "demo":
+            return load_resource_yaml("configs", "demo", f"{arch}.yaml")
+        preset = arch + _PAPER
+    if preset in presets():
+        return _resolve(load_resource_yaml("configs", "presets", f"{preset}.yaml"), [preset])
+    return _resolve(_read_file(preset), [preset])
+
+
+def _read_file(preset: str) -> dict[str, Any]:
     from pathlib import Path
 
     import yaml
@@ -227,7 +271,9 @@ def _preset(arch: str, preset: str) -> dict[str, Any]:
 
     if not Path(preset).is_file():
         raise ConfigError(
-            f"must be {' or '.join(PRESETS)} or a YAML file, got {preset!r}", setting="preset"
+            f"must be paper, demo, a preset ({', '.join(presets())}) or a YAML file, "
+            f"got {preset!r}",
+            setting="preset",
         )
     try:
         data = yaml.safe_load(read_text(preset))
@@ -236,3 +282,28 @@ def _preset(arch: str, preset: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError("a config file is a mapping (arch, model, data, optim, train)", preset)
     return data
+
+
+def _resolve(data: dict[str, Any], chain: list[str]) -> dict[str, Any]:
+    """``data`` over the preset it ``extends`` (recursively); changing ``arch`` replaces the
+    ``model`` block, anything else is merged key by key."""
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if parent in chain or parent not in presets():
+        why = "a cycle" if parent in chain else "no such preset"
+        raise ConfigError(f"{chain[-1]} extends {parent!r}: {why}", setting="preset")
+    base = _resolve(load_resource_yaml("configs", "presets", f"{parent}.yaml"), chain + [parent])
+    if data.get("arch", base.get("arch")) != base.get("arch"):
+        base.pop("model", None)
+    return _merge(base, data)
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -148,9 +148,7 @@ class Trainer:
             raise ConfigError("is needed: a dataset directory from preprocessing", "data")
         if self.world.main:
             _check_new_run_directory(self.path)
-        config = load_config(
-            options.arch or "structformer", options.overrides, preset=options.config
-        )
+        config = load_config(options.arch, options.overrides, preset=options.config)
         return config, options.data
 
     def _open_run_directory(self, options: TrainOptions) -> None:
@@ -199,7 +197,9 @@ class Trainer:
         self.plan = [
             [usable[k] for k in batch]
             for batch in plan_batches(
-                [len(self.train_ids[i]) for i in usable], self.config.data.batch_tokens
+                [len(self.train_ids[i]) for i in usable],
+                self.config.data.batch_tokens,
+                self.config.data.batching,
             )
         ]
         if steps_per_epoch(self.plan, self.world.size) == 0:

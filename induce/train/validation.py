@@ -27,21 +27,27 @@ def validation_loss(
     cast: Cast,
 ) -> tuple[float, int]:
     """``(mean cross-entropy over masked tokens, masked token count)`` over all processes,
-    masks drawn from ``data.eval_seed``."""
-    total, count = masked_lm_sums(
-        model,
-        sentences,
-        specials,
-        data.mask_rate,
-        data.eval_seed,
-        data.eval_batch_tokens,
-        device,
-        cast,
-        world.rank,
-        world.size,
-    )
-    total, summed = dd.sum_all(world, total, float(count), device=device)
-    return (total / summed if summed else math.nan), int(summed)
+    masks drawn from ``data.eval_seed``; with ``data.eval_runs`` > 1 the mean of the runs'
+    losses (run ``r`` masks from ``eval_seed + r``, as the UDGN code averages 5 random
+    draws) and the masked tokens of all runs."""
+    losses, tokens = [], 0
+    for run in range(data.eval_runs):
+        total, count = masked_lm_sums(
+            model,
+            sentences,
+            specials,
+            data.mask_rate,
+            data.eval_seed + run,
+            data.eval_batch_tokens,
+            device,
+            cast,
+            world.rank,
+            world.size,
+        )
+        total, summed = dd.sum_all(world, total, float(count), device=device)
+        losses.append(total / summed if summed else math.nan)
+        tokens += int(summed)
+    return sum(losses) / len(losses), tokens
 
 
 def parse_split(

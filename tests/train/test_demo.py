@@ -90,7 +90,7 @@ def test_parse_without_any_run(cache, tmp_path):
 def test_unknown_config_preset(cache, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["train", "--arch", "udgn", "--config", "fast"])
-    assert result.exit_code == 2 and "--config must be paper or demo" in result.output
+    assert result.exit_code == 2 and "--config must be paper, demo, a preset" in result.output
 
 
 def _fake_run(folder, seed, uf1, uas, ppl, lr=1e-3):

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from induce.cli.app import app
 from induce.data.errors import ConfigError
+from induce.evaluate.mlm import evaluate_mlm
 from induce.runs.config import load_config
 from induce.train.engine import Trainer, TrainOptions, train
 from tests.train.helpers import last_state, make_dataset, tiny, weights_file
@@ -154,6 +155,14 @@ def test_command_line(data, tmp_path):
     assert reports[0] == reports[1] and reports[2]["perplexity"] > 1
     best = [r for r in _records(out, "eval") if r["best"]][-1]
     assert reports[0]["perplexity"] == pytest.approx(best["valid_ppl"], rel=1e-4)
+    # --runs N: the mean of N draws' losses, draw r from seed + r
+    draws = [
+        evaluate_mlm(str(out), str(data), "valid", device="cpu", seed=s, runs=1)
+        for s in (1234, 1235, 1236)
+    ]
+    three = evaluate_mlm(str(out), str(data), "valid", device="cpu", seed=1234, runs=3)
+    assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3, abs=2e-6)
+    assert three["masked_tokens"] == sum(d["masked_tokens"] for d in draws)
 
 
 def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):

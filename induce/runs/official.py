@@ -43,7 +43,6 @@ from induce.models import build_model, model_config
 from induce.runs import directory as rd
 from induce.runs.config import load_config
 
-ARCHS = ("structformer", "udgn")
 CHECKPOINT_NAME = "00000000-import"
 # the reference training scripts' defaults for what a state dict does not record
 GOOGLE_STRUCTFORMER = {"dropout": 0.1, "attn_dropout": 0.0, "init_range": 0.1}
@@ -208,9 +207,6 @@ class _Mapping:
         self.missing: list[str] = []
         self.out: dict[str, torch.Tensor] = {}
 
-    def has(self, key: str) -> bool:
-        return key in self.left
-
     def need(self, key: str) -> torch.Tensor:
         """A tensor that sizes the model: absent, nothing can be built."""
         if key not in self.left:
@@ -243,11 +239,6 @@ class _Mapping:
         return self.out
 
 
-def _rows(m: _Mapping, key: str) -> int:
-    """The rows of the position table (the reference's 500), or 500 without one."""
-    return m.left[key].shape[0] if key in m.left else POSITIONS
-
-
 def _tied_output(m: _Mapping) -> None:
     """The reference ties its output layer to the embeddings, as induce does."""
     m.put("embed.weight", "emb.weight")
@@ -277,11 +268,12 @@ def map_structformer(
     n_layers, n_heads, n_rel = rel.shape
     if m.count("layers.{}.self_attn.q_proj.weight") != n_layers:
         raise InputError(f"_rel_weight is of {n_layers} layers, the encoder is not", file)
-    google = m.has("layers.0.norm.weight")  # the UDGN repository's layers have no affine norms
-    relative = m.has("layers.0.self_attn.relative_bias")
-    absolute = m.has("pos_emb.weight")
+    google = "layers.0.norm.weight" in m.left  # the UDGN repository's has no affine norms
+    relative = "layers.0.self_attn.relative_bias" in m.left
+    absolute = "pos_emb.weight" in m.left
+    rows = m.left["pos_emb.weight"].shape[0] if absolute else POSITIONS
     if relative and absolute:
-        raise ConfigError("has both position embeddings and a relative bias: induce has one")
+        raise ConfigError("the checkpoint has position embeddings and a relative bias")
     if weight_act not in WEIGHT_ACTS:
         raise ConfigError(f"must be one of {', '.join(WEIGHT_ACTS)}", setting="weight_act")
     n_parser = m.count("parser_layers.{}.0.conv.weight")
@@ -290,7 +282,7 @@ def map_structformer(
         "d_ff": m.need("layers.0.feedforward.1.weight").shape[0] if n_layers else 4 * d_model,
         **(GOOGLE_STRUCTFORMER if google else UDGN_REPO_STRUCTFORMER),
         "position": "relative" if relative else "absolute" if absolute else "none",
-        "max_length": RELATIVE - 1 if relative else _rows(m, "pos_emb.weight"),
+        "max_length": RELATIVE - 1 if relative else rows,
         "n_parser_layers": n_parser,
         "conv_size": m.need("parser_layers.0.0.conv.weight").shape[2] if n_parser else 9,
         "relations": _relations(relations, n_rel),
@@ -350,13 +342,18 @@ def _relations(relations: Sequence[str] | None, n_rel: int) -> list[str]:
 
 
 def map_udgn(
-    tensors: dict[str, torch.Tensor], file: str
+    tensors: dict[str, torch.Tensor],
+    file: str,
+    relations: Sequence[str] | None = None,
+    weight_act: str = "softmax",
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """induce ``model:`` settings and weights of an official UDGN.
 
     Official: ``emb``, ``parser_emb [V, D]``, ``parser_layers`` (a BiLSTM), ``parser_ff
     [2D, 2D]``, ``layers.i.self_attn.proj [4 H d, D]`` (q, k, v, gate), ``out_proj
     [D, H d]``, ``rels_bias [2, H]`` (j before i, j after i), ``norm``, ``output_layer``."""
+    if relations is not None or weight_act != "softmax":
+        raise ConfigError("relations and weight_act describe a StructFormer, not a UDGN")
     m = _Mapping(tensors, file, "UDGN")
     d_model = m.need("emb.weight").shape[1]
     n_layers = m.count("layers.{}.self_attn.proj.weight")
@@ -366,11 +363,12 @@ def map_udgn(
     width = m.need("layers.0.self_attn.out_proj.weight").shape[1]
     if width % n_heads or m.need("layers.0.self_attn.proj.weight").shape[0] != 4 * width:
         raise InputError("the attention projections do not fit 4 parts of H heads", file)
-    absolute = m.has("pos_emb.weight")
+    absolute = "pos_emb.weight" in m.left
+    rows = m.left["pos_emb.weight"].shape[0] if absolute else POSITIONS
     settings: dict[str, Any] = {  # the rest: induce's defaults, the reference's settings
         **dict(d_model=d_model, head_size=width // n_heads, n_layers=n_layers, n_heads=n_heads),
         **dict(n_parser_layers=m.count("parser_layers.weight_ih_l{}"), **UDGN_DEFAULTS),
-        **dict(position="absolute" if absolute else "none", max_length=_rows(m, "pos_emb.weight")),
+        **dict(position="absolute" if absolute else "none", max_length=rows),
     }
     _tied_output(m)
     m.put("parser_embed.weight", "parser_emb.weight")
@@ -387,6 +385,11 @@ def map_udgn(
             m.put(f"layers.{i}.out.{part}", f"{src}out_proj.{part}")
         m.put(f"layers.{i}.direction_bias", f"{src}rels_bias")
     return settings, m.finish()
+
+
+# what the importer knows, by the official architecture's name
+MAPPERS = {"structformer": map_structformer, "udgn": map_udgn}
+ARCHS = tuple(MAPPERS)
 
 
 # -- the run directory ---------------------------------------------------------------------
@@ -412,10 +415,7 @@ def import_checkpoint(
         raise ConfigError(f"must be one of {', '.join(ARCHS)}", setting="arch")
     words = read_dictionary(dictionary)
     tensors = read_state_dict(path, trust_pickle)
-    if arch == "udgn":
-        settings, weights = map_udgn(tensors, str(path))
-    else:
-        settings, weights = map_structformer(tensors, str(path), relations, weight_act)
+    settings, weights = MAPPERS[arch](tensors, str(path), relations, weight_act)
     rows = weights["embed.weight"].shape[0]
     if rows != len(words):
         why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
@@ -430,7 +430,10 @@ def import_checkpoint(
     norm = normalization or Normalization(
         word_tags=load_tagset("ptb_word_tags"), tagset="ptb_word_tags"
     )
-    sources = {"checkpoint": str(Path(path).resolve()), "dictionary": str(dictionary)}
+    sources = {
+        "checkpoint": str(Path(path).resolve()),
+        "dictionary": str(Path(dictionary).resolve()),
+    }
     record = dict(path=None, format=None, normalization=norm.to_dict(), sources=sources)
     return _write_run(Path(out), config, vocab, record, model)
 

@@ -15,9 +15,10 @@ Sources understood (told apart by their keys):
 * the UDGN repository's UDGN (``--arch udgn``).
 
 Sizes are read from the tensor shapes; settings that no tensor records (dropouts, the
-relations of a two-relation StructFormer, the relation weighting) take the reference
-training scripts' defaults.  Shapes below: ``V`` vocabulary, ``D`` width, ``H`` heads,
-``d`` head size, ``L`` layers, ``R`` relations.
+data and optimiser settings, the test decoder) come from the preset of the reference's
+protocol (``structformer-ptb-paper``, ``structformer-udgn-repo``, ``udgn-ptb-paper``); the
+relations and their weighting, which no tensor records either, are arguments.  Shapes:
+``V`` vocabulary, ``D`` width, ``H`` heads, ``d`` head size, ``L`` layers, ``R`` relations.
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ from induce.runs import directory as rd
 from induce.runs.config import load_config
 
 CHECKPOINT_NAME = "00000000-import"
-# the reference training scripts' defaults for what a state dict does not record
-GOOGLE_STRUCTFORMER = {"dropout": 0.1, "attn_dropout": 0.0, "init_range": 0.1}
-UDGN_REPO_STRUCTFORMER = {"dropout": 0.2, "attn_dropout": 0.1, "init_range": 0.1}
-UDGN_DEFAULTS = {"dropout": 0.2, "parser_dropout": 0.2, "attn_dropout": 0.1, "init_range": 0.1}
+# the presets of each reference's training script and test protocol: what a state dict does
+# not record (dropouts, data, optimiser, the test decoder) comes from them
+GOOGLE_STRUCTFORMER, UDGN_REPO_STRUCTFORMER, UDGN = (
+    "structformer-ptb-paper",
+    "structformer-udgn-repo",
+    "udgn-ptb-paper",
+)
 RELATION_NAMES = {"head": "parent", "child": "dependent"}  # official -> induce
 WEIGHT_ACTS = ("softmax", "sigmoid")
 POSITIONS = 500  # rows of the reference's learned position table
@@ -280,7 +284,7 @@ def map_structformer(
     settings: dict[str, Any] = {
         **dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, relation_weight=weight_act),
         "d_ff": m.need("layers.0.feedforward.1.weight").shape[0] if n_layers else 4 * d_model,
-        **(GOOGLE_STRUCTFORMER if google else UDGN_REPO_STRUCTFORMER),
+        "preset": GOOGLE_STRUCTFORMER if google else UDGN_REPO_STRUCTFORMER,
         "position": "relative" if relative else "absolute" if absolute else "none",
         "max_length": RELATIVE - 1 if relative else rows,
         "n_parser_layers": n_parser,
@@ -365,9 +369,9 @@ def map_udgn(
         raise InputError("the attention projections do not fit 4 parts of H heads", file)
     absolute = "pos_emb.weight" in m.left
     rows = m.left["pos_emb.weight"].shape[0] if absolute else POSITIONS
-    settings: dict[str, Any] = {  # the rest: induce's defaults, the reference's settings
+    settings: dict[str, Any] = {
         **dict(d_model=d_model, head_size=width // n_heads, n_layers=n_layers, n_heads=n_heads),
-        **dict(n_parser_layers=m.count("parser_layers.weight_ih_l{}"), **UDGN_DEFAULTS),
+        **dict(n_parser_layers=m.count("parser_layers.weight_ih_l{}"), preset=UDGN),
         **dict(position="absolute" if absolute else "none", max_length=rows),
     }
     _tied_output(m)
@@ -420,8 +424,9 @@ def import_checkpoint(
     if rows != len(words):
         why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
         raise InputError(why, str(dictionary))
-    base = load_config(arch).to_dict()
-    base["model"] = dataclasses.asdict(model_config(arch, settings))  # every setting, written
+    base = load_config(arch, preset=settings.pop("preset")).to_dict()
+    merged = {**base["model"], **settings}  # the preset's, where the tensors say nothing
+    base["model"] = dataclasses.asdict(model_config(arch, merged))  # every setting, written
     config = load_config(arch, base=base)
     # the reference's ids are kept as they are: induce finds its specials by name
     vocab = Vocabulary(words, specials=(UNK, PAD, MASK), settings={"source": str(dictionary)})

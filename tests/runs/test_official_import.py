@@ -100,6 +100,26 @@ def test_settings_are_read_from_the_shapes(tmp_path: Path) -> None:
     assert pointer["best"] == pointer["last"] and run.weights().is_file()
 
 
+@pytest.mark.parametrize(
+    ("name", "protocol"),
+    [
+        ("google_structformer_abs", "structformer-ptb-paper"),
+        ("udgnrepo_structformer", "structformer-udgn-repo"),
+        ("udgn", "udgn-ptb-paper"),
+    ],
+)
+def test_the_settings_of_the_reference_protocol(tmp_path: Path, name: str, protocol: str) -> None:
+    arch, _ = CASES[name]
+    config = open_run(
+        import_checkpoint(checkpoint(tmp_path, name), arch, tmp_path / "run", WORDS)
+    ).config
+    assert config.protocol.name == protocol and config.model["d_model"] == 8
+    if name == "udgn":  # parse decodes as the official test script unless told otherwise
+        assert config.protocol.test_decoder == "mst-uniform-root"
+    if name == "udgnrepo_structformer":
+        assert config.model["embed_dropout"] == config.model["parser_dropout"] == 0.2
+
+
 def test_missing_and_unexpected_keys_are_named(tmp_path: Path) -> None:
     tensors, _ = official("udgn")
     tensors.pop("layers.1.self_attn.out_proj.bias")

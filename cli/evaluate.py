@@ -159,6 +159,12 @@ def deps(
         None, "--pred-format", help="conllu, conllx or malt (default: guess)."
     ),
     tagset: str | None = TAGSET,
+    gold_scheme: str | None = typer.Option(
+        None,
+        "--gold-scheme",
+        help="The gold's conversion (stanford-basic, conll2007, penn2malt...), recorded in the "
+        "report [default: the scheme a dataset records for its SPLIT.deps.conllu].",
+    ),
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
@@ -176,6 +182,7 @@ def deps(
             gold_format=gold_format,
             pred_format=pred_format,
             tagset=tagset,
+            gold_scheme=gold_scheme,
         ),
         (pred, baseline, json_path, fmt, quiet),
     )

@@ -169,13 +169,38 @@ def ptb(
     ),
     out: str = OUT,
     preset: str = typer.Option(
-        "structformer",
+        "parsing",
         "--preset",
-        help="structformer (02-21/22/23) or mikolov (00-20/21-22/23-24).",
+        help="parsing (02-21/22/23), udgn (UDGN's code: 00-20/21-22/23-24, parsing on 23, "
+        "words seen >= 5 times), structformer (its data_ptb.py: 01-21/22/23) or mikolov "
+        "(00-20/21-22/23-24).",
     ),
     train: str | None = typer.Option(None, "--train", help="Training sections, e.g. 02-21."),
     valid: str | None = typer.Option(None, "--valid", help="Validation sections."),
     test: str | None = typer.Option(None, "--test", help="Test sections."),
+    parse_test: str | None = typer.Option(
+        None,
+        "--parse-test",
+        help="Sections of a separate parsing test split `parse` (parse.txt, parse.trees), "
+        "when the perplexity test split differs.",
+    ),
+    deps: str | None = typer.Option(
+        None,
+        "--deps",
+        help="Gold dependencies from an existing conversion, one file per tree file: `next` "
+        "(beside the trees, e.g. wsj_2300.mrg.dep) or a folder; written as SPLIT.deps.conllu.",
+    ),
+    deps_file: list[str] = typer.Option(
+        [],
+        "--deps-file",
+        help="SPLIT=FILE: one conversion file for a whole split (repeatable), e.g. "
+        "test=test.stanford.",
+    ),
+    deps_scheme: str = typer.Option(
+        "unknown",
+        "--deps-scheme",
+        help="The conversion's name, recorded in the manifest (stanford-basic, conll2007...).",
+    ),
     tagset: str = typer.Option(
         "ptb_word_tags",
         "--tagset",
@@ -184,7 +209,12 @@ def ptb(
     ),
     keep_case: bool = NO_LOWER,
     keep_digits: bool = KEEP_DIGITS,
-    min_freq: int = MIN_FREQ,
+    min_freq: int | None = typer.Option(
+        None,
+        "--min-freq",
+        min=1,
+        help="Keep training words seen at least this many times [default: the preset's, or 1].",
+    ),
     max_vocab: int | None = MAX_VOCAB,
     tokenizer: str = TOKENIZER,
     tokenizer_files: str | None = TOKENIZER_FILES,
@@ -194,6 +224,7 @@ def ptb(
     force: bool = FORCE,
 ) -> None:
     """Penn Treebank WSJ, prepared as the StructFormer/UDGN code does."""
+    from induce.preprocess.golddeps import DepSource
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 
     sections = preset_sections(preset)
@@ -202,13 +233,27 @@ def ptb(
         valid=valid or sections["valid"],
         test=test or sections["test"],
         normalization=_normalization(tagset, keep_case, keep_digits),
-        min_freq=min_freq,
+        min_freq=min_freq or int(sections.get("min_freq", 1)),
         max_vocab=max_vocab,
         skip_bad=skip_bad,
         workers=workers,
+        parse_test=parse_test or sections.get("parse_test"),
+        deps=DepSource(deps, _split_files(deps_file), deps_scheme),
     )
     subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
     _write(out, lambda progress: preprocess_ptb(treebank, out, options, subwords, force, progress))
+
+
+def _split_files(items: list[str]) -> dict[str, str]:
+    from induce.data.errors import ConfigError
+
+    out = {}
+    for item in items:
+        split, sep, path = item.partition("=")
+        if not sep or not split or not path:
+            raise ConfigError(f"expects SPLIT=FILE, got {item!r}", setting="deps_file")
+        out[split] = path
+    return out
 
 
 @app.command("bllip")

@@ -13,7 +13,8 @@ record in ``metrics.jsonl``.  Each file is recognised by its contents:
 
 Runs are grouped by everything in their ``config.yaml`` except the seed, so one table row is
 one setting over its seeds; the standard deviation is the sample one (``ddof = 1``), as the
-papers report it.
+papers report it.  Each row names the protocol (preset) the runs followed and, for the
+dependency columns, the gold conversion scheme the scores are against.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class RunResults:
     setting: str  # the config without its seed, for grouping
     seed: int | None
     values: dict[str, float] = field(default_factory=dict)
+    protocol: str = "custom"
+    gold: dict[str, str] = field(default_factory=dict)  # dependency column -> gold scheme
 
 
 def read_run(path: str | Path) -> RunResults:
@@ -56,7 +59,9 @@ def read_run(path: str | Path) -> RunResults:
     train = config.get("train")
     seed = train.pop("seed", None) if isinstance(train, dict) else None
     setting = json.dumps(_plain(config), sort_keys=True)
-    out = RunResults(folder, str(config.get("arch", "?")), setting, seed)
+    protocol = config.get("protocol")
+    name = protocol.get("name", "custom") if isinstance(protocol, dict) else "custom"
+    out = RunResults(folder, str(config.get("arch", "?")), setting, seed, protocol=str(name))
     for file in sorted((folder / "eval").glob("*.json")):
         try:
             data = json.loads(read_text(file))
@@ -66,7 +71,11 @@ def read_run(path: str | Path) -> RunResults:
             raise InputError("not JSON: nested too deeply", str(file)) from None
         if not isinstance(data, dict):
             raise InputError("not a report of induce evaluate: expected a JSON object", str(file))
-        out.values.update(_headline(file, data))
+        found = _headline(file, data)
+        out.values.update(found)
+        scheme = (data.get("settings") or {}).get("gold_scheme")
+        if scheme:
+            out.gold.update({key: str(scheme) for key in found})
     if not any(k in out.values for k in ("UF1", "PPL")):
         out.values.update(_validation(folder))
     return out
@@ -155,7 +164,20 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
         names[arch] = names.get(arch, 0) + 1
         label = arch if names[arch] == 1 else f"{arch} ({names[arch]})"
         frame = pd.DataFrame([m.values for m in members])
-        row: dict[Any, Any] = {"model": label, "runs": len(members)}
+        gold = sorted(
+            {
+                f"{scheme} (UAS/UUAS {key.partition(' ')[2] or key})"
+                for m in members
+                for key, scheme in m.gold.items()
+                if key.startswith("UAS")
+            }
+        )
+        row: dict[Any, Any] = {
+            "model": label,
+            "protocol": members[0].protocol,
+            "gold": "; ".join(gold),
+            "runs": len(members),
+        }
         for column in frame.columns:
             values = frame[column].dropna()
             row[(column, "mean")] = values.mean() if len(values) else math.nan
@@ -167,13 +189,13 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
 def to_markdown(table: pd.DataFrame) -> str:
     """``mean (std)`` cells, two decimals; a single run shows its value alone."""
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
-    header = ["Model", "Runs"] + metrics
+    header = ["Model", "Protocol", "Runs"] + metrics
     lines = [
         "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+        "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|",
     ]
     for _, row in table.iterrows():
-        cells = [str(row["model"]), str(row["runs"])]
+        cells = [str(row["model"]), str(row["protocol"]), str(row["runs"])]
         for metric in metrics:
             mean, std = row.get((metric, "mean")), row.get((metric, "std"))
             if mean is None or (isinstance(mean, float) and math.isnan(mean)):
@@ -183,7 +205,9 @@ def to_markdown(table: pd.DataFrame) -> str:
             else:
                 cells.append(f"{mean:.2f} ({std:.2f})")
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    golds = sorted({g for g in table["gold"] if g}) if "gold" in table else []
+    notes = [f"\nDependency gold: {g}." for g in golds]
+    return "\n".join(lines) + "\n" + "".join(n + "\n" for n in notes)
 
 
 def ordered(metrics: Iterable[str]) -> list[str]:
@@ -213,7 +237,10 @@ def ordered(metrics: Iterable[str]) -> list[str]:
 
 def to_csv(table: pd.DataFrame) -> str:
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
-    flat = table[["model", "runs"] + [(m, part) for m in metrics for part in ("mean", "std")]]
+    flat = table[
+        ["model", "protocol", "gold", "runs"]
+        + [(m, part) for m in metrics for part in ("mean", "std")]
+    ]
     flat.columns = [" ".join(c) if isinstance(c, tuple) else c for c in flat.columns]
     return flat.to_csv(index=False)
 

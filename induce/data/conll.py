@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
-from induce.data.types import DepTree, dependency_problem
+from induce.data.types import DepTree, dependency_problem, head_range_problem
 
 if TYPE_CHECKING:
     from conllu.models import TokenList
@@ -110,11 +110,14 @@ def _make_tree(
     labels: Sequence[str],
     path: str,
     line: int,
+    trees: bool = True,
 ) -> DepTree:
-    problem = dependency_problem(heads)
+    """``trees=False``: any head assignment in range (predictions of argmax decoding)."""
+    problem = (dependency_problem if trees else head_range_problem)(heads)
     if problem:
-        raise InputError(f"not a dependency tree: {problem}", path, line)
-    return DepTree(tuple(words), tuple(heads), tuple(tags), tuple(labels))
+        what = "a dependency tree" if trees else "a head assignment"
+        raise InputError(f"not {what}: {problem}", path, line)
+    return DepTree(tuple(words), tuple(heads), tuple(tags), tuple(labels), trees)
 
 
 @dataclass
@@ -132,8 +135,8 @@ class _Columns:
         self.heads.append(head)
         self.labels.append(label)
 
-    def tree(self, path: str, line: int) -> DepTree:
-        return _make_tree(self.words, self.heads, self.tags, self.labels, path, line)
+    def tree(self, path: str, line: int, trees: bool = True) -> DepTree:
+        return _make_tree(self.words, self.heads, self.tags, self.labels, path, line, trees)
 
 
 def _int(value: str, what: str, path: str, line: int) -> int:
@@ -143,7 +146,7 @@ def _int(value: str, what: str, path: str, line: int) -> int:
         raise InputError(f"{what} must be an integer, got {value!r}", path, line) from None
 
 
-def parse_malt(text: str, path: str) -> DepFile:
+def parse_malt(text: str, path: str, trees: bool = True) -> DepFile:
     sentences: list[DepTree] = []
     lines: list[int] = []
     for start, block in _blocks(text):
@@ -158,12 +161,12 @@ def parse_malt(text: str, path: str) -> DepFile:
                 )
             head = _int(cols[2], "head", path, start + offset)
             sentence.add(cols[0], cols[1], head, cols[3] if len(cols) == 4 else "_")
-        sentences.append(sentence.tree(path, start))
+        sentences.append(sentence.tree(path, start, trees))
         lines.append(start)
     return DepFile(path, "malt", sentences, lines)
 
 
-def parse_conllx(text: str, path: str) -> DepFile:
+def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
     """10 columns.  Besides the standard layout (HEAD in column 7), the WSJ test files of
     StructFormer and UDGN put HEAD in column 6 (``ID FORM LEMMA TAG FEATS HEAD DEPREL _ _ _``);
     the layout is recognised from the file's first token line, as their readers do."""
@@ -188,7 +191,7 @@ def parse_conllx(text: str, path: str) -> DepFile:
             head = _int(cols[head_col], "HEAD", path, number)
             sentence.add(cols[1], tag, head, cols[head_col + 1])
         if words:
-            sentences.append(sentence.tree(path, start))
+            sentences.append(sentence.tree(path, start, trees))
             lines.append(start)
     return DepFile(path, "conllx", sentences, lines)
 
@@ -261,7 +264,7 @@ def conllu_blocks(text: str, path: str) -> Iterator[tuple[int, TokenList]]:
         yield start, parse_conllu_block(block, start, path)
 
 
-def parse_conllu(text: str, path: str) -> DepFile:
+def parse_conllu(text: str, path: str, trees: bool = True) -> DepFile:
     sentences: list[DepTree] = []
     lines: list[int] = []
     raw: list[TokenList] = []
@@ -287,7 +290,7 @@ def parse_conllu(text: str, path: str) -> DepFile:
             labels.append(token["deprel"] or "_")
         if not words:
             continue
-        sentences.append(_make_tree(words, heads, tags, labels, path, start))
+        sentences.append(_make_tree(words, heads, tags, labels, path, start, trees))
         lines.append(start)
         raw.append(tokens)
     return DepFile(path, "conllu", sentences, lines, raw=raw)
@@ -296,26 +299,29 @@ def parse_conllu(text: str, path: str) -> DepFile:
 _PARSERS = {"conllu": parse_conllu, "conllx": parse_conllx, "malt": parse_malt}
 
 
-def parse_deps(text: str, path: str = "<string>", fmt: str | None = None) -> DepFile:
-    """Parse dependency text in ``fmt`` (detected when ``None``)."""
+def parse_deps(
+    text: str, path: str = "<string>", fmt: str | None = None, trees: bool = True
+) -> DepFile:
+    """Parse dependency text in ``fmt`` (detected when ``None``); ``trees=False`` accepts
+    head assignments that are not trees (see :class:`DepTree`)."""
     fmt = fmt or detect_format(path, text)
     if fmt not in _PARSERS:
         raise InputError(f"unknown dependency format {fmt!r}; choose from {', '.join(FORMATS)}")
     enabled = gc.isenabled()
     gc.disable()  # many small objects and no cycles: the collector only costs time here
     try:
-        return _PARSERS[fmt](text, path)
+        return _PARSERS[fmt](text, path, trees)
     finally:
         if enabled:
             gc.enable()
 
 
-def read_deps(path: str | os.PathLike[str], fmt: str | None = None) -> DepFile:
+def read_deps(path: str | os.PathLike[str], fmt: str | None = None, trees: bool = True) -> DepFile:
     """Read a dependency file (``-`` = standard input) or a directory of them (sorted)."""
     files = expand_inputs(path, DEP_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
-        return parse_deps(read_text(files[0]), files[0], fmt)
-    parts = [parse_deps(read_text(name), name, fmt) for name in files]
+        return parse_deps(read_text(files[0]), files[0], fmt, trees)
+    parts = [parse_deps(read_text(name), name, fmt, trees) for name in files]
     sources: list[str] = []
     out = DepFile(
         str(path), parts[0].format, [], [], sources, [] if parts[0].raw is not None else None

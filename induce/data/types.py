@@ -6,7 +6,7 @@ No torch and no nltk here; :meth:`Tree.to_nltk` / :meth:`Tree.from_nltk` convert
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union, cast, overload
 
 Child = Union["Tree", str]
@@ -166,15 +166,19 @@ class DepTree:
 
     Construction checks what every reader and decoder must guarantee: equal lengths, heads in
     range, exactly one root and no cycle.  Optional columns are ``None`` when unknown.
+    ``require_tree=False`` keeps only the length and range checks: a head assignment such as
+    argmax decoding gives (cycles, several roots), which the official scorers accept as
+    predictions.
     """
 
     words: tuple[str, ...]
     heads: tuple[int, ...]
     tags: tuple[str, ...] | None = None
     labels: tuple[str, ...] | None = None
+    require_tree: bool = field(default=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        problem = dependency_problem(self.heads)
+        problem = (dependency_problem if self.require_tree else head_range_problem)(self.heads)
         if problem:
             raise ValueError(problem)
         n = len(self.words)
@@ -194,16 +198,26 @@ class DepTree:
         return self.heads.index(0) + 1
 
 
-def dependency_problem(heads: Sequence[int]) -> str | None:
-    """Why ``heads`` (0 = root, 1-based) is not a single-rooted tree, or ``None`` if it is."""
-    n = len(heads)
-    if n == 0:
+def head_range_problem(heads: Sequence[int]) -> str | None:
+    """Why ``heads`` is not even a head assignment (every head in ``0..n``, none its own
+    word), or ``None``."""
+    if not heads:
         return "empty sentence"
+    n = len(heads)
     for i, h in enumerate(heads, 1):
         if not 0 <= h <= n:
             return f"word {i} has head {h}, outside 0..{n}"
         if h == i:
             return f"word {i} is its own head"
+    return None
+
+
+def dependency_problem(heads: Sequence[int]) -> str | None:
+    """Why ``heads`` (0 = root, 1-based) is not a single-rooted tree, or ``None`` if it is."""
+    problem = head_range_problem(heads)
+    if problem:
+        return problem
+    n = len(heads)
     roots = [i for i, h in enumerate(heads, 1) if h == 0]
     if len(roots) != 1:
         if not roots:

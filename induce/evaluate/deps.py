@@ -11,9 +11,12 @@ import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from induce.data.conll import DepFile, read_deps
-from induce.data.errors import InputError
+from induce.data.errors import InduceWarning, InputError
+from induce.data.files import read_text
+from induce.data.types import dependency_problem
 from induce.evaluate.common import (
     align_tokens,
     prediction_or_baseline,
@@ -66,9 +69,12 @@ def evaluate_deps(
     gold_format: str | None = None,
     pred_format: str | None = None,
     tagset: str | None = None,
+    gold_scheme: str | None = None,
 ) -> DepReport:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of ``pred_path`` (or a
-    ``baseline``: ``next``, ``prev``, ``random[:SEED]``) against ``gold_path``."""
+    ``baseline``: ``next``, ``prev``, ``random[:SEED]``) against ``gold_path``.
+    ``gold_scheme`` names the gold's conversion in the report; by default the one a dataset
+    records for its ``SPLIT.deps.conllu`` files."""
     conv = (
         convention
         if isinstance(convention, DepConvention)
@@ -81,10 +87,14 @@ def evaluate_deps(
         len(gold),
         gold.path,
         pred_path,
-        lambda path: read_deps(path, pred_format),
+        # predictions may be head assignments that are not trees (argmax decoding), scored
+        # head by head as the official UDGN and StructFormer scorers do
+        lambda path: read_deps(path, pred_format, trees=False),
         baseline,
         DEP_BASELINES,
     )
+    if pred is not None:
+        _warn_non_trees(pred)
     report = DepReport(
         {
             "metric": "deps",
@@ -92,6 +102,7 @@ def evaluate_deps(
             "prediction": pred.path if pred is not None else f"baseline:{baseline}",
             "baseline": baseline,
             "convention": conv.to_dict(),
+            "gold_scheme": gold_scheme or dataset_scheme(gold_path),
         }
     )
     _score_all(report, conv, is_word, gold, pred, name, random.Random(seed))
@@ -103,6 +114,37 @@ def evaluate_deps(
             gold.path,
         )
     return report
+
+
+def _warn_non_trees(pred: DepFile) -> None:
+    broken = [k for k, tree in enumerate(pred.sentences) if dependency_problem(tree.heads)]
+    if broken:
+        import warnings
+
+        path, line = pred.where(broken[0])
+        warnings.warn(
+            f"{len(broken)} predicted sentences are not trees (first: {path}:{line}, "
+            f"{dependency_problem(pred.sentences[broken[0]].heads)}); scored head by head",
+            InduceWarning,
+            stacklevel=2,
+        )
+
+
+def dataset_scheme(gold_path: str) -> str | None:
+    """The conversion scheme a dataset's manifest records, when ``gold_path`` is one of its
+    ``SPLIT.deps.conllu`` files."""
+    import yaml
+
+    path = Path(gold_path)
+    manifest = path.parent / "manifest.yaml"
+    if not path.name.endswith(".deps.conllu") or not manifest.is_file():
+        return None
+    try:
+        data = yaml.safe_load(read_text(manifest))
+    except yaml.YAMLError:
+        return None
+    deps = data.get("dependencies") if isinstance(data, dict) else None
+    return str(deps["scheme"]) if isinstance(deps, dict) and deps.get("scheme") else None
 
 
 def _score_all(

@@ -1,5 +1,7 @@
 """``induce preprocess ptb``: the WSJ Penn Treebank into a dataset, the way the StructFormer and
-UDGN code prepares it (sections 02-21 / 22 / 23, the 36 word tags, lower-case, digits as N)."""
+UDGN code prepares it (the 36 word tags, lower-case, digits as N; the sections and vocabulary
+rule of each paper's data code as presets in ``resources/splits/ptb.yaml``), optionally with a
+separate parsing test split and the gold dependencies of an existing conversion."""
 
 from __future__ import annotations
 
@@ -13,7 +15,21 @@ from induce.data.dataset import SPLITS, DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
-from induce.preprocess.common import Progress, SplitWriter, manifest, map_files, read_tree_file
+from induce.preprocess.common import (
+    FileResult,
+    Progress,
+    SplitWriter,
+    manifest,
+    map_files,
+    read_tree_file,
+)
+from induce.preprocess.golddeps import (
+    DepSource,
+    aligned,
+    conllu_lines,
+    dep_file_for,
+    read_conversion,
+)
 from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import combined_digest
 
@@ -40,7 +56,9 @@ def parse_sections(spec: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def preset_sections(name: str) -> dict[str, str]:
+def preset_sections(name: str) -> dict[str, Any]:
+    """A preset of ``resources/splits/ptb.yaml``: ``train``/``valid``/``test`` sections, and
+    optionally ``parse_test`` sections and ``min_freq``."""
     presets = load_resource_yaml("splits", "ptb.yaml")["presets"]
     if name not in presets:
         raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(presets)}")
@@ -96,6 +114,16 @@ class PtbOptions:
     max_vocab: int | None = None
     skip_bad: bool = False
     workers: int = 1
+    # sections of a separate parsing test split ``parse`` (UDGN: perplexity on 23-24,
+    # parsing on 23); None: parse the test split
+    parse_test: str | None = None
+    deps: DepSource = DepSource()  # gold dependencies from an existing conversion
+
+    def splits(self) -> tuple[str, ...]:
+        return SPLITS + (("parse",) if self.parse_test else ())
+
+    def sections(self, split: str) -> str:
+        return str(self.parse_test if split == "parse" else getattr(self, split))
 
 
 def preprocess_ptb(
@@ -108,12 +136,23 @@ def preprocess_ptb(
 ) -> dict[str, Any]:
     """Write a dataset from a Penn Treebank directory; returns the manifest."""
     sections, layout = find_sections(treebank)
-    plan = {split: parse_sections(getattr(options, split)) for split in SPLITS}
+    if options.deps.active and options.skip_bad:
+        raise ConfigError(
+            "gold dependencies need every tree (skipped trees would misalign them)",
+            setting="skip_bad",
+        )
+    for split in options.deps.files:
+        if split not in options.splits():
+            raise ConfigError(
+                f"a conversion for the {split} split, which this dataset does not have",
+                setting="deps_file",
+            )
+    plan = {split: parse_sections(options.sections(split)) for split in options.splits()}
     files = _split_files(plan, sections, options, treebank)
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer)
         checksums = _read_splits(splits, files, options, progress)
-        splits.check(SPLITS)
+        splits.check(options.splits())
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)
@@ -125,7 +164,7 @@ def preprocess_ptb(
         }
         split_spec = {
             split: {
-                "sections": getattr(options, split),
+                "sections": options.sections(split),
                 "missing_sections": [f"{s:02d}" for s in wanted if s not in sections],
             }
             for split, wanted in plan.items()
@@ -137,7 +176,10 @@ def preprocess_ptb(
             options.normalization,
             vocab,
             splits,
-            {"skip_bad": options.skip_bad},
+            {
+                "skip_bad": options.skip_bad,
+                "dependencies": options.deps.describe() if options.deps.active else None,
+            },
         )
         writer.finish(data, vocab)
     return data
@@ -159,7 +201,7 @@ def _split_files(
             have = ", ".join(f"{s:02d}" for s in sorted(sections)) or "none"
             raise InputError(
                 f"no files for the {split} split (sections "
-                f"{getattr(options, split)}; the treebank has {have})",
+                f"{options.sections(split)}; the treebank has {have})",
                 treebank,
             )
     return files
@@ -172,20 +214,61 @@ def _read_splits(
     progress: Progress | None,
 ) -> list[tuple[str, str]]:
     """Read every split's files (in worker processes with ``options.workers``) into
-    ``splits``; the checksums of the files read, in order."""
+    ``splits``, with their gold dependencies when a conversion is given; the checksums of
+    the files read, in order."""
     total = sum(len(f) for f in files.values())
     done = 0
     checksums: list[tuple[str, str]] = []
-    for split in SPLITS:
+    for split, paths in files.items():
+        gold = _SplitGold(split, options)
         for result in map_files(
             read_tree_file,
-            files[split],
+            paths,
             (options.normalization, options.skip_bad),
             options.workers,
         ):
             splits.add_file(split, result)
+            gold.add(splits, result)
             checksums.extend(result.stats.checksums)
             done += 1
             if progress:
                 progress("reading trees", done, total)
+        gold.finish()
     return checksums
+
+
+class _SplitGold:
+    """The gold dependencies of one split, written as ``{split}.deps.conllu`` file by file."""
+
+    def __init__(self, split: str, options: PtbOptions) -> None:
+        self.split, self.options = split, options
+        source = options.deps
+        self.per_file = source.folder is not None
+        single = source.files.get(split)
+        self.single = read_conversion(single) if single else None
+        self.used = 0
+
+    def add(self, splits: SplitWriter, result: FileResult) -> None:
+        lines = [line for _, line in result.sentences]
+        if self.per_file:
+            conversion = read_conversion(dep_file_for(result.path, self.options.deps))
+            if len(conversion) != len(lines):
+                raise InputError(
+                    f"{len(conversion)} sentences, but {len(lines)} trees in {result.path}",
+                    conversion.path,
+                )
+            trees = aligned(conversion, 0, lines, self.options.normalization, result.path)
+        elif self.single is not None:
+            trees = aligned(self.single, self.used, lines, self.options.normalization, self.split)
+            self.used += len(lines)
+        else:
+            return
+        splits.writer.write_lines(f"{self.split}.deps.conllu", conllu_lines(trees))
+
+    def finish(self) -> None:
+        if self.single is not None and self.used != len(self.single):
+            raise InputError(
+                f"{len(self.single)} sentences, but the {self.split} split has {self.used} "
+                "trees: the conversion is not of this split",
+                self.single.path,
+            )

@@ -120,9 +120,9 @@ def test_baselines_command_uses_the_builtin_treebank():
             "tokens differ from the gold",
         ),
         (
-            {"gold.dp": DEPS, "pred.dp": "The\tDT\t2\ncat\tNN\t1\nsat\tVBD\t0\n.\t.\t3\n\n"},
+            {"gold.dp": "The\tDT\t2\ncat\tNN\t1\nsat\tVBD\t0\n.\t.\t3\n\n", "pred.dp": DEPS},
             ["deps"],
-            "pred.dp:1: not a dependency tree: cycle",
+            "gold.dp:1: not a dependency tree: cycle",
         ),
         (
             {"gold.mrg": GOLD, "pred.mrg": PRED},

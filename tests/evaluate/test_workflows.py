@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.evaluate.baselines import builtin_treebank, score_baselines
 from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.deps import evaluate_deps
@@ -150,6 +150,19 @@ def test_deps_with_mixed_formats(write):
     b = evaluate_deps(gold, pred_words).to_dict()
     assert b["correct"] == 2 and b["per_relation_recall"]["det"] == 0.0
     assert b["uuas"] == pytest.approx(100 * 2 / 3)
+
+
+def test_predicted_heads_that_are_not_trees_are_scored_with_a_warning(write):
+    gold = write("gold.conll", DEPS_GOLD)
+    cycle = write("cycle.dp", "the\tX\t2\ncat\tX\t1\nsat\tX\t0\n\n")  # the <-> cat
+    with pytest.warns(InduceWarning, match="1 predicted sentences are not trees .*cycle"):
+        report = evaluate_deps(gold, cycle).to_dict()
+    assert report["correct"] == 2  # "the" and "sat"; UDGN's argmax heads are scored so
+    roots = write("roots.dp", "the\tX\t0\ncat\tX\t3\nsat\tX\t0\n\n")
+    with pytest.warns(InduceWarning, match="2 roots"):
+        assert evaluate_deps(gold, roots).to_dict()["root_accuracy"] == 100.0
+    with pytest.raises(InputError, match="not a dependency tree: 2 roots"):
+        evaluate_deps(roots, gold)  # a gold file must be trees
 
 
 def test_bad_baseline_names():

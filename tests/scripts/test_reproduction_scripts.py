@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,33 +21,94 @@ TINY = (
 )
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_udgn_ptb_script(tmp_path):
-    make_ptb(
-        tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)}
-    )  # known words: maskable
+def _env(**extra: str) -> dict[str, str]:
     bin_dir = Path(sys.executable).parent
     if not (bin_dir / "induce").exists():
         pytest.skip("the induce console script is not installed beside this python")
-    env = dict(
-        os.environ,
-        SEEDS="1 2",
-        SETS=TINY,
-        OMP_NUM_THREADS="1",
-        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-    )
-    out = tmp_path / "exp"
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    settings = {"SEEDS": "1 2", "SETS": TINY, "OMP_NUM_THREADS": "1", "PATH": path}
+    return {**os.environ, **settings, **extra}
+
+
+def _run(script: str, *args: Path, env: dict[str, str]) -> None:
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "udgn_ptb.sh"), str(tmp_path / "ptb"), str(out)],
+        ["bash", str(ROOT / "scripts" / script), *map(str, args)],
         env=env,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _treebank(root: Path, with_dep_files: bool) -> Path:
+    """An LDC-shaped treebank with the sections both protocols read (known words: maskable),
+    with a CoNLL-X conversion beside every .mrg file when asked."""
+    make_ptb(
+        root,
+        {"00": range(0, 20), "21": range(20, 25), "22": range(20, 25), "23": range(0, 10)}
+        | {"24": range(10, 14), "01": range(25, 30)},
+    )
+    if with_dep_files:
+        from typer.testing import CliRunner
+
+        from induce.cli.app import app
+
+        for mrg in sorted(root.rglob("*.mrg")):
+            args = ["convert", "headrules", str(mrg), "-r", "collins", "--to", "conllx"]
+            assert CliRunner().invoke(app, args + ["-o", f"{mrg}.dep"]).exit_code == 0
+    return root
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_udgn_ptb_script(tmp_path):
+    ptb = _treebank(tmp_path / "ptb", with_dep_files=True)
+    out = tmp_path / "exp"
+    _run("udgn_ptb.sh", ptb, out, env=_env(DEPS_SCHEME="collins-test"))
     table = (out / "results.md").read_text().splitlines()
-    assert table[0].startswith("| Model | Runs | UF1 | corpus UF1 |")
-    assert table[2].startswith("| udgn | 2 |")
-    for name in ("uf1.json", "deps-conll.json", "mlm.json", "test.ptb", "test.conllu"):
-        assert (out / "runs" / "seed-1" / "eval" / name).is_file()
-    assert "UAS conll mean" in (out / "results.csv").read_text()
+    assert table[0].startswith("| Model | Protocol | Runs | UF1 | corpus UF1 |")
+    assert table[2].startswith("| udgn | udgn-ptb-paper | 2 |")
+    note = "Dependency gold: collins-test (UAS/UUAS collins-test)."
+    assert note in (out / "results.md").read_text()
+    run = out / "runs" / "seed-1"
+    for name in ("uf1.json", "deps-collins-test.json", "mlm.json", "test.ptb", "test.conllu"):
+        assert (run / "eval" / name).is_file()
+    assert "UAS collins-test mean" in (out / "results.csv").read_text()
+    mlm = json.loads((run / "eval" / "mlm.json").read_text())
+    assert mlm["settings"]["runs"] == 5  # the UDGN code's 5 mask draws
+    # the parsing split is section 23 alone, perplexity on 23-24
+    manifest = (out / "data" / "manifest.yaml").read_text()
+    assert "sections: '23'" in manifest and "sections: 23-24" in manifest
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_structformer_ptb_script(tmp_path):
+    ptb = _treebank(tmp_path / "ptb", with_dep_files=False)
+    mikolov = tmp_path / "mikolov"
+    mikolov.mkdir()
+    from induce.data.dataset import load_dataset
+
+    words = {}
+    for split, sections in (("train", "00"), ("valid", "21-22"), ("test", "23-24")):
+        data = tmp_path / f"d-{split}"
+        _run_preprocess(ptb, data, sections)
+        words[split] = [" ".join(s) for s in load_dataset(data).sentences("test")]
+        (mikolov / f"ptb.{split}.txt").write_text("".join(f" {w} \n" for w in words[split]))
+    out = tmp_path / "exp"
+    tiny = TINY.replace("--set model.head_size=8 ", "")
+    _run("structformer_ptb.sh", ptb, mikolov, out, env=_env(SETS=tiny))
+    text = (out / "results.md").read_text()
+    assert text.splitlines()[2].startswith("| structformer | structformer-ptb-paper | 2 |")
+    assert "penn2malt" in text  # no paper gold given: the head-rule column, named as such
+    for name in ("uf1.json", "deps-penn2malt.json", "mlm.json"):
+        assert (out / "runs" / "seed-2" / "eval" / name).is_file()
+
+
+def _run_preprocess(ptb: Path, out: Path, sections: str) -> None:
+    from typer.testing import CliRunner
+
+    from induce.cli.app import app
+
+    args = ["preprocess", "ptb", "-t", str(ptb), "-o", str(out), "--train", sections]
+    result = CliRunner().invoke(app, args + ["--valid", sections, "--test", sections])
+    assert result.exit_code == 0, result.output

@@ -117,14 +117,14 @@ def test_report_means_and_sample_deviations(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header[:4] == ["Model", "Runs", "UF1", "corpus UF1"]
+    assert header[:5] == ["Model", "Protocol", "Runs", "UF1", "corpus UF1"]
     assert "UAS conll" in header and "PPL" in header and "NP recall" in header
     row = [c.strip() for c in lines[2].strip("|").split("|")]
     uf1 = [v[1] for v in values]
-    assert row[0] == "udgn" and row[1] == "3"
-    assert row[2] == f"{statistics.mean(uf1):.2f} ({statistics.stdev(uf1):.2f})"
+    assert row[:3] == ["udgn", "custom", "3"]  # no protocol block: a custom setting
+    assert row[3] == f"{statistics.mean(uf1):.2f} ({statistics.stdev(uf1):.2f})"
     other = [c.strip() for c in lines[3].strip("|").split("|")]
-    assert other[:3] == ["udgn (2)", "1", "20.00"]
+    assert other[:4] == ["udgn (2)", "custom", "1", "20.00"]
     assert "UF1 mean" in csv.read_text().splitlines()[0]
 
 

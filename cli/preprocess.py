@@ -31,6 +31,13 @@ MAX_VOCAB = typer.Option(
     min=4,
     help="At most this many vocabulary entries, <unk> <pad> <mask> included.",
 )
+VOCAB = typer.Option(
+    None,
+    "--vocab",
+    help="Use this vocabulary instead of building one: a vocab.json, a run or dataset folder, "
+    "the official code's dict.pkl, or a word list in id order (for a run's or imported "
+    "model's own vocabulary).",
+)
 NO_LOWER = typer.Option(False, "--keep-case", help="Do not lower-case words.")
 KEEP_DIGITS = typer.Option(False, "--keep-digits", help="Do not rewrite digit runs as N.")
 SKIP_BAD = typer.Option(
@@ -58,6 +65,20 @@ def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
         word_tags=tags,
         tagset=None if tags is None else tagset,
     )
+
+
+def _vocab(path: str | None, min_freq: int | None, max_vocab: int | None, subwords: object):
+    """The fixed vocabulary of ``--vocab``, which excludes building one."""
+    if path is None:
+        return None
+    from induce.data.dictionaries import load_vocabulary
+    from induce.data.errors import ConfigError
+
+    if (min_freq or 1) != 1 or max_vocab is not None or subwords is not None:
+        raise ConfigError(
+            "gives the vocabulary: --min-freq, --max-vocab and subwords build one", "vocab"
+        )
+    return load_vocabulary(path)
 
 
 def _tokenizer(kind: str, files: str | None, space_first: bool):
@@ -216,6 +237,7 @@ def ptb(
         help="Keep training words seen at least this many times [default: the preset's, or 1].",
     ),
     max_vocab: int | None = MAX_VOCAB,
+    vocab: str | None = VOCAB,
     tokenizer: str = TOKENIZER,
     tokenizer_files: str | None = TOKENIZER_FILES,
     space_first_word: bool = SPACE_FIRST,
@@ -228,6 +250,8 @@ def ptb(
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 
     sections = preset_sections(preset)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    fixed = _vocab(vocab, min_freq, max_vocab, subwords)
     options = PtbOptions(
         train=train or sections["train"],
         valid=valid or sections["valid"],
@@ -239,8 +263,8 @@ def ptb(
         workers=workers,
         parse_test=parse_test or sections.get("parse_test"),
         deps=DepSource(deps, _split_files(deps_file), deps_scheme),
+        vocab=fixed,
     )
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
     _write(out, lambda progress: preprocess_ptb(treebank, out, options, subwords, force, progress))
 
 
@@ -311,12 +335,14 @@ def mikolov(
     out: str = OUT,
     min_freq: int = MIN_FREQ,
     max_vocab: int | None = MAX_VOCAB,
+    vocab: str | None = VOCAB,
     force: bool = FORCE,
 ) -> None:
     """Mikolov's PTB language-modelling text (already normalised): no trees."""
     from induce.preprocess.text import preprocess_mikolov
 
-    data = preprocess_mikolov(folder, out, min_freq, max_vocab, force)
+    fixed = _vocab(vocab, min_freq, max_vocab, None)
+    data = preprocess_mikolov(folder, out, min_freq, max_vocab, force, fixed)
     _summary(data, out)
 
 
@@ -351,6 +377,7 @@ def text(
     keep_digits: bool = KEEP_DIGITS,
     min_freq: int = MIN_FREQ,
     max_vocab: int | None = MAX_VOCAB,
+    vocab: str | None = VOCAB,
     tokenizer: str = TOKENIZER,
     tokenizer_files: str | None = TOKENIZER_FILES,
     space_first_word: bool = SPACE_FIRST,
@@ -361,14 +388,15 @@ def text(
     from induce.data.config import choose
     from induce.preprocess.text import TEXT_FORMATS, TextOptions, preprocess_text
 
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
     options = TextOptions(
         normalization=_normalization(tagset, keep_case, keep_digits),
         min_freq=min_freq,
         max_vocab=max_vocab,
         skip_bad=skip_bad,
         text_format=choose(text_format, TEXT_FORMATS, "text_format"),
+        vocab=_vocab(vocab, min_freq, max_vocab, subwords),
     )
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
     _write(
         out,
         lambda progress: preprocess_text(

@@ -105,10 +105,12 @@ class SplitWriter:
         writer: DatasetWriter,
         tokenizer: SubwordTokenizer | None = None,
         with_trees: bool = True,
+        vocab: Vocabulary | None = None,
     ) -> None:
         self.writer = writer
         self.tokenizer = tokenizer
         self.with_trees = with_trees
+        self.fixed = vocab  # a given vocabulary (a run's, the reference's) instead of counts
         self.splits: dict[str, SplitStats] = {}
         self.problems: list[str] = []
 
@@ -175,6 +177,11 @@ class SplitWriter:
     def vocabulary(self, min_freq: int, max_size: int | None) -> Vocabulary:
         if self.tokenizer is not None:
             return self.tokenizer.vocabulary()
+        if self.fixed is not None:
+            counts = self.splits["train"].counts
+            fixed = self.fixed
+            seen = {t: counts[t] for t in fixed.tokens if counts.get(t)}
+            return Vocabulary(fixed.tokens, seen, fixed.specials, fixed.settings)
         return build_vocabulary(self.splits["train"].counts, min_freq, max_size)
 
     def split_report(self, vocab: Vocabulary) -> dict[str, Any]:

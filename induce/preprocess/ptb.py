@@ -118,6 +118,7 @@ class PtbOptions:
     # parsing on 23); None: parse the test split
     parse_test: str | None = None
     deps: DepSource = DepSource()  # gold dependencies from an existing conversion
+    vocab: Vocabulary | None = None  # a given vocabulary instead of the training counts
 
     def splits(self) -> tuple[str, ...]:
         return SPLITS + (("parse",) if self.parse_test else ())
@@ -150,7 +151,7 @@ def preprocess_ptb(
     plan = {split: parse_sections(options.sections(split)) for split in options.splits()}
     files = _split_files(plan, sections, options, treebank)
     with DatasetWriter(out, force) as writer:
-        splits = SplitWriter(writer, tokenizer)
+        splits = SplitWriter(writer, tokenizer, vocab=options.vocab)
         checksums = _read_splits(splits, files, options, progress)
         splits.check(options.splits())
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)

@@ -17,6 +17,7 @@ from induce.data.config import check_choice, check_choices
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
+from induce.data.vocab import Vocabulary
 from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
 from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import ReadStats, combined_digest, read_file
@@ -120,6 +121,7 @@ class TextOptions:
     max_vocab: int | None = None
     skip_bad: bool = False
     text_format: TextFormat = "auto"  # of the text files
+    vocab: Vocabulary | None = None  # a given vocabulary instead of the training counts
 
     def __post_init__(self) -> None:
         check_choices(self)
@@ -147,7 +149,7 @@ def preprocess_text(
     stats = ReadStats()
     norm = options.normalization
     with DatasetWriter(out, force) as writer:
-        splits = SplitWriter(writer, tokenizer)
+        splits = SplitWriter(writer, tokenizer, vocab=options.vocab)
         for k, path in enumerate(train, 1):
             for _, pairs in read_sentences(path, stats, options.text_format):
                 splits.add("train", None, _normalise(norm, pairs))
@@ -189,10 +191,15 @@ def _normalise(norm: Normalization, pairs: list[Token]) -> list[str]:
 
 
 def preprocess_mikolov(
-    folder: str, out: str, min_freq: int = 1, max_vocab: int | None = None, force: bool = False
+    folder: str,
+    out: str,
+    min_freq: int = 1,
+    max_vocab: int | None = None,
+    force: bool = False,
+    vocab: Vocabulary | None = None,
 ) -> dict[str, Any]:
     """Mikolov's ``ptb.{train,valid,test}.txt`` (already lower-cased, numbers as N, rare words
-    as ``<unk>``): kept as they are; the vocabulary is every training word."""
+    as ``<unk>``): kept as they are; the vocabulary is every training word, or ``vocab``."""
     base = Path(folder)
     stats = ReadStats()
     paths = {split: base / name for split, name in MIKOLOV_FILES.items()}
@@ -200,7 +207,7 @@ def preprocess_mikolov(
     if missing:
         raise InputError(f"missing {', '.join(missing)} (Mikolov's PTB text files)", folder)
     with DatasetWriter(out, force) as writer:
-        splits = SplitWriter(writer)
+        splits = SplitWriter(writer, vocab=vocab)
         for split, path in paths.items():
             for _, pairs in read_sentences(str(path), stats, "lines"):
                 splits.add(split, None, [w for _, w in pairs])

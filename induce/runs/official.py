@@ -23,12 +23,9 @@ relations and their weighting, which no tensor records either, are arguments.  S
 
 from __future__ import annotations
 
-import copyreg
 import dataclasses
-import io
 import json
 import os
-import pickle
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -37,12 +34,14 @@ from typing import Any
 
 import torch
 
+from induce.data.dictionaries import read_dictionary
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization, load_tagset
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
 from induce.models import build_model, model_config
 from induce.runs import directory as rd
 from induce.runs.config import load_config
+from induce.runs.official_files import read_state_dict
 
 CHECKPOINT_NAME = "00000000-import"
 # the presets of each reference's training script and test protocol: what a state dict does
@@ -56,146 +55,6 @@ RELATION_NAMES = {"head": "parent", "child": "dependent"}  # official -> induce
 WEIGHT_ACTS = ("softmax", "sigmoid")
 POSITIONS = 500  # rows of the reference's learned position table
 RELATIVE = 256  # the reference's relative bias: column 256 + |i - j| of a [H, 512] table
-
-
-# -- the dictionary ------------------------------------------------------------------------
-
-
-class _Dictionary:
-    """Stands in for the reference ``Dictionary`` when unpickling: attributes only."""
-
-    idx2word: Any
-    word2idx: Any
-
-
-# What the unpickler admits: the reference Dictionary (pickled from data_penn.py in
-# StructFormer, data_dep.py in UDGN; the module name depends on how the script was started),
-# mapped to the stand-in, and what protocols 0-1 need to rebuild a plain object.
-_ADMITTED: dict[tuple[str, str], Any] = {
-    **{
-        (module, "Dictionary"): _Dictionary
-        for module in ("structformer.data_penn", "data_penn", "structformer.data_ptb", "data_ptb")
-    },
-    ("data_dep", "Dictionary"): _Dictionary,
-    ("copyreg", "_reconstructor"): copyreg._reconstructor,  # type: ignore[attr-defined]
-    ("builtins", "object"): object,
-}
-
-
-class _DictionaryUnpickler(pickle.Unpickler):
-    """Admits the reference Dictionary and nothing that runs code."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ADMITTED:
-            return _ADMITTED[module, name]
-        raise pickle.UnpicklingError(f"refused to load {module}.{name}")
-
-
-def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
-    """The words in id order, from a pickled reference ``Dictionary`` or a word list (one
-    word per line)."""
-    file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", str(file)) from None
-    if data[:1] == b"\x80":  # a pickle of protocol 2 or later
-        try:
-            obj = _DictionaryUnpickler(io.BytesIO(data)).load()
-        except Exception as err:  # refused, torn or foreign: pickles fail in many ways
-            why = err if isinstance(err, pickle.UnpicklingError) else err.__class__.__name__
-            raise InputError(f"not a reference dictionary pickle: {why}", str(file)) from None
-        words = _words_of(obj)
-        if words is None:
-            raise InputError("the pickle holds no idx2word list of words", str(file))
-    else:
-        try:
-            words = data.decode("utf-8").removesuffix("\n").split("\n")
-        except UnicodeDecodeError:
-            raise InputError(
-                "neither a dictionary pickle nor a UTF-8 word list", str(file)
-            ) from None
-        for number, word in enumerate(words, 1):
-            if not word.strip() or word != word.strip() or " " in word:
-                raise InputError("expected one word per line, without spaces", str(file), number)
-    if len(set(words)) != len(words):
-        raise InputError("the dictionary lists a word twice", str(file))
-    missing = [t for t in (UNK, PAD, MASK) if t not in words]
-    if missing:
-        raise InputError(f"the dictionary has no {missing[0]} token", str(file))
-    return words
-
-
-def _words_of(obj: Any) -> list[str] | None:
-    words = getattr(obj, "idx2word", obj)
-    if isinstance(words, dict):  # a bare word2idx
-        words = [w for w, _ in sorted(words.items(), key=lambda item: item[1])]
-    if isinstance(words, list) and all(isinstance(w, str) for w in words):
-        return words
-    return None
-
-
-# -- the checkpoint ------------------------------------------------------------------------
-
-
-def read_state_dict(
-    path: str | os.PathLike[str], trust_pickle: bool = False
-) -> dict[str, torch.Tensor]:
-    """The official model's tensors by name, from a state dict (torch or safetensors) or,
-    with ``trust_pickle``, from the reference's pickled ``[model, criterion, ...]``."""
-    file = Path(path)
-    if not file.is_file():
-        raise InputError("no such file", str(file))
-    if file.suffix == ".safetensors":
-        from safetensors.torch import load_file
-
-        try:
-            return dict(load_file(str(file)))
-        except Exception as err:
-            raise InputError(f"cannot read the safetensors file: {err}", str(file)) from None
-    try:
-        obj = torch.load(file, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:  # it names classes: a whole pickled model
-        if not trust_pickle:
-            raise ConfigError(
-                f"is needed to read {file}: it is a pickled model, and loading it runs code "
-                "named in the file (pass it only for a checkpoint from a source you trust, "
-                "with the official code on PYTHONPATH)",
-                setting="trust_pickle",
-            ) from None
-        obj = _load_code_pickle(file)
-    except Exception as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else err.__class__.__name__
-        raise InputError(f"not a PyTorch checkpoint: {first}", str(file)) from None
-    return _tensors_of(obj, file)
-
-
-def _load_code_pickle(file: Path) -> Any:
-    try:
-        return torch.load(file, map_location="cpu", weights_only=False)
-    except (ImportError, AttributeError) as err:
-        raise InputError(
-            f"the pickled model needs the official code ({err}): put the folder of its "
-            "models.py / structformer package on PYTHONPATH",
-            str(file),
-        ) from None
-    except Exception as err:
-        raise InputError(f"cannot unpickle ({err.__class__.__name__})", str(file)) from None
-
-
-def _tensors_of(obj: Any, file: Path) -> dict[str, torch.Tensor]:
-    if isinstance(obj, (list, tuple)) and obj:  # [model, criterion, optimizer, scheduler]
-        obj = obj[0]
-    if isinstance(obj, torch.nn.Module):
-        obj = obj.state_dict()
-    if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
-        obj = obj["state_dict"]
-    if not isinstance(obj, dict) or not obj:
-        raise InputError("holds no model weights (expected a state dict)", str(file))
-    bad = [k for k, v in obj.items() if not isinstance(k, str) or not isinstance(v, torch.Tensor)]
-    if bad:
-        raise InputError(f"not a state dict: {bad[0]!r} is not a named tensor", str(file))
-    return {k: v.detach().float() for k, v in obj.items()}
 
 
 # -- key mapping ---------------------------------------------------------------------------

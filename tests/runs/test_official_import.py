@@ -11,7 +11,6 @@ both: the masked-LM loss of a fixed mask), ``words.txt`` the dictionary in id or
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import pickle
 import sys
@@ -21,14 +20,15 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-import yaml
 from safetensors.torch import load, save_file
 from typer.testing import CliRunner
 
 from induce.cli.app import app
+from induce.data.dictionaries import read_dictionary
 from induce.data.errors import ConfigError, InputError
 from induce.runs import open_run
-from induce.runs.official import import_checkpoint, read_dictionary, read_state_dict
+from induce.runs.official import import_checkpoint
+from induce.runs.official_files import read_state_dict
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WORDS = FIXTURES / "words.txt"
@@ -252,30 +252,23 @@ def test_cli_refuses_a_code_pickle_in_one_line(tmp_path: Path) -> None:
 
 def test_evaluate_mlm_on_data_of_the_official_vocabulary(tmp_path: Path) -> None:
     run = import_checkpoint(checkpoint(tmp_path, "udgn"), "udgn", tmp_path / "run", WORDS)
-    data = tmp_path / "data"
     (tmp_path / "train.txt").write_text("the cat sat on the mat .\n" * 3)
     (tmp_path / "test.txt").write_text("the dog ran .\na big cat saw it .\n")
-    made = runner.invoke(
-        app,
-        ["preprocess", "text", "--train", str(tmp_path / "train.txt")]
-        + ["--test", str(tmp_path / "test.txt")]
-        + ["-o", str(data)],
+    text = ["preprocess", "text", "--train", str(tmp_path / "train.txt")]
+    text += ["--test", str(tmp_path / "test.txt")]
+    # --vocab: the official dictionary (here its word list), or the run's own vocab.json
+    for source, data in ((WORDS, tmp_path / "d1"), (run, tmp_path / "d2")):
+        made = runner.invoke(app, text + ["-o", str(data), "--vocab", str(source)])
+        assert made.exit_code == 0, made.output
+        assert (
+            json.loads((data / "vocab.json").read_text())["tokens"]
+            == json.loads((run / "vocab.json").read_text())["tokens"]
+        )
+        done = runner.invoke(
+            app, ["evaluate", "mlm", "--model", str(run), "--data", str(data), "--device", "cpu"]
+        )
+        assert done.exit_code == 0, done.output
+    both = runner.invoke(
+        app, text + ["-o", str(tmp_path / "x"), "--vocab", str(run)] + ["--min-freq", "2"]
     )
-    assert made.exit_code == 0, made.output
-    same_vocabulary(data, run / "vocab.json")
-    done = runner.invoke(
-        app, ["evaluate", "mlm", "--model", str(run), "--data", str(data), "--device", "cpu"]
-    )
-    assert done.exit_code == 0, done.output
-
-
-def same_vocabulary(data: Path, vocab: Path) -> None:
-    """Give a dataset the run's vocabulary, its manifest updated to match."""
-    (data / "vocab.json").write_bytes(vocab.read_bytes())
-    manifest = yaml.safe_load((data / "manifest.yaml").read_text())
-    content = vocab.read_bytes()
-    manifest["files"]["vocab.json"] = {
-        "lines": content.count(b"\n"),
-        "sha256": hashlib.sha256(content).hexdigest(),
-    }
-    (data / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    assert both.exit_code == 2 and "--vocab gives the vocabulary" in both.stderr

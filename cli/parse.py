@@ -63,6 +63,7 @@ def parse(
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     parser = Parser(model or _latest_run(), device, weights, decoder)
+    parser.check_format(fmt)
     sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
     sentences = iter_sentences(input_path, kind, sniff=sniff)
     source = "<stdin>" if input_path == "-" else input_path

@@ -50,8 +50,8 @@ class Sentence:
 @dataclass
 class Parsed:
     sentence: Sentence
-    heads: list[int]  # over all tokens (punctuation attached)
-    labels: list[str]
+    heads: list[int] | None  # over all tokens (punctuation attached); None: no dependencies
+    labels: list[str] | None
     tree: str
     scores: dict[str, Any] | None = None
 
@@ -145,11 +145,21 @@ class Parser:
         self.decoder = scores_class.check_decoder(
             decoder if decoder is not None else self.run.config.protocol.test_decoder
         )
+        self.has_heads = scores_class.has_heads
         self.norm = self.run.normalization
         self.vocab = self.run.vocab
         self.specials = self.run.specials
         self.device = next(self.model.parameters()).device
         self.max_words = self.model.max_words
+
+    def check_format(self, fmt: str) -> None:
+        """CoNLL-U needs dependencies: a model that induces only constituency trees has none."""
+        if fmt == "conllu" and not self.has_heads:
+            raise ConfigError(
+                f"conllu needs dependencies, and a {self.run.config.arch} model induces "
+                "constituency trees only: use ptb or jsonl",
+                setting="format",
+            )
 
     def parse(
         self,
@@ -238,7 +248,10 @@ class Parser:
             return _with_punctuation(s, keep, [], None, punct, {} if want else None)
         parse = scores.read_out(shown, self.decoder)
         extra = scores.to_json() if want else None
-        return _with_punctuation(s, keep, parse.heads or [], parse.tree, punct, extra)
+        if parse.heads is None:  # a constituency-only model
+            done = _with_punctuation(s, keep, [0] * len(keep), parse.tree, punct, extra)
+            return Parsed(done.sentence, None, None, done.tree, extra)
+        return _with_punctuation(s, keep, parse.heads, parse.tree, punct, extra)
 
 
 def _leaf(token: str) -> str:
@@ -313,7 +326,7 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
     if fmt == "jsonl":
         out = []
         for p in parsed:
-            record = {
+            record: dict[str, Any] = {
                 "words": p.sentence.tokens,
                 "heads": p.heads,
                 "labels": p.labels,
@@ -332,6 +345,8 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
     blocks = []
     for p in parsed:
         s = p.sentence
+        if p.heads is None or p.labels is None:
+            raise ConfigError("conllu needs dependencies: use ptb or jsonl", setting="format")
         if s.conllu is not None:
             tokens = copy.deepcopy(s.conllu)
             words = [t for t in tokens if isinstance(t["id"], int)]

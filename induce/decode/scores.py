@@ -21,6 +21,7 @@ import torch
 from induce.data.errors import ConfigError
 from induce.decode.dependencies import arc_scores, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
+from induce.decode.merges import divergence_distances, merge_distances
 from induce.structure.subwords import word_distances, word_heights
 
 
@@ -28,6 +29,7 @@ class Scores:
     """What every kind of scores offers."""
 
     decoders: ClassVar[tuple[str, ...]]
+    has_heads: ClassVar[bool] = True  # whether the read-out gives dependencies
 
     def sentence(self, k: int, n: int) -> Scores:
         raise NotImplementedError
@@ -123,3 +125,41 @@ class ArcScores(Scores):
 
     def to_json(self) -> dict[str, Any]:
         return {"parents": self.parents.tolist(), "roots": self.roots.tolist()}
+
+
+@dataclass
+class MergeScores(Scores):
+    """Combiner's connections: ``supports [B, N, L, L]`` (bool: which tokens each token is
+    connected to after each layer) and ``attention [B, N, L, L]`` (each layer's ``M~``).
+
+    Decoders (``induce.decode.merges``): ``merge`` (the layer at which adjacent words join,
+    ties by their mutual attention) and ``divergence`` (Jensen-Shannon divergence of adjacent
+    attention rows); the tree is Algorithm 1 on those distances, with no dependencies."""
+
+    supports: torch.Tensor
+    attention: torch.Tensor
+    decoders: ClassVar[tuple[str, ...]] = ("merge", "divergence")
+    has_heads: ClassVar[bool] = False
+
+    def sentence(self, k: int, n: int) -> MergeScores:
+        return MergeScores(
+            self.supports[k, :, :n, :n].cpu(), self.attention[k, :, :n, :n].float().cpu()
+        )
+
+    def distances(self, decoder: str | None = None) -> list[float]:
+        if self.check_decoder(decoder) == "divergence":
+            return divergence_distances(self.attention)
+        return merge_distances(self.supports, self.attention)
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        return decode_sentence(words, self.distances(decoder), None)
+
+    def read_out_subwords(self, words: Sequence[str], align: Sequence[int]) -> SentenceParse:
+        """Subword distances contracted to words (the split after a word's last piece)."""
+        return decode_sentence(words, word_distances(self.distances(), list(align)), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "distances": self.distances("merge"),
+            "divergences": self.distances("divergence"),
+        }

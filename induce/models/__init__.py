@@ -12,6 +12,7 @@ from typing import Any
 from induce.data.config import from_mapping
 from induce.data.errors import ConfigError
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
+from induce.models.combiner import Combiner
 from induce.models.structformer import StructFormer
 from induce.models.transformer import TransformerMLM
 from induce.models.udgn import UDGN
@@ -20,6 +21,7 @@ MODELS: dict[str, type[MaskedLM]] = {
     "transformer": TransformerMLM,
     "structformer": StructFormer,
     "udgn": UDGN,
+    "combiner": Combiner,
 }
 
 __all__ = ["MODELS", "EncoderOutput", "MaskedLM", "build_model", "model_class", "model_config"]

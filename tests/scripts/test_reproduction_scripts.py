@@ -112,3 +112,15 @@ def _run_preprocess(ptb: Path, out: Path, sections: str) -> None:
     args = ["preprocess", "ptb", "-t", str(ptb), "-o", str(out), "--train", sections]
     result = CliRunner().invoke(app, args + ["--valid", sections, "--test", sections])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_combiner_ptb_script(tmp_path):
+    make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
+    out = tmp_path / "exp"
+    tiny = TINY.replace("--set model.head_size=8 --set model.n_parser_layers=1 ", "")
+    _run("combiner_ptb.sh", tmp_path / "ptb", out, env=_env(SETS=tiny + " --set model.d_ff=64"))
+    table = (out / "results.md").read_text().splitlines()
+    assert table[2].startswith("| combiner | combiner-ptb-paper | 2 |")
+    for name in ("uf1.json", "mlm.json", "test.ptb"):
+        assert (out / "runs" / "seed-1" / "eval" / name).is_file()

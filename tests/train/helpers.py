@@ -23,6 +23,7 @@ EXTRA = {
     "transformer": ["model.d_ff=64"],
     "structformer": ["model.d_ff=64", "model.n_parser_layers=1", "model.conv_size=3"],
     "udgn": ["model.head_size=8", "model.n_parser_layers=1"],
+    "combiner": ["model.d_ff=64"],
 }
 
 

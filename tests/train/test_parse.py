@@ -21,7 +21,7 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("parse")
     data = make_dataset(root)
     out = {}
-    for arch in ("structformer", "udgn", "transformer"):
+    for arch in ("structformer", "udgn", "transformer", "combiner"):
         out[arch] = root / arch
         train(
             TrainOptions(
@@ -60,6 +60,23 @@ def test_jsonl_keeps_tokens_and_gives_trees(runs, tmp_path, arch, decoder):
     if decoder in ("mst", "eisner", "algorithm3"):
         assert dependency_problem(first["heads"]) is None
     assert "scores" in first and records[1]["tree"] == ""
+
+
+@pytest.mark.parametrize("decoder", ["merge", "divergence"])
+def test_combiner_parses_constituency_trees_only(runs, tmp_path, decoder):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    ptb = _run(src, "-m", runs["combiner"], "-f", "ptb", "--decoder", decoder)
+    assert ptb.exit_code == 0, ptb.output
+    assert ptb.stdout.split("\n")[0].count("(X ") >= 5
+    jsonl = _run(src, "-m", runs["combiner"], "-f", "jsonl", "--scores")
+    assert jsonl.exit_code == 0, jsonl.output
+    first = json.loads(jsonl.stdout.splitlines()[0])
+    assert len(first["scores"]["distances"]) == 3  # between the 4 words (punctuation out)
+    assert first["heads"] is None
+    conllu = _run(src, "-m", runs["combiner"], "-f", "conllu")
+    assert conllu.exit_code == 2
+    assert "--format conllu needs dependencies" in conllu.stderr and "ptb or jsonl" in conllu.stderr
 
 
 def test_ptb_and_drop(runs, tmp_path):

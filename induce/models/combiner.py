@@ -1,0 +1,224 @@
+"""Combiner: sparse hierarchical attention whose growing connections are a tree (seed paper
+004; no public code: this is our implementation, equation by equation).
+
+Per layer ``l`` (post-LayerNorm, BERT style):
+
+1. the multi-head attention ``A_h = softmax(Q_h K_h^T / sqrt(d))``, max-pooled over heads into
+   one matrix ``M`` (the paper's appendix); padded keys and queries are 0;
+2. the Sparse Attention Gate (Eqs. 3-4): ``tau = sigmoid(linear(maxpool(CNN(M))))``, the CNN a
+   stack of 1-D convolutions run over each row of ``M`` as a one-channel signal over the key
+   positions, max-pooled over keys and rows (``gate: matrix``; ``row`` keeps a tau per row,
+   ``head`` gates each head's ``A_h`` before the max-pool); ``M^ = relu(M - tau)``.  The
+   paper's Table 3 variants: a fixed ``tau`` (``threshold: fixed``), the top-k of each row
+   (``threshold: topk``), and 0-3 CNN layers (0: a linear map of the max-pooled ``M``);
+3. the Hierarchical Attention Block (Eq. 5): ``M~^l = softmax(M^^l + M~^{l-1})`` taken over the
+   support only, ``supp(M^^l) | supp(M~^{l-1}) | diagonal``, zero outside, so a connection made
+   in a layer is inherited by every layer above.  ``hierarchy: dense`` takes the softmax over
+   every key, as a literal reading of Eq. 5 would: then every pair is connected from the first
+   layer and no tree can be read from the connections, hence not the default;
+4. Eq. 6 ``H^ = M~ V`` with one ``V`` shared by the heads; Eq. 7 averages ``H^`` over the
+   tokens each token is connected to (the row-normalised ``Boolean(M~)``); then the output
+   projection, residual, LayerNorm and the feed-forward block.
+
+The gate's bias starts at ``gate_bias`` (-4: ``tau`` ~ 0.02), low enough that ``M^`` is not
+all zero at the start: where ``M^`` is zero, ``relu`` passes ``tau`` no gradient.
+
+Shapes: ``B`` batch, ``L`` length, ``D`` width, ``H`` heads, ``N`` layers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, cast
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from induce.data.errors import ConfigError
+from induce.decode.scores import MergeScores
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
+from induce.models.layers import Dropout, Recording
+
+
+@dataclass(frozen=True)
+class CombinerConfig(BackboneConfig):
+    d_ff: int = 3072
+    position: Literal["absolute", "none"] = "absolute"
+    max_length: int = 512
+    gate: Literal["matrix", "row", "head"] = "matrix"  # one tau per sentence, row or head
+    threshold: Literal["learned", "fixed", "topk"] = "learned"  # Table 3
+    fixed_tau: float = 0.5  # threshold: fixed (the paper tries 0.50 and 0.55)
+    top_k: int = 2  # threshold: topk (2 or 3)
+    gate_layers: int = 1  # CNN layers of the gate (0: linear on the max-pooled M)
+    gate_channels: int = 8
+    gate_kernel: int = 3
+    gate_bias: float = -4.0  # initial bias of tau's linear map: tau starts ~ 0.02
+    hierarchy: Literal["support", "dense"] = "support"
+
+    def check(self) -> None:
+        super().check()
+        if self.d_model % self.n_heads:
+            raise ConfigError(
+                f"model.d_model ({self.d_model}) must be a multiple of model.n_heads "
+                f"({self.n_heads})"
+            )
+        if min(self.d_ff, self.gate_channels, self.gate_kernel, self.top_k) < 1:
+            raise ConfigError("model sizes must be positive")
+        if not 0 <= self.gate_layers <= 8:
+            raise ConfigError(f"model.gate_layers must be in [0, 8], got {self.gate_layers}")
+        check_rate("model.fixed_tau", self.fixed_tau)
+
+
+class SparseGate(nn.Module):
+    """Eqs. 3-4: ``tau`` from an attention matrix.  ``m [B, R, L, L]`` (R matrices per
+    sentence: 1, or H for the per-head gate), ``row_keep [B, L]`` -> ``tau [B, R, 1, 1]``, or
+    ``[B, R, L, 1]`` per row."""
+
+    def __init__(self, c: CombinerConfig) -> None:
+        super().__init__()
+        self.per_row = c.gate == "row"
+        layers: list[nn.Module] = []
+        channels = 1
+        for _ in range(c.gate_layers):
+            layers += [nn.Conv1d(channels, c.gate_channels, c.gate_kernel, padding="same")]
+            layers += [nn.ReLU()]
+            channels = c.gate_channels
+        self.cnn = nn.Sequential(*layers)
+        self.linear = nn.Linear(channels, 1)
+        nn.init.constant_(self.linear.bias, c.gate_bias)
+
+    def forward(self, m: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        b, r, n, _ = m.shape
+        signal = self.cnn(m.reshape(b * r * n, 1, n)).view(b, r, n, -1, n)  # [B, R, L, C, L]
+        signal = signal.masked_fill(~keep[:, None, None, None, :], float("-inf"))
+        pooled = signal.amax(-1)  # over keys: [B, R, L, C]
+        if not self.per_row:
+            rows = keep[:, None, :, None]
+            pooled = pooled.masked_fill(~rows, float("-inf")).amax(2, keepdim=True)
+        tau = torch.sigmoid(self.linear(pooled.clamp_min(-1e4)))  # [B, R, L or 1, 1]
+        return tau
+
+
+class CombinerLayer(Recording):
+    """One layer: Eqs. 3-7, then the output projection, residual, LayerNorm and
+    feed-forward (post-LN).  ``forward(x [B, L, D], keep [B, L], prev [B, L, L] or None)``
+    returns ``(x', M~ [B, L, L], support [B, L, L])``."""
+
+    def __init__(self, c: CombinerConfig) -> None:
+        super().__init__()
+        self.c = c
+        self.qk = nn.Linear(c.d_model, 2 * c.d_model)
+        self.v = nn.Linear(c.d_model, c.d_model)  # Eq. 6: one V for all heads
+        self.out = nn.Linear(c.d_model, c.d_model)
+        self.gate = SparseGate(c) if c.threshold == "learned" else None
+        self.norm_attn = nn.LayerNorm(c.d_model)
+        self.ff = nn.Sequential(
+            nn.Linear(c.d_model, c.d_ff), nn.GELU(), nn.Linear(c.d_ff, c.d_model)
+        )
+        self.norm_ff = nn.LayerNorm(c.d_model)
+        self.drop = Dropout(c.dropout)
+        self.drop_weights = Dropout(c.attn_dropout)
+
+    def reset_xavier(self) -> None:
+        """Query/key (each its own matrix), value and output projections Xavier-uniform."""
+        for part in self.qk.weight.data.chunk(2, dim=0):
+            nn.init.xavier_uniform_(part)
+        for linear in (self.v, self.out):
+            nn.init.xavier_uniform_(linear.weight)
+        for linear in (self.qk, self.v, self.out):
+            nn.init.zeros_(linear.bias)
+
+    def forward(
+        self, x: torch.Tensor, keep: torch.Tensor, prev: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        c = self.c
+        b, n, d = x.shape
+        q, k = self.qk(x).view(b, n, 2, c.n_heads, d // c.n_heads).permute(2, 0, 3, 1, 4)
+        logits = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // c.n_heads)
+        pair = keep[:, :, None] & keep[:, None, :]  # [B, L, L]
+        attn = torch.softmax(logits.masked_fill(~keep[:, None, None, :], float("-inf")), -1)
+        attn = attn.masked_fill(~pair[:, None], 0.0)  # [B, H, L, L]
+        gated = self._gated(attn, keep)  # M^ [B, L, L]
+        support = gated > 0
+        eye = torch.eye(n, dtype=torch.bool, device=x.device)[None]
+        support = (support | eye) & pair
+        if prev is not None:
+            support = support | (prev > 0)
+        scores = gated + (prev if prev is not None else 0.0)
+        # the diagonal keeps a padded row's softmax finite (it is zeroed below)
+        allowed = (support if c.hierarchy == "support" else pair) | eye
+        tilde = torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1)  # Eq. 5
+        tilde = tilde.masked_fill(~pair, 0.0)
+        if self.record:
+            self.recorded = tilde[:, None].detach()
+        h_hat = torch.matmul(self.drop_weights(tilde), self.v(x))  # Eq. 6
+        connected = allowed.to(h_hat.dtype)
+        h = torch.matmul(connected / connected.sum(-1, keepdim=True).clamp_min(1.0), h_hat)
+        x = self.norm_attn(x + self.drop(self.out(h)))  # Eq. 7, projection, residual
+        x = self.norm_ff(x + self.drop(self.ff(x)))
+        return x, tilde, allowed & pair
+
+    def _gated(self, attn: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        """``M^ [B, L, L]`` from the heads' attention ``[B, H, L, L]`` (Eqs. 3-4)."""
+        c = self.c
+        if c.threshold == "topk":
+            m = attn.amax(1)
+            k = min(c.top_k, m.shape[-1])
+            cut = m.topk(k, dim=-1).values[..., -1:]
+            return torch.where(m >= cut, m, torch.zeros_like(m))
+        if c.threshold == "fixed":
+            return F.relu(attn.amax(1) - c.fixed_tau)
+        gate = cast(SparseGate, self.gate)
+        if c.gate == "head":
+            return F.relu(attn - gate(attn, keep)).amax(1)
+        m = attn.amax(1)
+        return F.relu(m - gate(m[:, None], keep)[:, 0])
+
+
+class Combiner(MaskedLM):
+    """Word embeddings (+ learned positions) and their LayerNorm, ``n_layers`` Combiner
+    layers, the tied output layer.  ``structure`` returns each layer's connections and
+    attention, from which ``decode`` reads the tree."""
+
+    config_class = CombinerConfig
+    scores_class = MergeScores
+    config: CombinerConfig
+
+    def __init__(self, config: CombinerConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__(config, vocab_size, pad_id)
+        self.embed_norm = nn.LayerNorm(config.d_model)
+        self.layers = nn.ModuleList(CombinerLayer(config) for _ in range(config.n_layers))
+        self._add_output(vocab_size)
+        self._init_tables(self.embed, self.positions)
+        self._init_projections()
+
+    def encode(
+        self, ids: torch.Tensor, keep: torch.Tensor
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """``hidden [B, L, D]``, and per layer ``M~ [B, L, L]`` and the support."""
+        h = self.drop(self.embed_norm(self.embed_tokens(ids)))
+        prev: torch.Tensor | None = None
+        tildes, supports = [], []
+        for layer in self.layers:
+            h, prev, support = cast(CombinerLayer, layer)(h, keep, prev)
+            tildes.append(prev)
+            supports.append(support)
+        return h, tildes, supports
+
+    def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
+        h, _, _ = self.encode(ids, keep)
+        return EncoderOutput(self.finish(h))
+
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> MergeScores:
+        _, tildes, supports = self.encode(ids, keep)
+        return MergeScores(torch.stack(supports, 1), torch.stack(tildes, 1).float())
+
+    def record_attention(self, on: bool = True) -> None:
+        for layer in self.layers:
+            cast(CombinerLayer, layer).record_weights(on)
+
+    def attention(self) -> list[torch.Tensor]:
+        """``M~`` of each layer as one head ``[B, 1, L, L]``."""
+        return [cast(CombinerLayer, layer).weights() for layer in self.layers]

@@ -1,0 +1,164 @@
+"""Combiner: inherited connections, the gate, the tree read-outs, gradients, variants."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from induce.data.errors import ConfigError
+from induce.decode.merges import divergence_distances, merge_distances
+from induce.models import build_model, model_config
+from induce.models.combiner import CombinerLayer
+from induce.runs.config import load_config
+
+SMALL = ["model.d_model=32", "model.n_layers=3", "model.n_heads=4", "model.d_ff=64"]
+VARIANTS = [
+    [],
+    ["model.gate=row"],
+    ["model.gate=head"],
+    ["model.gate_layers=0"],
+    ["model.gate_layers=3"],
+    ["model.threshold=fixed", "model.fixed_tau=0.55"],
+    ["model.threshold=topk", "model.top_k=3"],
+    ["model.hierarchy=dense"],
+]
+
+
+def _model(extra=(), seed=0):
+    config = load_config("combiner", SMALL + list(extra), preset="demo")
+    torch.manual_seed(seed)
+    return build_model("combiner", config.model, 60, 1)
+
+
+def _batch(seed=1):
+    torch.manual_seed(seed)
+    ids = torch.randint(3, 60, (3, 11))
+    keep = torch.ones(3, 11, dtype=torch.bool)
+    keep[1, 6:] = False
+    ids[1, 6:] = 1
+    return ids, keep
+
+
+@pytest.mark.parametrize("extra", VARIANTS, ids=lambda v: ",".join(v) or "paper")
+def test_connections_are_inherited_and_stay_inside_the_sentence(extra):
+    model = _model(extra).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        _, tildes, supports = model.encode(ids, keep)
+    for lower, upper in zip(supports, supports[1:]):
+        assert bool((upper | ~lower).all())  # every connection is kept upward
+    pair = keep[:, :, None] & keep[:, None, :]
+    for tilde, support in zip(tildes, supports):
+        assert not bool((support & ~pair).any())
+        rows = tilde.sum(-1)
+        assert torch.allclose(rows[keep], torch.ones_like(rows[keep]), atol=1e-5)
+        assert float(tilde[~pair].abs().max()) == 0.0
+        assert not bool((tilde > 0)[pair & ~support].any())  # M~ is zero off the support
+
+
+def test_dense_hierarchy_connects_everything_at_once():
+    model = _model(["model.hierarchy=dense"]).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        scores = model.structure(ids, keep).sentence(0, 11)
+    assert bool(scores.supports.all())
+    levels = [int(d) for d in merge_distances(scores.supports, scores.attention)]
+    assert levels == [1] * 10  # no tree in the levels: only the tie-break orders the splits
+
+
+def test_a_hand_set_threshold_gives_the_groups_computed_by_hand(monkeypatch):
+    """Two heads over four words, tau = 0.5: M = max over heads, M^ = relu(M - tau)."""
+    config = model_config("combiner", {"d_model": 8, "n_heads": 2, "d_ff": 8, "n_layers": 1})
+    layer = CombinerLayer(config)
+    attn = torch.tensor(
+        [
+            [
+                [0.2, 0.6, 0.1, 0.1],
+                [0.7, 0.1, 0.1, 0.1],
+                [0.1, 0.1, 0.2, 0.6],
+                [0.1, 0.1, 0.1, 0.7],
+            ],
+            [
+                [0.4, 0.3, 0.2, 0.1],
+                [0.3, 0.3, 0.2, 0.2],
+                [0.1, 0.2, 0.3, 0.4],
+                [0.2, 0.2, 0.55, 0.05],
+            ],
+        ]
+    )[None]
+    keep = torch.ones(1, 4, dtype=torch.bool)
+    monkeypatch.setattr(layer.gate, "forward", lambda m, keep: torch.full((1, 1, 1, 1), 0.5))
+    gated = layer._gated(attn, keep)
+    expected = torch.relu(attn.amax(1) - 0.5)
+    assert torch.equal(gated, expected)
+    # support of M^ plus the diagonal: {0,1} and {2,3} are the connected groups
+    monkeypatch.setattr(layer, "_gated", lambda attn, keep: expected)
+    _, _, support = layer(torch.randn(1, 4, 8), keep, None)
+    sym = support[0] | support[0].T
+    assert sym.tolist() == [
+        [True, True, False, False],
+        [True, True, False, False],
+        [False, False, True, True],
+        [False, False, True, True],
+    ]
+    distances = merge_distances(support[None, 0], torch.full((1, 4, 4), 0.25))
+    assert [int(d) for d in distances] == [1, 2, 1]  # joined in layer 1, never, layer 1
+
+
+def test_merge_levels_and_ties_by_hand():
+    s = torch.zeros(3, 4, 4, dtype=torch.bool)
+    s[:, torch.arange(4), torch.arange(4)] = True
+    s[0, 0, 1] = True  # layer 1: {0,1}
+    s[1:, 0, 1] = s[1:, 2, 3] = True  # layer 2: {2,3}
+    s[2, 1, 3] = True  # layer 3: everything, through 1-3
+    a = torch.zeros(3, 4, 4)
+    a[2, 1, 2] = a[2, 2, 1] = 0.5  # mutual attention of words 1 and 2 at their joining layer
+    d = merge_distances(s, a)
+    assert d == pytest.approx([1.5, 3.25, 2.5])
+    assert merge_distances(s[:, :1, :1], a[:, :1, :1]) == []
+
+
+def test_divergence_read_out():
+    a = torch.tensor([[[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]])
+    d = divergence_distances(a)
+    assert d[0] == pytest.approx(0.0) and d[1] == pytest.approx(torch.log(torch.tensor(2.0)).item())
+
+
+@pytest.mark.parametrize("decoder", ["merge", "divergence"])
+def test_read_out_trees_are_binary_deterministic_and_cover_the_words(decoder):
+    model = _model().eval()
+    ids, keep = _batch()
+    words = [f"w{i}" for i in range(11)]
+    with torch.no_grad():
+        first = model.structure(ids, keep)
+        again = model.structure(ids, keep)
+    for k, n in ((0, 11), (1, 6)):
+        a = first.sentence(k, n).read_out(words[:n], decoder)
+        b = again.sentence(k, n).read_out(words[:n], decoder)
+        assert a.tree == b.tree and a.heads is None
+        assert a.tree is not None and a.tree.words() == words[:n]
+        assert all(len(node.children) in (1, 2) for node in a.tree.subtrees())
+    one = first.sentence(0, 11)
+    sub = one.read_out_subwords(words[:4], [0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    assert sub.tree.words() == words[:4]
+
+
+@pytest.mark.parametrize("extra", [[], ["model.gate=row"], ["model.gate=head"]])
+def test_gradients_reach_the_gate(extra):
+    model = _model(extra + ["model.gate_bias=-1.0"]).train()
+    ids, keep = _batch()
+    out = model(ids, keep)
+    model.logits(out.hidden[keep]).logsumexp(-1).mean().backward()
+    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert any(float(g.abs().sum()) > 0 for g in grads)
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_settings_are_checked():
+    with pytest.raises(ConfigError, match="gate: must be one of"):
+        load_config("combiner", SMALL + ["model.gate=column"], preset="demo")
+    with pytest.raises(ConfigError, match="model.d_model"):
+        load_config("combiner", ["model.d_model=30", "model.n_heads=4"], preset="demo")
+    with pytest.raises(ConfigError, match="gate_layers"):
+        load_config("combiner", SMALL + ["model.gate_layers=9"], preset="demo")

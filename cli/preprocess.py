@@ -45,10 +45,15 @@ SKIP_BAD = typer.Option(
 )
 WORKERS = typer.Option(1, "--workers", "-j", min=1, help="Processes reading treebank files.")
 TOKENIZER = typer.Option(
-    "words", "--tokenizer", help="words, or gpt2 (byte-level BPE subwords with word alignment)."
+    "words",
+    "--tokenizer",
+    help="words, gpt2 (byte-level BPE) or wordpiece (BERT's, for --init-from): subwords with "
+    "word alignment.",
 )
 TOKENIZER_FILES = typer.Option(
-    None, "--tokenizer-files", help="Folder with tokenizer.json, or vocab.json + merges.txt."
+    None,
+    "--tokenizer-files",
+    help="Folder with tokenizer.json, or vocab.json + merges.txt (gpt2), or vocab.txt (wordpiece).",
 )
 SPACE_FIRST = typer.Option(
     False, "--space-first-word", help="GPT-2 subwords: a space before the first word too."
@@ -81,23 +86,28 @@ def _vocab(path: str | None, min_freq: int | None, max_vocab: int | None, subwor
     return load_vocabulary(path)
 
 
-def _tokenizer(kind: str, files: str | None, space_first: bool):
+def _tokenizer(kind: str, files: str | None, space_first: bool, lowercase: bool = True):
     from induce.data.errors import ConfigError
 
     if kind == "words":
         if files:
-            raise ConfigError("--tokenizer-files needs --tokenizer gpt2")
+            raise ConfigError("--tokenizer-files needs --tokenizer gpt2 or wordpiece")
         return None
-    if kind != "gpt2":
-        raise ConfigError(f"--tokenizer must be words or gpt2, not {kind!r}")
+    if kind not in ("gpt2", "wordpiece"):
+        raise ConfigError(f"--tokenizer must be words, gpt2 or wordpiece, not {kind!r}")
     if not files:
+        wanted = (
+            "tokenizer.json, or vocab.json + merges.txt"
+            if kind == "gpt2"
+            else ("tokenizer.json or BERT's vocab.txt")
+        )
         raise ConfigError(
-            "--tokenizer gpt2 needs --tokenizer-files DIR (a folder with "
-            "tokenizer.json, or vocab.json + merges.txt); nothing is downloaded"
+            f"--tokenizer {kind} needs --tokenizer-files DIR (a folder with {wanted}); "
+            "nothing is downloaded"
         )
     from induce.preprocess.subwords import SubwordTokenizer
 
-    return SubwordTokenizer(files, space_first)
+    return SubwordTokenizer(files, space_first, kind, lowercase)
 
 
 def _force_hint(command: Callable[P, R]) -> Callable[P, R]:
@@ -250,7 +260,7 @@ def ptb(
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 
     sections = preset_sections(preset)
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     fixed = _vocab(vocab, min_freq, max_vocab, subwords)
     options = PtbOptions(
         train=train or sections["train"],
@@ -321,7 +331,7 @@ def bllip(
         skip_bad=skip_bad,
         workers=workers,
     )
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     _write(out, lambda progress: preprocess_bllip(root, out, options, subwords, force, progress))
 
 
@@ -388,7 +398,7 @@ def text(
     from induce.data.config import choose
     from induce.preprocess.text import TEXT_FORMATS, TextOptions, preprocess_text
 
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word)
+    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     options = TextOptions(
         normalization=_normalization(tagset, keep_case, keep_digits),
         min_freq=min_freq,

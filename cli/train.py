@@ -140,6 +140,13 @@ def train(
     ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     seed: int | None = typer.Option(None, "--seed", help="Same as --set train.seed=N."),
+    init_from: str | None = typer.Option(
+        None,
+        "--init-from",
+        help="Start from a local BERT folder (config.json + model.safetensors or "
+        "pytorch_model.bin; combiner only; the data made with --tokenizer wordpiece from the "
+        "same folder). Same as --set train.init_from=DIR.",
+    ),
     deterministic: bool = typer.Option(
         False,
         "--deterministic",
@@ -167,6 +174,7 @@ def train(
         name = arch or Path(config or "run").stem
         out = f"runs/{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
+    overrides += [f"train.init_from={Path(init_from).resolve()}"] if init_from else []
     options = TrainOptions(
         out=out or resume or "",
         arch=arch,

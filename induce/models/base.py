@@ -139,6 +139,13 @@ class MaskedLM(nn.Module):
         """The parser's scores only, without the encoder layers (``None``: no parser)."""
         return None
 
+    def load_pretrained(self, folder: str) -> None:
+        """Start from a pretrained checkpoint (``train.init_from``); only some models can."""
+        raise ConfigError(
+            f"train.init_from: a {type(self).__name__} cannot start from a BERT checkpoint "
+            "(combiner can)"
+        )
+
     def record_attention(self, on: bool = True) -> None:
         """Keep every layer's attention weights of the next forward passes (or stop)."""
         raise NotImplementedError

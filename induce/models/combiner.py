@@ -36,10 +36,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from induce.data.errors import ConfigError
+from induce.data.errors import ConfigError, InputError
 from induce.decode.scores import MergeScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.layers import Dropout, Recording
+from induce.models.pretrained import read_bert
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,43 @@ class CombinerLayer(Recording):
         return F.relu(m - gate(m[:, None], keep)[:, 0])
 
 
+class _Weights:
+    """A BERT checkpoint's tensors, copied into parameters with their shapes checked."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], folder: str) -> None:
+        self.tensors, self.folder = tensors, folder
+
+    def take(self, name: str) -> torch.Tensor:
+        if name not in self.tensors:
+            raise InputError(f"the BERT checkpoint has no {name}", self.folder)
+        return self.tensors[name]
+
+    def copy(self, target: torch.Tensor, value: torch.Tensor, name: str) -> None:
+        if target.shape != value.shape:
+            raise ConfigError(
+                f"{name} is {list(value.shape)} in the BERT checkpoint, {list(target.shape)} "
+                "here: the dataset must be made with its WordPiece vocabulary (--tokenizer "
+                "wordpiece) and the model sizes are the checkpoint's"
+            )
+        target.copy_(value)
+
+    def into(self, target: torch.Tensor, name: str, plus: torch.Tensor | None = None) -> None:
+        value = self.take(name)
+        self.copy(target, value if plus is None else value + plus, name)
+
+    def linear(self, target: nn.Linear, name: str) -> None:
+        self.into(target.weight, f"{name}.weight")
+        self.into(target.bias, f"{name}.bias")
+
+    def has_norm(self, name: str) -> bool:
+        return f"{name}.weight" in self.tensors or f"{name}.gamma" in self.tensors
+
+    def norm(self, target: nn.LayerNorm, name: str) -> None:
+        old = f"{name}.gamma" in self.tensors  # checkpoints converted from TensorFlow
+        self.into(target.weight, f"{name}.{'gamma' if old else 'weight'}")
+        self.into(target.bias, f"{name}.{'beta' if old else 'bias'}")
+
+
 class Combiner(MaskedLM):
     """Word embeddings (+ learned positions) and their LayerNorm, ``n_layers`` Combiner
     layers, the tied output layer.  ``structure`` returns each layer's connections and
@@ -214,6 +252,37 @@ class Combiner(MaskedLM):
     def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> MergeScores:
         _, tildes, supports = self.encode(ids, keep)
         return MergeScores(torch.stack(supports, 1), torch.stack(tildes, 1).float())
+
+    @torch.no_grad()
+    def load_pretrained(self, folder: str) -> None:
+        """Start from a local BERT checkpoint (``train.init_from``): embeddings (segment 0's
+        embedding folded into the positions), every layer's query/key/value/output, LayerNorms
+        and feed-forward, and the MLM head's output bias and LayerNorm.  BERT's per-head values
+        are Eq. 6's shared ``V`` as they are; the gates start fresh, and so does the MLM
+        head's dense transform, which this model does not have."""
+        bert = _Weights(read_bert(folder), folder)
+        bert.into(self.embed.weight, "embeddings.word_embeddings.weight")
+        if self.positions is not None:
+            segment = bert.take("embeddings.token_type_embeddings.weight")[0]
+            bert.into(self.positions.weight, "embeddings.position_embeddings.weight", segment)
+        bert.norm(self.embed_norm, "embeddings.LayerNorm")
+        for i, module in enumerate(self.layers):
+            layer = cast(CombinerLayer, module)
+            p = f"encoder.layer.{i}."
+            for part in ("weight", "bias"):
+                q = bert.take(f"{p}attention.self.query.{part}")
+                k = bert.take(f"{p}attention.self.key.{part}")
+                bert.copy(getattr(layer.qk, part), torch.cat([q, k]), f"{p}attention.self.*")
+            bert.linear(layer.v, f"{p}attention.self.value")
+            bert.linear(layer.out, f"{p}attention.output.dense")
+            bert.norm(layer.norm_attn, f"{p}attention.output.LayerNorm")
+            bert.linear(cast(nn.Linear, layer.ff[0]), f"{p}intermediate.dense")
+            bert.linear(cast(nn.Linear, layer.ff[2]), f"{p}output.dense")
+            bert.norm(layer.norm_ff, f"{p}output.LayerNorm")
+        if "cls.predictions.bias" in bert.tensors:
+            bert.into(self.out_bias, "cls.predictions.bias")
+        if bert.has_norm("cls.predictions.transform.LayerNorm"):
+            bert.norm(self.norm, "cls.predictions.transform.LayerNorm")
 
     def record_attention(self, on: bool = True) -> None:
         for layer in self.layers:

@@ -1,7 +1,8 @@
-"""GPT-2 byte-level BPE subwords with word alignment, through the ``tokenizers`` library
-(offline: the tokenizer files are given, nothing is downloaded).
+"""Subwords with word alignment, through the ``tokenizers`` library (offline: the tokenizer
+files are given, nothing is downloaded): GPT-2 byte-level BPE, or BERT's WordPiece (for a
+model that starts from a BERT checkpoint, whose embedding rows follow BERT's vocabulary).
 
-Each sentence is encoded as pre-tokenised words with GPT-2's spacing convention - a space
+Each sentence is encoded as pre-tokenised words - with GPT-2's spacing convention, a space
 before every word but the first, as in running text - so every subword belongs to one word.
 The dataset keeps, for each subword, the index of its word (``{split}.align``); word-level
 structures are recovered from subword ones with
@@ -23,11 +24,28 @@ if TYPE_CHECKING:
     from induce.data.dataset import DatasetWriter
 
 
-class SubwordTokenizer:
-    """A byte-level BPE tokenizer read from ``tokenizer.json`` or ``vocab.json`` +
-    ``merges.txt``.  ``space_first``: also put a space before the first word."""
+# BERT's special tokens and ours: the vocabulary keeps BERT's ids under our names
+_BERT_SPECIALS = {"[UNK]": UNK, "[PAD]": PAD, "[MASK]": MASK}
 
-    def __init__(self, folder: str | Path, space_first: bool = False) -> None:
+
+class SubwordTokenizer:
+    """``kind="gpt2"``: a byte-level BPE tokenizer read from ``tokenizer.json`` or
+    ``vocab.json`` + ``merges.txt`` (``space_first``: also put a space before the first
+    word).  ``kind="wordpiece"``: BERT's WordPiece from ``tokenizer.json`` or ``vocab.txt``
+    (``lowercase`` as an uncased BERT)."""
+
+    def __init__(
+        self,
+        folder: str | Path,
+        space_first: bool = False,
+        kind: str = "gpt2",
+        lowercase: bool = True,
+    ) -> None:
+        self.kind = kind
+        if kind == "wordpiece":
+            self._wordpiece(Path(folder), lowercase)
+            self.folder, self.space_first = Path(folder), False
+            return
         try:
             from tokenizers import Tokenizer, decoders, pre_tokenizers
             from tokenizers.models import BPE
@@ -60,27 +78,60 @@ class SubwordTokenizer:
         self.folder = base
         self.space_first = space_first
 
+    def _wordpiece(self, base: Path, lowercase: bool) -> None:
+        from tokenizers import Tokenizer, normalizers, pre_tokenizers
+        from tokenizers.models import WordPiece
+
+        whole, vocab = base / "tokenizer.json", base / "vocab.txt"
+        try:
+            if whole.is_file():
+                self._tok = Tokenizer.from_file(str(whole))
+                self.source = [whole]
+            elif vocab.is_file():
+                self._tok = Tokenizer(WordPiece.from_file(str(vocab), unk_token="[UNK]"))
+                self._tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+                self._tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+                self.source = [vocab]
+            else:
+                raise InputError("needs tokenizer.json or vocab.txt (BERT WordPiece)", str(base))
+        except InputError:
+            raise
+        except Exception as err:
+            raise InputError(f"cannot read the tokenizer: {err}", str(base)) from None
+        missing = [t for t in _BERT_SPECIALS if self._tok.token_to_id(t) is None]
+        if missing:
+            raise InputError(f"the WordPiece vocabulary has no {missing[0]}", str(base))
+
     def encode(self, words: Sequence[str]) -> tuple[list[str], list[int]]:
         """Subword strings and, for each, the 0-based index of its word."""
-        spaced = [w if i == 0 and not self.space_first else " " + w for i, w in enumerate(words)]
-        encoding = self._tok.encode(spaced, is_pretokenized=True, add_special_tokens=False)
-        return list(encoding.tokens), [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
+        if self.kind == "wordpiece":
+            encoding = self._tok.encode(list(words), is_pretokenized=True, add_special_tokens=False)
+            pieces = [_BERT_SPECIALS.get(t, t) for t in encoding.tokens]
+        else:
+            spaced = [
+                w if i == 0 and not self.space_first else " " + w for i, w in enumerate(words)
+            ]
+            encoding = self._tok.encode(spaced, is_pretokenized=True, add_special_tokens=False)
+            pieces = list(encoding.tokens)
+        return pieces, [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
 
     def vocabulary(self) -> Vocabulary:
-        """The tokenizer's tokens in id order, then the specials a masked LM needs."""
+        """The tokenizer's tokens in id order (BERT's specials under our names), then the
+        specials a masked LM needs that it lacks."""
         vocab = self._tok.get_vocab(with_added_tokens=True)
         tokens = [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])]
-        extra = [s for s in (UNK, PAD, MASK) if s not in vocab]
-        return Vocabulary(
-            tokens + extra, {}, (UNK, PAD, MASK), {"subwords": "gpt2", "bpe_size": len(tokens)}
-        )
+        if self.kind == "wordpiece":
+            tokens = [_BERT_SPECIALS.get(t, t) for t in tokens]
+        extra = [s for s in (UNK, PAD, MASK) if s not in tokens]
+        settings = {"subwords": self.kind, "subword_vocabulary": len(tokens)}
+        return Vocabulary(tokens + extra, {}, (UNK, PAD, MASK), settings)
 
     def describe(self) -> dict[str, Any]:
         digest = hashlib.sha256()
         for path in self.source:
             digest.update(path.read_bytes())
         return {
-            "kind": "gpt2-bpe",
+            "kind": "gpt2-bpe" if self.kind == "gpt2" else "bert-wordpiece",
             "files": [str(p) for p in self.source],
             "sha256": digest.hexdigest(),
             "space_before_first_word": self.space_first,

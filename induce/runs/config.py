@@ -63,6 +63,8 @@ class TrainConfig:
     # the dependency decoder of validation (None: the parser's default; the official UDGN
     # training code validates with argmax heads)
     valid_decoder: str | None = None
+    # a local BERT folder the model starts from (combiner; its sizes become the model's)
+    init_from: str | None = None
 
 
 @dataclass(frozen=True)

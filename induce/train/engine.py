@@ -98,7 +98,10 @@ class Trainer:
         torch.manual_seed(self.config.train.seed)
         self.model = build_model(
             self.config.arch, self.config.model, len(self.vocab), self.specials.pad
-        ).to(self.device)
+        )
+        if self.config.train.init_from and not options.resume:
+            self.model.load_pretrained(self.config.train.init_from)
+        self.model = self.model.to(self.device)
         self.optimizer, self.scheduler = _optimizer(self.model, self.config.optim)
         self.state: dict[str, Any] = {
             "step": 0,
@@ -149,6 +152,20 @@ class Trainer:
         if self.world.main:
             _check_new_run_directory(self.path)
         config = load_config(options.arch, options.overrides, preset=options.config)
+        if config.train.init_from:  # the checkpoint fixes the sizes (after the user's)
+            from induce.models import model_class
+            from induce.models.base import MaskedLM
+            from induce.models.pretrained import bert_settings
+
+            if model_class(config.arch).load_pretrained is MaskedLM.load_pretrained:
+                raise ConfigError(
+                    f"a {config.arch} model cannot start from a BERT checkpoint (combiner can)",
+                    setting="init_from",
+                )
+
+            sizes = bert_settings(config.train.init_from)
+            extra = [f"model.{key}={value}" for key, value in sizes.items()]
+            config = load_config(options.arch, options.overrides + extra, preset=options.config)
         return config, options.data
 
     def _open_run_directory(self, options: TrainOptions) -> None:

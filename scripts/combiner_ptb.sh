@@ -10,6 +10,8 @@
 #   SETS="--set train.max_steps=200"   extra `induce train` options
 #   DECODER=merge            or divergence (the Jensen-Shannon read-out)
 set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
 ptb=${1:?usage: $0 LDC_PTB_DIR [OUT_DIR]}
 out=${2:-experiments/combiner-ptb}
 seeds=${SEEDS:-"1111 2222 3333"}
@@ -24,13 +26,7 @@ runs=()
 for seed in $seeds; do
   run=$out/runs/seed-$seed
   runs+=("$run")
-  if [ -f "$run/config.yaml" ]; then
-    induce train --resume "$run" "${sets[@]}"
-  else
-    induce train --config combiner-ptb-paper --data "$data" --out "$run" --seed "$seed" \
-      "${sets[@]}"
-  fi
-  mkdir -p "$run/eval"
+  train_seed "$run" combiner-ptb-paper "$data" "$seed" "${sets[@]}"
   induce parse "$data/test.txt" --model "$run" --pretokenized --format ptb --decoder "$decoder" \
     -o "$run/eval/test.ptb"
   induce evaluate unsupervised "$data/test.trees" "$run/eval/test.ptb" -q \

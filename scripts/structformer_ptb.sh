@@ -17,6 +17,8 @@
 #   Without either, Penn2Malt head rules give a "UAS penn2malt" column, NOT comparable with the
 #   paper.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
 ptb=${1:?usage: $0 LDC_PTB_DIR MIKOLOV_DIR [OUT_DIR]}
 mikolov=${2:?usage: $0 LDC_PTB_DIR MIKOLOV_DIR [OUT_DIR]}
 arch=${ARCH:-structformer}
@@ -44,13 +46,7 @@ runs=()
 for seed in $seeds; do
   run=$out/runs/seed-$seed
   runs+=("$run")
-  if [ -f "$run/config.yaml" ]; then
-    induce train --resume "$run" "${sets[@]}"
-  else
-    induce train --config "$arch-ptb-paper" --data "$out/lm" --out "$run" --seed "$seed" \
-      "${sets[@]}"
-  fi
-  mkdir -p "$run/eval"
+  train_seed "$run" "$arch-ptb-paper" "$out/lm" "$seed" "${sets[@]}"
   if [ "$arch" = structformer ]; then
     # section 23 words through the LM's vocabulary (words it lacks read as <unk>)
     induce parse "$out/wsj/test.txt" --model "$run" --pretokenized --format ptb \

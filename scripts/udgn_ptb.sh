@@ -16,6 +16,8 @@
 #                            the paper
 #   DEPS_SCHEME=stanford     the conversion's name, recorded in the dataset and every report
 set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
 ptb=${1:?usage: $0 LDC_PTB_DIR [OUT_DIR]}
 out=${2:-experiments/udgn-ptb}
 seeds=${SEEDS:-"1111 2222 3333"}
@@ -47,13 +49,8 @@ for seed in $seeds; do
   run=$out/runs/seed-$seed
   runs+=("$run")
   # 2. train (resumes where a previous, interrupted call stopped)
-  if [ -f "$run/config.yaml" ]; then
-    induce train --resume "$run" "${sets[@]}"
-  else
-    induce train --config udgn-ptb-paper --data "$data" --out "$run" --seed "$seed" "${sets[@]}"
-  fi
+  train_seed "$run" udgn-ptb-paper "$data" "$seed" "${sets[@]}"
   # 3. parse section 23 (the run's protocol decoder: mst-uniform-root) and score it
-  mkdir -p "$run/eval"
   induce parse "$data/parse.txt" --model "$run" --pretokenized --format ptb -o "$run/eval/test.ptb"
   induce parse "$data/parse.txt" --model "$run" --pretokenized --format conllu \
     -o "$run/eval/test.conllu"

@@ -302,6 +302,7 @@ class Trainer:
 
     def validate(self) -> dict[str, Any]:
         c = self.config
+        self.state["validated_step"] = self.state["step"]
         loss, count = validation_loss(
             self.model,
             self.valid_ids,
@@ -367,11 +368,12 @@ class Trainer:
         while s["epoch"] < c.train.epochs and not self._finished(total):
             if self._run_epoch(total, self.meter) == "interrupted":
                 return "interrupted"
-        if s["step"] != s.get("saved_step"):  # the last updates are never lost
-            if self.valid_ids:
-                self.validate()
-            else:
-                self.save_checkpoint()
+        # the last update is always validated (when there is a validation set) and saved,
+        # even when a checkpoint was just written at that step
+        if self.valid_ids and s["step"] != s.get("validated_step"):
+            self.validate()
+        elif s["step"] != s.get("saved_step"):
+            self.save_checkpoint()
         if self.world.main and (read_pointer(self.path) or {}).get("best") is None:
             self.save_checkpoint(best=True)  # no validation set: the last is the best
         self.emit("done", {"step": s["step"], "best_valid_loss": s["best_loss"]})

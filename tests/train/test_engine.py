@@ -277,3 +277,14 @@ def test_validation_decoder_is_a_setting(data, tmp_path):
         scores[decoder] = _records(out, "eval")[-1]
     assert scores["mst"]["valid_ppl"] == scores["argmax"]["valid_ppl"]  # only the read-out
     assert "uas" in scores["argmax"]
+
+
+def test_the_last_update_is_validated_even_when_a_checkpoint_was_just_written(data, tmp_path):
+    """max_steps a multiple of checkpoint_every: the checkpoint at the last step used to stand
+    in for the final validation, so the last weights were never scored."""
+    out = tmp_path / "run"
+    steps = ["train.max_steps=4", "train.checkpoint_every=2", "train.eval_every=0"]
+    assert train(TrainOptions(str(out), "transformer", str(data), tiny("transformer") + steps)) == (
+        "done"
+    )
+    assert [r["step"] for r in _records(out, "eval")][-1] == 4

@@ -33,7 +33,8 @@ def parse(
         None,
         "--decoder",
         help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | "
-        "eisner | mst-uniform-root (the official UDGN test decoder).  Default: the run's "
+        "eisner | mst-uniform-root (the official UDGN test decoder); combiner: merge (default) "
+        "| divergence.  Default: the run's "
         "protocol.test_decoder (mst-uniform-root for udgn-ptb-paper), else the model's.",
     ),
     punct: Punct = typer.Option(

@@ -99,7 +99,7 @@ def _tokenizer(kind: str, files: str | None, space_first: bool, lowercase: bool 
         wanted = (
             "tokenizer.json, or vocab.json + merges.txt"
             if kind == "gpt2"
-            else ("tokenizer.json or BERT's vocab.txt")
+            else "tokenizer.json or BERT's vocab.txt"
         )
         raise ConfigError(
             f"--tokenizer {kind} needs --tokenizer-files DIR (a folder with {wanted}); "

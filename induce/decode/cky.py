@@ -1,0 +1,76 @@
+"""CKY for span-based chart parsers (Kitaev and Klein 2018, Section 2.2), vectorised in torch.
+
+A tree's score is the sum over its spans of the span's best label score, where the empty
+label ``∅`` (label 0) scores a constant 0; the whole-sentence span must carry a real label
+(``∅`` is not allowed at the root).  The chart is filled width by width: for each width one
+batched step scores every span of that width over every split point of every sentence, so a
+batch costs ``O(n)`` torch operations for ``O(B n^3)`` work.  The back-pointers are read in
+Python, one short walk per sentence.
+
+Shapes: ``B`` batch, ``n`` the longest sentence, ``C`` labels including ``∅`` at index 0;
+span ``(i, j)`` covers fenceposts ``i < j`` (words ``i .. j - 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+Span = tuple[int, int, int]  # (start, end, label): label 0 is the empty label
+
+
+def cky(scores: torch.Tensor, lengths: Sequence[int]) -> tuple[list[list[Span]], torch.Tensor]:
+    """The best binary tree of each sentence.
+
+    ``scores [B, n + 1, n + 1, C]``: ``scores[b, i, j, l]`` for span ``(i, j)`` and label
+    ``l`` (``l = 0``, the empty label, is taken as 0 whatever the tensor holds).  Returns, per
+    sentence, the tree's spans with their labels (every span of the binary tree, ``∅``
+    included, whole sentence first) and the tree scores ``[B]``."""
+    batch, fence, _, labels = scores.shape
+    n = fence - 1
+    values = scores.detach().float().cpu()
+    real = values[..., 1:].max(-1)  # the best real label of every span
+    inner_score = real.values.clamp_min(0.0)  # ... or the empty label's 0
+    inner_label = torch.where(real.values > 0.0, real.indices + 1, torch.zeros_like(real.indices))
+    chart = torch.zeros(batch, fence, fence)
+    split = torch.zeros(batch, fence, fence, dtype=torch.long)
+    idx = torch.arange(fence)
+    if n >= 1:
+        chart[:, idx[:-1], idx[:-1] + 1] = inner_score[:, idx[:-1], idx[:-1] + 1]
+    for width in range(2, n + 1):
+        starts = torch.arange(n - width + 1)
+        # left part (i, i + s) and right part (i + s, i + width) for every split s
+        offsets = torch.arange(1, width)
+        left = chart[:, starts[:, None], starts[:, None] + offsets[None, :]]
+        right = chart[:, starts[:, None] + offsets[None, :], starts[:, None] + width]
+        best, where = (left + right).max(-1)  # [B, n - width + 1]
+        ends = starts + width
+        chart[:, starts, ends] = best + inner_score[:, starts, ends]
+        split[:, starts, ends] = starts + 1 + where
+    trees: list[list[Span]] = []
+    totals = torch.zeros(batch)
+    for b, length in enumerate(lengths):
+        if length < 1:
+            trees.append([])
+            continue
+        root_label = int(real.indices[b, 0, length]) + 1
+        root_score = float(real.values[b, 0, length])
+        totals[b] = chart[b, 0, length] - inner_score[b, 0, length] + root_score
+        spans = [(0, length, root_label)]
+        _walk(spans, split[b], inner_label[b], 0, length)
+        trees.append(spans)
+    return trees, totals
+
+
+def _walk(out: list[Span], split: torch.Tensor, label: torch.Tensor, i: int, j: int) -> None:
+    """Append the spans under ``(i, j)`` (its own span is already in ``out``)."""
+    stack = [(i, j)]
+    while stack:
+        i, j = stack.pop()
+        if j - i < 2:
+            continue
+        k = int(split[i, j])
+        for a, b in ((i, k), (k, j)):
+            out.append((a, b, int(label[a, b])))
+            stack.append((a, b))

@@ -76,6 +76,7 @@ class MaskedLM(nn.Module):
     that parameters are created (and drawn from the seed) in a fixed order."""
 
     config_class: ClassVar[type[BackboneConfig]] = BackboneConfig
+    starts_from_bert: ClassVar[bool] = False  # whether load_pretrained reads a BERT folder
     scores_class: ClassVar[type[Scores] | None] = None
 
     def __init__(self, config: BackboneConfig, vocab_size: int, pad_id: int) -> None:
@@ -139,12 +140,19 @@ class MaskedLM(nn.Module):
         """The parser's scores only, without the encoder layers (``None``: no parser)."""
         return None
 
+    @classmethod
+    def check_pretrained(cls) -> None:
+        """A clear error before any work when the architecture cannot start from BERT."""
+        if not cls.starts_from_bert:
+            raise ConfigError(
+                f"a {cls.__name__} cannot start from a BERT checkpoint (combiner can)",
+                setting="init_from",
+            )
+
     def load_pretrained(self, folder: str) -> None:
         """Start from a pretrained checkpoint (``train.init_from``); only some models can."""
-        raise ConfigError(
-            f"train.init_from: a {type(self).__name__} cannot start from a BERT checkpoint "
-            "(combiner can)"
-        )
+        self.check_pretrained()
+        raise NotImplementedError
 
     def record_attention(self, on: bool = True) -> None:
         """Keep every layer's attention weights of the next forward passes (or stop)."""

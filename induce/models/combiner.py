@@ -226,6 +226,7 @@ class Combiner(MaskedLM):
 
     config_class = CombinerConfig
     scores_class = MergeScores
+    starts_from_bert = True
     config: CombinerConfig
 
     def __init__(self, config: CombinerConfig, vocab_size: int, pad_id: int) -> None:

@@ -154,15 +154,9 @@ class Trainer:
         config = load_config(options.arch, options.overrides, preset=options.config)
         if config.train.init_from:  # the checkpoint fixes the sizes (after the user's)
             from induce.models import model_class
-            from induce.models.base import MaskedLM
             from induce.models.pretrained import bert_settings
 
-            if model_class(config.arch).load_pretrained is MaskedLM.load_pretrained:
-                raise ConfigError(
-                    f"a {config.arch} model cannot start from a BERT checkpoint (combiner can)",
-                    setting="init_from",
-                )
-
+            model_class(config.arch).check_pretrained()
             sizes = bert_settings(config.train.init_from)
             extra = [f"model.{key}={value}" for key, value in sizes.items()]
             config = load_config(options.arch, options.overrides + extra, preset=options.config)

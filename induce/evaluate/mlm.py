@@ -10,7 +10,7 @@ from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.runs.device import autocast
 from induce.runs.directory import open_run
-from induce.runs.inference import masked_lm_sums
+from induce.runs.inference import masked_lm_loss
 
 
 def evaluate_mlm(
@@ -50,23 +50,19 @@ def evaluate_mlm(
     if runs < 1:
         raise ConfigError(f"must be at least 1, got {runs}", setting="runs")
     dev = next(model.parameters()).device
-    losses, count = [], 0
-    for draw in range(runs):
-        total, masked = masked_lm_sums(
-            model,
-            sentences,
-            run.specials,
-            mask_rate,
-            seed + draw,
-            batch_tokens,
-            dev,
-            lambda: autocast(dev, run.config.train.bf16),
-        )
-        if not masked:
-            raise InputError(f"no token of the {split} split could be masked", data)
-        losses.append(total / masked)
-        count += masked
-    loss = sum(losses) / runs
+    loss, count = masked_lm_loss(
+        model,
+        sentences,
+        run.specials,
+        mask_rate,
+        seed,
+        runs,
+        batch_tokens,
+        dev,
+        lambda: autocast(dev, run.config.train.bf16),
+    )
+    if math.isnan(loss):  # a draw masked nothing
+        raise InputError(f"no token of the {split} split could be masked", data)
     return {
         "settings": {
             "metric": "mlm",

@@ -8,6 +8,7 @@ each with its sentence's index.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
@@ -75,6 +76,45 @@ def masked_lm_sums(
         total += float(F.cross_entropy(logits, batch.targets, reduction="sum"))
         count += batch.targets.numel()
     return total, count
+
+
+def masked_lm_loss(
+    model: MaskedLM,
+    sentences: Sequence[Sequence[int]],
+    specials: Specials,
+    mask_rate: float,
+    seed: int,
+    runs: int,
+    batch_tokens: int,
+    device: torch.device,
+    cast: Cast = nullcontext,
+    rank: int = 0,
+    world: int = 1,
+    reduce: Callable[[float, int], Sequence[float]] = lambda total, count: (total, count),
+) -> tuple[float, int]:
+    """``(loss, masked tokens)``: the mean over ``runs`` mask draws (draw ``r`` from ``seed +
+    r``, as the UDGN code averages 5 random draws) of each draw's cross-entropy per masked
+    token, and the masked tokens of all draws.  ``reduce`` sums a draw's ``(total, count)``
+    over the processes; a draw that masks nothing makes the loss ``nan``."""
+    losses, tokens = [], 0
+    for draw in range(runs):
+        total, count = reduce(
+            *masked_lm_sums(
+                model,
+                sentences,
+                specials,
+                mask_rate,
+                seed + draw,
+                batch_tokens,
+                device,
+                cast,
+                rank,
+                world,
+            )
+        )
+        losses.append(total / count if count else math.nan)
+        tokens += int(count)
+    return sum(losses) / runs, tokens
 
 
 @torch.no_grad()

@@ -3,7 +3,6 @@ scored against its gold structures (word level: subword scores are read out as w
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -13,7 +12,7 @@ from induce.metrics.validation import Gold, ParseScorer
 from induce.models.base import MaskedLM
 from induce.runs.batches import Specials
 from induce.runs.config import DataConfig
-from induce.runs.inference import Cast, masked_lm_sums, sentence_scores
+from induce.runs.inference import Cast, masked_lm_loss, sentence_scores
 from induce.train import distributed as dd
 
 
@@ -30,24 +29,20 @@ def validation_loss(
     masks drawn from ``data.eval_seed``; with ``data.eval_runs`` > 1 the mean of the runs'
     losses (run ``r`` masks from ``eval_seed + r``, as the UDGN code averages 5 random
     draws) and the masked tokens of all runs."""
-    losses, tokens = [], 0
-    for run in range(data.eval_runs):
-        total, count = masked_lm_sums(
-            model,
-            sentences,
-            specials,
-            data.mask_rate,
-            data.eval_seed + run,
-            data.eval_batch_tokens,
-            device,
-            cast,
-            world.rank,
-            world.size,
-        )
-        total, summed = dd.sum_all(world, total, float(count), device=device)
-        losses.append(total / summed if summed else math.nan)
-        tokens += int(summed)
-    return sum(losses) / len(losses), tokens
+    return masked_lm_loss(
+        model,
+        sentences,
+        specials,
+        data.mask_rate,
+        data.eval_seed,
+        data.eval_runs,
+        data.eval_batch_tokens,
+        device,
+        cast,
+        world.rank,
+        world.size,
+        lambda total, count: dd.sum_all(world, total, float(count), device=device),
+    )
 
 
 def parse_split(

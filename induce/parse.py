@@ -248,9 +248,6 @@ class Parser:
             return _with_punctuation(s, keep, [], None, punct, {} if want else None)
         parse = scores.read_out(shown, self.decoder)
         extra = scores.to_json() if want else None
-        if parse.heads is None:  # a constituency-only model
-            done = _with_punctuation(s, keep, [0] * len(keep), parse.tree, punct, extra)
-            return Parsed(done.sentence, None, None, done.tree, extra)
         return _with_punctuation(s, keep, parse.heads, parse.tree, punct, extra)
 
 
@@ -265,38 +262,63 @@ def _leaf(token: str) -> str:
 def _with_punctuation(
     s: Sentence,
     keep: list[int],
-    heads: list[int],
+    heads: list[int] | None,
     tree: Tree | None,
     punct: str,
     extra: dict[str, Any] | None,
 ) -> Parsed:
+    """The parse of the words ``keep`` over all of ``s``'s tokens (``punct: attach``) or over
+    the words alone (``drop``); ``heads=None`` for a model without dependencies."""
+    if punct == "drop":
+        s = Sentence([s.tokens[k] for k in keep], s.line, s.text, None, [False] * len(keep))
+        labels = None if heads is None else ["root" if h == 0 else "dep" for h in heads]
+        text = tree.to_string() if tree else ""
+        return Parsed(s, None if heads is None else list(heads), labels, text, extra)
     n = len(s.tokens)
-    position = {k: i + 1 for i, k in enumerate(keep)}  # token index -> word number
+    host = _hosts(n, keep)
+    all_heads, all_labels = (None, None) if heads is None else _attach(n, keep, heads, host)
+    text = _tree_with_punctuation(s, keep, tree, host) if n else ""
+    return Parsed(s, all_heads, all_labels, text, extra)
+
+
+def _hosts(n: int, keep: list[int]) -> dict[int, int]:
+    """Each punctuation token's host word (the word before it, else the first after it),
+    and ``-1`` for every word that hosts punctuation; tokens of a sentence without words are
+    not in it."""
+    host: dict[int, int] = {}
+    words = set(keep)
+    for k in range(n):
+        if k in words:
+            continue
+        before = [j for j in keep if j < k]
+        after = [j for j in keep if j > k]
+        target = before[-1] if before else (after[0] if after else None)
+        if target is not None:
+            host.setdefault(target, -1)
+            host[k] = target
+    return host
+
+
+def _attach(
+    n: int, keep: list[int], heads: list[int], host: dict[int, int]
+) -> tuple[list[int], list[str]]:
+    """Heads and labels over all tokens: the words' own, each punctuation token attached to
+    its host word, and a chain from the first token where there is no word at all."""
     all_heads = [0] * n
     labels = ["punct"] * n
     for i, k in enumerate(keep):
         all_heads[k] = keep[heads[i] - 1] + 1 if heads[i] else 0
         labels[k] = "root" if heads[i] == 0 else "dep"
-    host: dict[int, int] = {}
+    words = set(keep)
     for k in range(n):
-        if k in position:
+        if k in words:
             continue
-        before = [j for j in keep if j < k]
-        after = [j for j in keep if j > k]
-        target = before[-1] if before else (after[0] if after else None)
-        if target is None:  # no word at all: a chain from the first token
+        if k in host:
+            all_heads[k] = host[k] + 1
+        else:  # no word at all
             all_heads[k] = 0 if k == 0 else 1
             labels[k] = "root" if k == 0 else "punct"
-        else:
-            all_heads[k] = target + 1
-            host.setdefault(target, -1)
-            host[k] = target
-    if punct == "drop":
-        s = Sentence([s.tokens[k] for k in keep], s.line, s.text, None, [False] * len(keep))
-        all_heads, labels = list(heads), ["root" if h == 0 else "dep" for h in heads]
-        return Parsed(s, all_heads, labels, tree.to_string() if tree else "", extra)
-    text = _tree_with_punctuation(s, keep, tree, host) if n else ""
-    return Parsed(s, all_heads, labels, text, extra)
+    return all_heads, labels
 
 
 def _tree_with_punctuation(

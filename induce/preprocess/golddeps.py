@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from induce.data.conll import DepFile, format_deps, read_deps
+from induce.data.conll import DepFile, format_deps
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
@@ -56,9 +56,12 @@ class DepSource:
         return {"scheme": self.scheme, **where}
 
 
-def dep_file_for(tree_file: str | Path, source: DepSource) -> Path:
+def dep_file_for(
+    tree_file: str | Path, source: DepSource, listings: dict[Path, dict[str, Path]] | None = None
+) -> Path:
     """The conversion of one tree file: the first existing candidate name, else an error
-    naming where it was looked for."""
+    naming where it was looked for.  ``listings`` keeps each folder's listing between calls
+    (a section folder is listed once, not once per tree file)."""
     tree = Path(tree_file)
     if source.folder == NEXT_TO_TREES:
         folders = [tree.parent]
@@ -66,10 +69,13 @@ def dep_file_for(tree_file: str | Path, source: DepSource) -> Path:
         base = Path(str(source.folder))
         folders = [base / tree.parent.name, base]
     names = [tree.name + s for s in _SUFFIXES] + [tree.stem + s for s in _SUFFIXES]
+    listings = {} if listings is None else listings
     for folder in folders:
         if not folder.is_dir():
             continue
-        present = {p.name.lower(): p for p in folder.iterdir()}
+        if folder not in listings:
+            listings[folder] = {p.name.lower(): p for p in folder.iterdir()}
+        present = listings[folder]
         for name in names:
             found = present.get(name.lower())
             if found is not None and found.is_file():
@@ -117,10 +123,6 @@ def aligned(
 def conllu_lines(trees: Sequence[DepTree]) -> list[str]:
     """Lines of a CoNLL-U file (a blank line after each sentence)."""
     return format_deps(trees, "conllu").split("\n")[:-1]
-
-
-def read_conversion(path: str | Path) -> DepFile:
-    return read_deps(str(path))
 
 
 def _full(path: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.config import load_resource_yaml
+from induce.data.conll import read_deps
 from induce.data.dataset import SPLITS, DatasetWriter
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
@@ -28,7 +29,6 @@ from induce.preprocess.golddeps import (
     aligned,
     conllu_lines,
     dep_file_for,
-    read_conversion,
 )
 from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import combined_digest
@@ -246,13 +246,15 @@ class _SplitGold:
         source = options.deps
         self.per_file = source.folder is not None
         single = source.files.get(split)
-        self.single = read_conversion(single) if single else None
+        self.single = read_deps(single) if single else None
         self.used = 0
+        self.listings: dict[Path, dict[str, Path]] = {}  # folders searched for conversions
 
     def add(self, splits: SplitWriter, result: FileResult) -> None:
         lines = [line for _, line in result.sentences]
         if self.per_file:
-            conversion = read_conversion(dep_file_for(result.path, self.options.deps))
+            found = dep_file_for(result.path, self.options.deps, self.listings)
+            conversion = read_deps(found)
             if len(conversion) != len(lines):
                 raise InputError(
                     f"{len(conversion)} sentences, but {len(lines)} trees in {result.path}",

@@ -274,6 +274,13 @@ def keep_metrics_until(path: Path, step: int) -> None:
     atomic_write(path, "".join(json.dumps(r) + "\n" for r in kept), own=True)
 
 
+def write_pointer(run: Path, step: int, last: str, best: str | None) -> None:
+    """Make ``last`` (and ``best``) the run's current checkpoints: one atomic rename of
+    ``checkpoint.json``."""
+    pointer = {"step": step, "last": last, "best": best}
+    atomic_write(run / POINTER, json.dumps(pointer, indent=1) + "\n", own=True)
+
+
 def read_pointer(run: Path) -> dict[str, Any] | None:
     """The run's ``checkpoint.json`` (``step``, ``last``, ``best``), or ``None`` before the
     first checkpoint (and for runs of the earlier layout)."""

@@ -24,7 +24,6 @@ relations and their weighting, which no tensor records either, are arguments.  S
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import tempfile
@@ -330,13 +329,11 @@ def _write_run(
     except OSError as err:
         raise InputError(f"cannot create the run directory: {err.strerror}", str(out)) from None
     try:
-        rd.write_run_files(tmp, config, vocab, {})
-        (tmp / rd.DATASET).write_text(rd.dump_yaml(record), encoding="utf-8")
+        rd.write_run_files(tmp, config, vocab, record)
         (tmp / rd.METRICS).write_text("", encoding="utf-8")
         folder = f"{rd.CHECKPOINTS}/{CHECKPOINT_NAME}"
         rd.save_weights(model, tmp / folder / rd.WEIGHTS)
-        pointer = {"step": 0, "last": folder, "best": folder}
-        (tmp / rd.POINTER).write_text(json.dumps(pointer, indent=2) + "\n", encoding="utf-8")
+        rd.write_pointer(tmp, 0, folder, folder)
         if out.exists():
             out.rmdir()  # empty, checked above
         os.replace(tmp, out)

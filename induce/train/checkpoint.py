@@ -17,7 +17,6 @@ still read.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import random
 import secrets
@@ -32,7 +31,6 @@ from induce.data.files import atomic_write, remove_stale_temporaries
 from induce.runs.directory import (
     CHECKPOINTS,
     METRICS,
-    POINTER,
     STATE,
     WEIGHTS,
     keep_metrics_until,
@@ -41,6 +39,7 @@ from induce.runs.directory import (
     read_pointer,
     save_state,
     save_weights,
+    write_pointer,
 )
 
 Scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau
@@ -80,12 +79,8 @@ def save(
     earlier = previous.get("best")
     if earlier is None and (run / "best" / WEIGHTS).is_file():
         earlier = "best"  # a run of the earlier layout keeps its best weights where they are
-    pointer = {
-        "step": progress["step"],
-        "last": f"{CHECKPOINTS}/{name}",
-        "best": f"{CHECKPOINTS}/{name}" if best else earlier,
-    }
-    atomic_write(run / POINTER, _json(pointer), own=True)
+    current = f"{CHECKPOINTS}/{name}"
+    write_pointer(run, progress["step"], current, current if best else earlier)
     _fsync_dir(run)
     clean(run)
 
@@ -195,10 +190,6 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1) + "\n"
 
 
 def _tuple(value: Any) -> Any:

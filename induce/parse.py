@@ -28,8 +28,9 @@ from induce.runs.directory import open_run
 
 if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
     from induce.decode.scores import Scores
+    from induce.runs.chart import ChartRun
 
-InputKind = Literal["text", "pretokenized", "conllu"]
+InputKind = Literal["text", "pretokenized", "conllu", "trees"]
 Format = Literal["conllu", "ptb", "jsonl"]
 Punct = Literal["attach", "drop"]
 INPUTS: tuple[InputKind, ...] = get_args(InputKind)
@@ -45,6 +46,7 @@ class Sentence:
     text: str = ""
     conllu: Any = None  # the conllu TokenList (CoNLL-U input)
     punct: list[bool] = field(default_factory=list)
+    tags: list[str] | None = None  # the input's tags (trees, CoNLL-U XPOS), for chart models
 
 
 @dataclass
@@ -68,6 +70,9 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
     if kind not in INPUTS:
         raise ConfigError(f"must be one of {', '.join(INPUTS)}", setting="input_kind")
     name = "<stdin>" if path == "-" else path
+    if kind == "trees":
+        yield from _tree_sentences(path)
+        return
     lines = _named_lines(iter_lines(path), name)
     if sniff or kind == "conllu":
         first = next((item for item in lines if item[1].strip()), None)
@@ -124,7 +129,21 @@ def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[S
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {t['id']}", path, start)
         sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
         sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
+        xpos = [t["xpos"] for t in words]
+        sentence.tags = xpos if all(tag not in (None, "_") for tag in xpos) else None
         yield sentence
+
+
+def _tree_sentences(path: str) -> Iterator[Sentence]:
+    """The words and tags of each tree of a treebank file (empty elements left out)."""
+    from induce.data.ptb import read_trees
+    from induce.structure.trees import strip_empty
+
+    trees = read_trees(path)
+    for k, tree in enumerate(trees.trees):
+        clean = strip_empty(tree) if tree is not None else None
+        words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
+        yield Sentence(words, trees.where(k)[1], " ".join(words), tags=tags)
 
 
 class Parser:
@@ -133,7 +152,18 @@ class Parser:
     def __init__(
         self, run_path: str, device: str = "auto", weights: str = "best", decoder: str | None = None
     ) -> None:
+        from induce.models import trains_on_trees
+
         self.run = open_run(run_path)
+        self.chart: ChartRun | None = None
+        if trains_on_trees(self.run.config.arch):  # a supervised parser: labelled trees
+            from induce.runs.chart import ChartRun
+
+            if decoder is not None:
+                raise ConfigError("a chart parser decodes with CKY only", setting="decoder")
+            self.chart = ChartRun(self.run, weights, device)
+            self.has_heads = True  # by head rules over its trees
+            return
         self.model = self.run.load_model(weights, device)
         scores_class = type(self.model).scores_class
         if scores_class is None:
@@ -154,6 +184,8 @@ class Parser:
 
     def check_format(self, fmt: str) -> None:
         """CoNLL-U needs dependencies: a model that induces only constituency trees has none."""
+        if self.chart is not None:
+            self.chart.want_heads = fmt == "conllu"
         if fmt == "conllu" and not self.has_heads:
             raise ConfigError(
                 f"conllu needs dependencies, and a {self.run.config.arch} model induces "
@@ -174,6 +206,11 @@ class Parser:
 
         if punct not in get_args(Punct):
             raise ConfigError("must be attach or drop", setting="punct")
+        if self.chart is not None:
+            return [
+                Parsed(s, out.heads, out.labels, out.tree)
+                for s, out in zip(sentences, self.chart.parse(sentences, batch_tokens, source))
+            ]
         words_of = [self._words(s, source) for s in sentences]
         ids = [self.vocab.ids(words) for words in words_of]
         order = [k for k, w in enumerate(ids) if w]

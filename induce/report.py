@@ -105,7 +105,7 @@ def _headline(file: Path, data: dict[str, Any]) -> dict[str, float]:
     """The numbers of one ``induce evaluate --json`` report, recognised by its keys."""
     kind = next((k for k in _KINDS if k in data), None)
     if kind is None:
-        return {}
+        return _brackets(file, data)
     suffix = ""
     if kind == "uas":
         stem = file.stem
@@ -129,6 +129,21 @@ def _headline(file: Path, data: dict[str, Any]) -> dict[str, float]:
     return values
 
 
+def _brackets(file: Path, data: dict[str, Any]) -> dict[str, float]:
+    """``evaluate brackets --json``: F1 of all sentences, named by its EVALB parameters
+    (``F1 collins``: labelled, the chart parser's number); nothing for other reports."""
+    settings = data.get("settings")
+    block = data.get("all")
+    if not (isinstance(settings, dict) and settings.get("metric") == "brackets"):
+        return {}
+    if not isinstance(block, dict):
+        raise InputError("a brackets report without its 'all' block", str(file))
+    evalb = settings.get("evalb")
+    name = evalb.get("name") if isinstance(evalb, dict) else None
+    value = _number(block.get("f1"), "all.f1", str(file))
+    return {} if value is None else {f"F1 {name or 'evalb'}": value}
+
+
 def _number(value: Any, key: str, path: str, where: str = "") -> float | None:
     """``value`` as a number (``None`` stays: no value); anything else is an InputError."""
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
@@ -143,7 +158,13 @@ def _validation(folder: Path) -> dict[str, float]:
             best = record
     if best is None:
         return {}
-    names = {"valid_ppl": "valid PPL", "uf1": "valid UF1", "uas": "valid UAS", "uuas": "valid UUAS"}
+    names = {
+        "valid_ppl": "valid PPL",
+        "uf1": "valid UF1",
+        "uas": "valid UAS",
+        "uuas": "valid UUAS",
+        "f1": "valid F1",  # the chart parser: labelled F1 by EVALB
+    }
     path, where = str(folder / METRICS), f"the best validation (step {best.get('step')}): "
     values = {name: _number(best.get(key), key, path, where) for key, name in names.items()}
     return {name: value for name, value in values.items() if value is not None}
@@ -303,7 +324,9 @@ def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
             r.get("uf1"),
             r.get("uas"),
             r.get("uuas"),
-            f"step {r.get('step')}, ppl {r.get('valid_ppl')}",
+            f"step {r.get('step')}, labelled F1 {r['f1']} (EVALB {r.get('evalb')})"
+            if "f1" in r
+            else f"step {r.get('step')}, ppl {r.get('valid_ppl')}",
         )
 
     last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None

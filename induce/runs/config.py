@@ -33,6 +33,8 @@ class DataConfig:
     # padded: count x longest <= batch_tokens; summed: the reference code's batchify
     # (longest first, summed lengths < batch_tokens)
     batching: Literal["padded", "summed"] = "summed"
+    # chart: sentences per update (0: batches by the token budget, as the masked LMs)
+    batch_sentences: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,11 @@ class TrainConfig:
     valid_decoder: str | None = None
     # a local BERT folder the model starts from (combiner; its sizes become the model's)
     init_from: str | None = None
+    # chart: updates of linear learning-rate warm-up, dev evaluations per epoch (0: use
+    # eval_every) and the EVALB preset of dev F1 (the plateau and patience then follow F1)
+    warmup: int = 0
+    evals_per_epoch: int = 0
+    evalb: str = "collins"
 
 
 @dataclass(frozen=True)
@@ -220,10 +227,9 @@ def _check(config: RunConfig) -> None:
 
 
 def _check_decoder(config: RunConfig) -> None:
-    from induce.models import model_class
+    from induce.models import decoders
 
-    scores = model_class(config.arch).scores_class
-    choices = scores.decoders if scores is not None else ()
+    choices = decoders(config.arch)
     for key, decoder in (
         ("train.valid_decoder", config.train.valid_decoder),
         ("protocol.test_decoder", config.protocol.test_decoder),
@@ -256,7 +262,7 @@ def _preset(arch: str | None, preset: str) -> dict[str, Any]:
         if arch is None:
             raise ConfigError(f"the {preset} preset needs an architecture", setting="arch")
         if preset == "demo":
-            return load_resource_yaml("configs", "demo", f"{arch}.yaml")
+            return _resolve(load_resource_yaml("configs", "demo", f"{arch}.yaml"), ["demo"])
         preset = arch + _PAPER
     if preset in presets():
         return _resolve(load_resource_yaml("configs", "presets", f"{preset}.yaml"), [preset])

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # torch is imported only where weights are read or written
     import torch
 
     from induce.models.base import MaskedLM
+    from induce.models.chart import ChartParser
     from induce.runs.batches import Specials
 
 CONFIG, VOCAB, DATASET, STATE, METRICS = (
@@ -104,6 +105,18 @@ class Run:
         from induce.models import build_model
 
         return build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
+
+    def load_parser(self, which: str = "best", device: str = "auto") -> ChartParser:
+        """A supervised parser run's model (``arch: chart``), in eval mode on ``device``."""
+        from induce.data.vocab import PAD
+        from induce.models import build_parser
+        from induce.runs.device import pick_device
+
+        model = build_parser(
+            self.config.arch, self.config.model, len(self.vocab), self.vocab.id(PAD)
+        )
+        load_weights(model, self.weights(which))
+        return model.to(pick_device(device)).eval()
 
     def load_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
         """The model with the ``which`` weights, in eval mode on ``device``."""

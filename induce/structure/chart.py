@@ -13,11 +13,23 @@ from collections.abc import Sequence
 from typing import cast
 
 from induce.data.types import Tree
+from induce.structure.trees import strip_empty, strip_function_tags, unwrap
 
 CHAIN = "+"
 EMPTY = ""  # the empty label of a span that is no constituent
 
 LabelledSpan = tuple[int, int, str]
+
+
+def clean_tree(tree: Tree) -> Tree | None:
+    """A treebank tree as the chart parser learns it: empty elements and function tags
+    removed, the ``TOP`` wrapper taken off; ``None`` when no word is left or only a
+    preterminal (a one-word sentence without a phrase: it has no span to learn)."""
+    stripped = strip_empty(tree)
+    if stripped is None:
+        return None
+    clean = unwrap(strip_function_tags(stripped))
+    return None if clean.is_preterminal else clean
 
 
 def labelled_spans(tree: Tree) -> list[LabelledSpan]:

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -37,11 +37,15 @@ from induce.runs.directory import (
     dataset_record,
     open_run,
     read_pointer,
+    read_settings,
     write_run_files,
 )
 from induce.train import checkpoint
 from induce.train import distributed as dd
 from induce.train.validation import parse_split, validation_loss
+
+if TYPE_CHECKING:
+    from induce.train.chart import ChartTrainer
 
 Callback = Callable[[str, dict[str, Any]], None]
 
@@ -475,7 +479,20 @@ def _optimizer(
 
 def train(options: TrainOptions, on_event: Callback | None = None) -> str:
     """Train (or resume) a run; SIGINT and SIGTERM save a checkpoint and return."""
-    trainer = Trainer(options, on_event)
+    from induce.models import trains_on_trees
+
+    arch = options.arch
+    if options.resume:
+        arch = str(read_settings(options.out).get("arch") or arch)
+    elif arch is None:
+        arch = load_config(None, options.overrides, preset=options.config).arch
+    trainer: Trainer | ChartTrainer
+    if trains_on_trees(arch):
+        from induce.train.chart import ChartTrainer
+
+        trainer = ChartTrainer(options, on_event)
+    else:
+        trainer = Trainer(options, on_event)
     previous: dict[signal.Signals, Any] = {}
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -492,4 +509,5 @@ def train(options: TrainOptions, on_event: Callback | None = None) -> str:
         for sig, old in previous.items():
             signal.signal(sig, old)
         trainer.lock.release()
-        dd.stop(trainer.world)
+        if isinstance(trainer, Trainer):
+            dd.stop(trainer.world)

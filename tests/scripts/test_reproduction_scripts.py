@@ -124,3 +124,21 @@ def test_combiner_ptb_script(tmp_path):
     assert table[2].startswith("| combiner | combiner-ptb-paper | 2 |")
     for name in ("uf1.json", "mlm.json", "test.ptb"):
         assert (out / "runs" / "seed-1" / "eval" / name).is_file()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_chart_ptb_script(tmp_path):
+    make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
+    out = tmp_path / "exp"
+    sets = (
+        "--set model.d_model=32 --set model.d_position=16 --set model.n_layers=1 "
+        "--set model.n_heads=2 --set model.d_kv=8 --set model.d_ff=32 --set model.d_char=8 "
+        "--set data.batch_sentences=8 --set train.max_steps=2 --set train.evals_per_epoch=0 "
+        "--set train.eval_every=2"
+    )
+    _run("chart_ptb.sh", tmp_path / "ptb", out, env=_env(SETS=sets))
+    table = (out / "results.md").read_text().splitlines()
+    assert table[2].startswith("| chart | chart-ptb-paper | 2 |"), table
+    assert "F1 collins" in table[0]
+    for name in ("evalb-valid.json", "evalb-test.json", "test.ptb"):
+        assert (out / "runs" / "seed-1" / "eval" / name).is_file()

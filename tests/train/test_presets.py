@@ -23,7 +23,7 @@ def test_every_preset_loads(name):
 
 def test_paper_is_the_ptb_paper_preset_of_the_arch():
     assert load_config("udgn") == load_config(None, preset="udgn-ptb-paper")
-    assert sorted(architectures()) == ["combiner", "structformer", "transformer", "udgn"]
+    assert sorted(architectures()) == ["chart", "combiner", "structformer", "transformer", "udgn"]
 
 
 def test_paper_presets_are_the_reference_protocol():

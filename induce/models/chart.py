@@ -1,0 +1,327 @@
+"""The self-attentive chart parser (Kitaev and Klein 2018, seed paper 001), supervised.
+
+Sentence ``<start> w_1 .. w_n <stop>``:
+
+1. the content vector of each token is the sum of its lexical parts (Section 4): a
+   character model (``chars: lstm``, a bidirectional LSTM over the word's characters whose
+   final states are concatenated, the paper's best; ``concat``, the embeddings of the first and
+   last ``char_concat`` characters concatenated and projected), and optionally word and tag
+   embeddings (``words``, ``tags``), each with its dropout; words are replaced by ``<unk>``
+   with probability ``1 / (1 + count)`` in training (word dropout by frequency);
+2. a learned position table; ``factored`` (Section 3) concatenates content and position
+   (``x = [c; p]``) and keeps the halves apart in every projection: queries, keys and values
+   of each head are ``[c W_c; p W_p]``, the output projection and the feed-forward block are
+   one per half; ``factored: false`` adds position to content and uses ordinary layers;
+3. ``n_layers`` post-LayerNorm Transformer layers (Eqs. 1-2 of Section 2.1);
+4. span ``(i, j)`` is ``[fwd_j - fwd_i; bwd_{j+1} - bwd_{i+1}]``, fwd and bwd the even and
+   odd coordinates of the outputs (of each half when factored), Section 2.1;
+5. the label MLP ``s(i, j, .) = W2 relu(LN(W1 v + b1)) + b2``, with the empty label's
+   score fixed at 0 (Section 2.1, footnote 3).
+
+``W1`` is affine, so ``W1 (f_j - f_i) = W1 f_j - W1 f_i``: the first layer runs once per
+fencepost, not once per span.  ``tag_head`` (not in the paper: K&K 2018b) adds a tag
+classifier so that parses of plain text carry tags.
+
+The label, tag and character inventories are part of the config (the trainer fills them from
+the training trees), so a run directory rebuilds the model from ``config.yaml`` alone.
+
+Shapes: ``B`` batch, ``T = n + 2`` tokens with ``<start>``/``<stop>``, ``n`` words, ``W``
+characters, ``D`` model width, ``C`` labels including the empty label at index 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from induce.data.errors import ConfigError
+from induce.models.base import check_rate
+
+START, STOP = "<start>", "<stop>"  # the sentence-boundary tokens of the word vocabulary
+CHAR_PAD, CHAR_UNK, CHAR_BOW, CHAR_EOW = "<pad>", "<unk>", "<w>", "</w>"
+CHAR_SPECIALS = (CHAR_PAD, CHAR_UNK, CHAR_BOW, CHAR_EOW)
+
+
+@dataclass(frozen=True)
+class ChartConfig:
+    d_model: int = 1024
+    n_layers: int = 8
+    n_heads: int = 8
+    d_kv: int = 64
+    d_ff: int = 2048
+    factored: bool = True
+    d_position: int = 512  # factored: the position half; content is d_model - d_position
+    max_length: int = 302  # tokens, <start> and <stop> included
+    chars: Literal["lstm", "concat", "none"] = "lstm"
+    d_char: int = 32  # character embeddings
+    char_concat: int = 8  # concat: first and last characters kept
+    words: bool = False
+    tags: bool = False
+    tag_head: bool = False  # predict tags (K&K 2018b), for trees of plain text
+    tag_loss_scale: float = 5.0
+    d_label_hidden: int = 250
+    attn_dropout: float = 0.2
+    relu_dropout: float = 0.1
+    residual_dropout: float = 0.2
+    char_dropout: float = 0.2  # the character model's input and output
+    word_dropout: float = 0.4  # word embeddings
+    tag_dropout: float = 0.2  # tag embeddings
+    labels: tuple[str, ...] = ("",)  # index 0: the empty label
+    tag_set: tuple[str, ...] = ()
+    char_set: tuple[str, ...] = CHAR_SPECIALS
+
+    def check(self) -> None:
+        if min(self.d_model, self.n_layers, self.n_heads, self.d_kv, self.d_ff) < 1:
+            raise ConfigError("model sizes must be positive")
+        if self.max_length < 3:
+            raise ConfigError("model.max_length must be at least 3")
+        if self.factored and not (0 < self.d_position < self.d_model):
+            raise ConfigError("model.d_position must be between 0 and model.d_model")
+        if self.factored and (self.d_kv % 2 or self.d_ff % 2 or self.d_position % 2):
+            raise ConfigError("factored: model.d_kv, d_ff and d_position must be even")
+        if self.d_model % 2:
+            raise ConfigError("model.d_model must be even (fwd/bwd halves)")
+        if self.chars == "none" and not (self.words or self.tags):
+            raise ConfigError("the model needs a lexical input: chars, words or tags")
+        if self.tags and not self.tag_set:
+            raise ConfigError("model.tags needs the tag set (model.tag_set)")
+        if not self.labels or self.labels[0] != "":
+            raise ConfigError("model.labels must start with the empty label ''")
+        for key in ("attn_dropout", "relu_dropout", "residual_dropout", "char_dropout"):
+            check_rate(f"model.{key}", getattr(self, key))
+        for key in ("word_dropout", "tag_dropout"):
+            check_rate(f"model.{key}", getattr(self, key))
+
+    @property
+    def d_content(self) -> int:
+        return self.d_model - self.d_position if self.factored else self.d_model
+
+
+@dataclass
+class ChartInput:
+    """A batch: ``words [B, T]``, ``tags [B, T]`` (0 where unknown), ``chars [B, T, W]``,
+    ``keep [B, T]`` (True at real tokens, ``<start>``/``<stop>`` included), ``lengths``
+    (words per sentence, ``n``)."""
+
+    words: torch.Tensor
+    tags: torch.Tensor
+    chars: torch.Tensor
+    keep: torch.Tensor
+    lengths: list[int]
+
+    def to(self, device: torch.device) -> ChartInput:
+        return ChartInput(
+            self.words.to(device),
+            self.tags.to(device),
+            self.chars.to(device),
+            self.keep.to(device),
+            self.lengths,
+        )
+
+
+class _CharLSTM(nn.Module):
+    """``chars [B, T, W] -> [B, T, d_out]``: final states of a BiLSTM (Section 4)."""
+
+    def __init__(self, n_chars: int, d_char: int, d_out: int, dropout: float) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(n_chars, d_char, padding_idx=0)
+        self.lstm = nn.LSTM(d_char, d_out // 2, batch_first=True, bidirectional=True)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        b, t, w = chars.shape
+        flat = chars.view(b * t, w)
+        sizes = (flat != 0).sum(-1)
+        real = sizes > 0
+        out = flat.new_zeros((b * t, 2 * self.lstm.hidden_size), dtype=torch.float)
+        if bool(real.any()):
+            packed = nn.utils.rnn.pack_padded_sequence(
+                self.drop(self.embed(flat[real])),
+                sizes[real].cpu(),
+                batch_first=True,
+                enforce_sorted=False,
+            )
+            _, (h, _) = self.lstm(packed)  # h [2, words, d/2]
+            out = out.to(h.dtype)
+            out[real] = torch.cat([h[0], h[1]], -1)
+        return out.view(b, t, -1)
+
+
+class _CharConcat(nn.Module):
+    """``chars [B, T, W] -> [B, T, d_out]``: the first and last ``k`` characters' embeddings
+    concatenated (padded when shorter), then projected (Section 4)."""
+
+    def __init__(self, n_chars: int, d_char: int, k: int, d_out: int) -> None:
+        super().__init__()
+        self.k = k
+        self.embed = nn.Embedding(n_chars, d_char, padding_idx=0)
+        self.project = nn.Linear(2 * k * d_char, d_out)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        b, t, w = chars.shape
+        k = self.k
+        sizes = (chars != 0).sum(-1, keepdim=True)  # [B, T, 1]
+        first = F.pad(chars, (0, max(0, k - w)))[..., :k]
+        # the last k characters, right-aligned: position p reads index size - k + p
+        index = sizes - k + torch.arange(k, device=chars.device)
+        last = torch.gather(F.pad(chars, (0, 1)), -1, torch.where(index >= 0, index, w))
+        parts = self.embed(torch.cat([first, last], -1))  # [B, T, 2k, d_char]
+        return self.project(parts.view(b, t, -1))
+
+
+class _Attention(nn.Module):
+    """Multi-head self-attention, factored into content and position halves or not."""
+
+    def __init__(self, c: ChartConfig) -> None:
+        super().__init__()
+        self.c = c
+        halves = [c.d_content, c.d_position] if c.factored else [c.d_model]
+        dk = c.d_kv // len(halves)
+        self.qkv = nn.ModuleList(nn.Linear(d, 3 * c.n_heads * dk, bias=False) for d in halves)
+        self.out = nn.ModuleList(nn.Linear(c.n_heads * dk, d, bias=False) for d in halves)
+        self.drop = nn.Dropout(c.attn_dropout)
+
+    def forward(self, parts: list[torch.Tensor], keep: torch.Tensor) -> list[torch.Tensor]:
+        c = self.c
+        b, t, _ = parts[0].shape
+        qs, ks, vs = [], [], []
+        for x, project in zip(parts, self.qkv):
+            q, k, v = project(x).view(b, t, 3, c.n_heads, -1).permute(2, 0, 3, 1, 4)
+            qs.append(q)
+            ks.append(k)
+            vs.append(v)
+        # [c W_c; p W_p] . [c W_c; p W_p]: the dot products of the halves add up
+        logits = torch.matmul(qs[0], ks[0].transpose(-1, -2))
+        for q, k in zip(qs[1:], ks[1:]):
+            logits = logits + torch.matmul(q, k.transpose(-1, -2))
+        logits = logits / math.sqrt(c.d_kv)
+        logits = logits.masked_fill(~keep[:, None, None, :], float("-inf"))
+        weights = self.drop(torch.softmax(logits, -1))
+        return [
+            project(torch.matmul(weights, v).transpose(1, 2).reshape(b, t, -1))
+            for v, project in zip(vs, self.out)
+        ]
+
+
+class _Layer(nn.Module):
+    """Attention and feed-forward sublayers, each ``LN(x + dropout(sublayer(x)))``."""
+
+    def __init__(self, c: ChartConfig) -> None:
+        super().__init__()
+        self.c = c
+        halves = [c.d_content, c.d_position] if c.factored else [c.d_model]
+        d_ff = c.d_ff // len(halves)
+        self.attention = _Attention(c)
+        self.norm_attn = nn.LayerNorm(c.d_model)
+        self.ff = nn.ModuleList(
+            nn.Sequential(
+                nn.Linear(d, d_ff), nn.ReLU(), nn.Dropout(c.relu_dropout), nn.Linear(d_ff, d)
+            )
+            for d in halves
+        )
+        self.norm_ff = nn.LayerNorm(c.d_model)
+        self.drop = nn.Dropout(c.residual_dropout)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        c = self.c
+        sizes = [c.d_content, c.d_position] if c.factored else [c.d_model]
+        parts = list(x.split(sizes, -1))
+        x = self.norm_attn(x + self.drop(torch.cat(self.attention(parts, keep), -1)))
+        parts = list(x.split(sizes, -1))
+        return self.norm_ff(x + self.drop(torch.cat([f(p) for f, p in zip(self.ff, parts)], -1)))
+
+
+class ChartParser(nn.Module):
+    """``forward(batch) -> span scores [B, n + 1, n + 1, C]`` (and tag logits
+    ``[B, n, tags]`` when ``tag_head``); ``scores[b, i, j, 0] = 0``."""
+
+    config_class = ChartConfig
+
+    def __init__(self, config: ChartConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__()
+        c = self.config = config
+        d = c.d_content
+        self.pad_id = pad_id
+        self.word_embed = nn.Embedding(vocab_size, d, padding_idx=pad_id) if c.words else None
+        self.tag_embed = nn.Embedding(len(c.tag_set) + 1, d, padding_idx=0) if c.tags else None
+        n_chars = len(c.char_set)
+        self.chars: nn.Module | None = None
+        if c.chars == "lstm":
+            self.chars = _CharLSTM(n_chars, c.d_char, d, c.char_dropout)
+        elif c.chars == "concat":
+            self.chars = _CharConcat(n_chars, c.d_char, c.char_concat, d)
+        self.positions = nn.Embedding(c.max_length, c.d_position if c.factored else c.d_model)
+        self.norm_in = nn.LayerNorm(c.d_model)
+        self.drop_chars = nn.Dropout(c.char_dropout)
+        self.drop_words = nn.Dropout(c.word_dropout)
+        self.drop_tags = nn.Dropout(c.tag_dropout)
+        self.layers = nn.ModuleList(_Layer(c) for _ in range(c.n_layers))
+        self.label_in = nn.Linear(c.d_model, c.d_label_hidden)
+        self.label_norm = nn.LayerNorm(c.d_label_hidden)
+        self.label_out = nn.Linear(c.d_label_hidden, len(c.labels) - 1)
+        self.tagger = (
+            nn.Sequential(
+                nn.Linear(c.d_model, c.d_label_hidden),
+                nn.LayerNorm(c.d_label_hidden),
+                nn.ReLU(),
+                nn.Linear(c.d_label_hidden, len(c.tag_set)),
+            )
+            if c.tag_head
+            else None
+        )
+
+    @property
+    def max_words(self) -> int:
+        return self.config.max_length - 2
+
+    def encode(self, batch: ChartInput) -> torch.Tensor:
+        """``[B, T, D]``: the encoder's outputs."""
+        c = self.config
+        b, t = batch.words.shape
+        if t > c.max_length:
+            from induce.data.errors import InputError
+
+            raise InputError(
+                f"a sentence of {t - 2} words is longer than the model's {self.max_words}"
+            )
+        content = torch.zeros(b, t, c.d_content, device=batch.words.device)
+        if self.chars is not None:
+            content = content + self.drop_chars(self.chars(batch.chars))
+        if self.word_embed is not None:
+            content = content + self.drop_words(self.word_embed(batch.words))
+        if self.tag_embed is not None:
+            content = content + self.drop_tags(self.tag_embed(batch.tags))
+        position = self.positions(torch.arange(t, device=content.device))[None].expand(b, t, -1)
+        x = torch.cat([content, position], -1) if c.factored else content + position
+        x = self.norm_in(x)
+        for layer in self.layers:
+            x = layer(x, batch.keep)
+        return x
+
+    def fenceposts(self, y: torch.Tensor) -> torch.Tensor:
+        """``y [B, T, D] -> [B, n + 1, D]``: ``f_k = [fwd(y_k); bwd(y_{k+1})]`` (Section 2.1)."""
+        c = self.config
+        halves = list(y.split([c.d_content, c.d_position], -1)) if c.factored else [y]
+        fwd = torch.cat([h[..., 0::2] for h in halves], -1)
+        bwd = torch.cat([h[..., 1::2] for h in halves], -1)
+        return torch.cat([fwd[:, :-1], bwd[:, 1:]], -1)
+
+    def span_scores(self, y: torch.Tensor) -> torch.Tensor:
+        """``[B, n + 1, n + 1, C]`` from the encoder outputs (empty label: 0)."""
+        projected = F.linear(self.fenceposts(y), self.label_in.weight)  # W1 f_k, once per fencepost
+        hidden = projected[:, None, :, :] - projected[:, :, None, :] + self.label_in.bias
+        scores = self.label_out(F.relu(self.label_norm(hidden)))
+        return F.pad(scores, (1, 0))
+
+    def tag_logits(self, y: torch.Tensor) -> torch.Tensor | None:
+        """``[B, n, tags]`` at the words, or ``None`` without a tag head."""
+        return None if self.tagger is None else self.tagger(y[:, 1:-1])
+
+    def forward(self, batch: ChartInput) -> tuple[torch.Tensor, torch.Tensor | None]:
+        y = self.encode(batch)
+        return self.span_scores(y), self.tag_logits(y)

@@ -1,0 +1,241 @@
+"""The chart parser's data and inference: inventories from training trees, batches, and
+parsing words into labelled trees (read by ``train``, ``parse`` and the Python API).
+
+Words are the treebank's own (case and punctuation kept): the characters carry the
+morphology, and ``<unk>`` stands for words unseen in training.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from induce.data.errors import ConfigError, InputError
+from induce.data.types import Tree
+from induce.data.vocab import PAD, UNK, Vocabulary
+from induce.decode.cky import cky
+from induce.models.chart import (
+    CHAR_BOW,
+    CHAR_EOW,
+    CHAR_SPECIALS,
+    CHAR_UNK,
+    START,
+    STOP,
+    ChartInput,
+    ChartParser,
+)
+from induce.structure.chart import EMPTY, LabelledSpan, labelled_spans, tree_from_spans
+from induce.structure.headrules import Dependencies, HeadTable, UnknownLabel, lexical_heads
+
+if TYPE_CHECKING:
+    from induce.runs.directory import Run
+
+UNKNOWN_TAG = "XX"  # the tag of a parsed word when neither the input nor the model gives one
+
+
+@dataclass
+class Example:
+    """A training or validation sentence: words, tags and gold labelled spans."""
+
+    words: list[str]
+    tags: list[str]
+    spans: list[LabelledSpan]
+    tree: Tree
+
+
+def example(tree: Tree) -> Example:
+    return Example(tree.words(), tree.tags(), labelled_spans(tree), tree)
+
+
+def inventories(examples: Sequence[Example]) -> tuple[Vocabulary, dict[str, tuple[str, ...]]]:
+    """The word vocabulary (with training counts, for word dropout) and the label, tag and
+    character inventories of the training trees (sorted: the same data gives the same ids)."""
+    words: Counter[str] = Counter()
+    tags: set[str] = set()
+    labels: set[str] = set()
+    chars: set[str] = set()
+    for ex in examples:
+        words.update(ex.words)
+        tags.update(ex.tags)
+        labels.update(label for _, _, label in ex.spans)
+        for word in ex.words:
+            chars.update(word)
+    specials = (UNK, PAD, START, STOP)
+    ordered = sorted(words, key=lambda w: (-words[w], w))
+    vocab = Vocabulary(list(specials) + ordered, dict(words), specials=specials)
+    return vocab, {
+        "labels": (EMPTY, *sorted(labels - {EMPTY})),
+        "tag_set": tuple(sorted(tags)),
+        "char_set": CHAR_SPECIALS + tuple(sorted(chars - set(CHAR_SPECIALS))),
+    }
+
+
+class Encoder:
+    """Sentences -> :class:`ChartInput` for one model (its vocabulary and inventories)."""
+
+    def __init__(self, model: ChartParser, vocab: Vocabulary) -> None:
+        c = model.config
+        self.vocab = vocab
+        self.labels = {label: i for i, label in enumerate(c.labels)}
+        self.tags = {tag: i + 1 for i, tag in enumerate(c.tag_set)}  # 0: unknown
+        self.chars = {ch: i for i, ch in enumerate(c.char_set)}
+        self.unk, self.pad = vocab.id(UNK), vocab.id(PAD)
+
+    def batch(
+        self,
+        words: Sequence[Sequence[str]],
+        tags: Sequence[Sequence[str] | None] | None = None,
+        dropout: random.Random | None = None,
+    ) -> ChartInput:
+        """``dropout``: training: each word becomes ``<unk>`` for the word embeddings with
+        probability ``1 / (1 + count)`` (the characters still see it)."""
+        size = len(words)
+        t = max(len(w) for w in words) + 2
+        width = max((len(word) for sent in words for word in sent), default=1) + 2
+        ids = torch.full((size, t), self.pad, dtype=torch.long)
+        tag_ids = torch.zeros((size, t), dtype=torch.long)
+        chars = torch.zeros((size, t, width), dtype=torch.long)
+        keep = torch.zeros((size, t), dtype=torch.bool)
+        counts = self.vocab.counts
+        bow, eow, unk = self.chars[CHAR_BOW], self.chars[CHAR_EOW], self.chars[CHAR_UNK]
+        for b, sentence in enumerate(words):
+            tokens = [START, *sentence, STOP]
+            row = self.vocab.ids(tokens)
+            if dropout is not None:
+                row = [
+                    self.unk
+                    if 0 < k <= len(sentence)
+                    and dropout.random() < 1 / (1 + counts.get(tokens[k], 0))
+                    else i
+                    for k, i in enumerate(row)
+                ]
+            ids[b, : len(tokens)] = torch.tensor(row)
+            keep[b, : len(tokens)] = True
+            for k, token in enumerate(tokens):
+                spelled = [token] if token in (START, STOP) else list(token)
+                codes = [bow, *(self.chars.get(ch, unk) for ch in spelled), eow]
+                chars[b, k, : len(codes)] = torch.tensor(codes[:width])
+            sentence_tags = tags[b] if tags is not None else None
+            if sentence_tags is not None:
+                tag_ids[b, 1 : len(sentence) + 1] = torch.tensor(
+                    [self.tags.get(tag, 0) for tag in sentence_tags]
+                )
+        return ChartInput(ids, tag_ids, chars, keep, [len(w) for w in words])
+
+    def gold(self, spans: Sequence[LabelledSpan]) -> list[tuple[int, int, int]]:
+        """Gold spans with label ids (labels unseen in training are left out)."""
+        return [(i, j, self.labels[label]) for i, j, label in spans if label in self.labels]
+
+
+@torch.inference_mode()
+def parse_words(
+    model: ChartParser,
+    encoder: Encoder,
+    words: Sequence[Sequence[str]],
+    tags: Sequence[Sequence[str] | None] | None = None,
+    batch_words: int = 4000,
+) -> list[Tree]:
+    """Labelled trees of ``words`` (in order), batched by length; the input tags are used
+    (and kept in the trees) when given, else the model's predicted tags, else ``XX``."""
+    model.eval()
+    device = next(model.parameters()).device
+    order = sorted(range(len(words)), key=lambda k: len(words[k]))
+    out: dict[int, Tree] = {}
+    labels = model.config.labels
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and (end - start + 1) * (len(words[order[end]]) + 2) <= batch_words:
+            end += 1
+        chunk = order[start:end]
+        given = [tags[k] if tags is not None else None for k in chunk]
+        batch = encoder.batch([words[k] for k in chunk], given).to(device)
+        scores, tag_logits = model(batch)
+        trees, _ = cky(scores, batch.lengths)
+        predicted = tag_logits.argmax(-1).cpu() if tag_logits is not None else None
+        for b, k in enumerate(chunk):
+            n = len(words[k])
+            if given[b] is not None:
+                sentence_tags = list(given[b] or [])
+            elif predicted is not None:
+                sentence_tags = [model.config.tag_set[int(i)] for i in predicted[b, :n]]
+            else:
+                sentence_tags = [UNKNOWN_TAG] * n
+            spans = [(i, j, labels[label]) for i, j, label in trees[b]]
+            out[k] = tree_from_spans(list(words[k]), sentence_tags, spans)
+        start = end
+    return [out[k] for k in range(len(words))]
+
+
+@dataclass
+class ChartOutput:
+    """One parse: the tree as PTB text, and head-rule dependencies when asked for."""
+
+    tree: str
+    heads: list[int] | None = None
+    labels: list[str] | None = None
+
+
+class ChartRun:
+    """A chart parser run ready to parse: ``parse(sentences)`` for objects with ``tokens``,
+    ``tags`` (or ``None``) and ``line``; ``want_heads``: add dependencies by the
+    ``penn2malt`` head rules (CoNLL-U output)."""
+
+    def __init__(self, run: Run, weights: str = "best", device: str = "auto") -> None:
+        self.run = run
+        self.model = run.load_parser(weights, device)
+        self.encoder = Encoder(self.model, run.vocab)
+        self.want_heads = False
+
+    def parse(
+        self, sentences: Sequence[Any], batch_tokens: int = 8192, source: str = "<input>"
+    ) -> list[ChartOutput]:
+        words = [[_leaf(t) for t in s.tokens] for s in sentences]
+        for s, w in zip(sentences, words):
+            if len(w) > self.model.max_words:
+                raise InputError(
+                    f"a sentence of {len(w)} words is longer than the model can read "
+                    f"({self.model.max_words})",
+                    source,
+                    s.line,
+                )
+        order = [k for k, w in enumerate(words) if w]
+        tags = [sentences[k].tags if sentences[k].tags else None for k in order]
+        trees = parse_words(self.model, self.encoder, [words[k] for k in order], tags, batch_tokens)
+        out = [ChartOutput("") for _ in sentences]
+        table = _penn2malt() if self.want_heads else None
+        for k, tree in zip(order, trees):
+            out[k].tree = tree.to_string()
+            if table is not None:
+                deps = _heads(tree, table)
+                out[k].heads, out[k].labels = deps.heads, deps.labels
+        for k, w in enumerate(words):
+            if not w:
+                out[k].heads, out[k].labels = ([], []) if table is not None else (None, None)
+        return out
+
+
+def _leaf(token: str) -> str:
+    """Brackets as the treebank writes them, spaces as ``_``: what the model saw."""
+    return token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
+
+
+def _penn2malt() -> HeadTable:
+    from induce.structure.headtables import load_head_table
+
+    return load_head_table("penn2malt")
+
+
+def _heads(tree: Tree, table: HeadTable) -> Dependencies:
+    try:
+        return lexical_heads(tree, table)
+    except UnknownLabel as err:
+        raise ConfigError(
+            f"the penn2malt head rules have no rule for the label {err.label!r}: write ptb "
+            "and convert with your own head table (induce convert headrules --rules FILE)"
+        ) from None

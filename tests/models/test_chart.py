@@ -1,0 +1,159 @@
+"""The chart parser's model: span scores against a span-by-span computation, padding,
+the factored and plain encoders, the lexical models."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from induce.data.errors import ConfigError
+from induce.data.ptb import parse_trees
+from induce.models import build_parser, model_config
+from induce.runs.chart import Encoder, example, inventories, parse_words
+from induce.structure.chart import clean_tree
+
+TREES = [
+    "(TOP (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))",
+    "(TOP (S (NP-SBJ (PRP It)) (VP (VBD rained)) (. .)))",
+    "(TOP (S (VP (VB Go) (NP (NN home)))))",
+    "(TOP (S (NP-SBJ (NNP Vinken)) (VP (MD will) (VP (VB join) (NP (DT the) (NN board))))))",
+]
+SMALL = {
+    "d_model": 32,
+    "d_position": 16,
+    "n_layers": 2,
+    "n_heads": 2,
+    "d_kv": 8,
+    "d_ff": 32,
+    "d_char": 8,
+    "d_label_hidden": 16,
+}
+
+
+def examples():
+    return [example(clean_tree(parse_trees(t).trees[0])) for t in TREES]
+
+
+def build(**changes):
+    exs = examples()
+    vocab, found = inventories(exs)
+    settings = {**SMALL, **{k: list(v) for k, v in found.items()}, **changes}
+    torch.manual_seed(0)
+    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    return model.eval(), Encoder(model, vocab), exs
+
+
+def test_inventories_hold_chain_labels_and_the_empty_label_first():
+    vocab, found = inventories(examples())
+    assert found["labels"][0] == ""
+    assert "S+VP" in found["labels"] and "NP" in found["labels"]
+    assert "TOP" not in found["labels"]  # the wrapper is stripped
+    assert vocab.tokens[:4] == ["<unk>", "<pad>", "<start>", "<stop>"]
+    assert vocab.counts["the"] == 2
+
+
+def test_span_scores_equal_the_label_mlp_of_each_span_representation():
+    model, encoder, exs = build()
+    batch = encoder.batch([ex.words for ex in exs])
+    with torch.no_grad():
+        y = model.encode(batch)
+        scores = model.span_scores(y)
+    c = model.config
+    b = 0
+    n = batch.lengths[b]
+    content, position = y[b, :, : c.d_content], y[b, :, c.d_content :]
+    fwd = torch.cat([content[:, 0::2], position[:, 0::2]], -1)
+    bwd = torch.cat([content[:, 1::2], position[:, 1::2]], -1)
+    assert scores.shape == (4, 8, 8, len(c.labels))
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            span = torch.cat([fwd[j] - fwd[i], bwd[j + 1] - bwd[i + 1]])  # Section 2.1
+            hidden = F.relu(model.label_norm(model.label_in(span)))
+            expected = torch.cat([torch.zeros(1), model.label_out(hidden)])
+            assert torch.allclose(scores[b, i, j], expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"factored": False},
+        {"chars": "concat", "char_concat": 3},
+        {"chars": "none", "words": True, "tags": True},
+        {"chars": "lstm", "words": True, "tag_head": True},
+    ],
+)
+def test_a_sentence_scores_the_same_alone_and_in_a_padded_batch(changes):
+    model, encoder, exs = build(**changes)
+    words = [ex.words for ex in exs]
+    tags = [ex.tags for ex in exs]
+    with torch.no_grad():
+        together, tag_logits = model(encoder.batch(words, tags))
+        for k, ex in enumerate(exs):
+            alone, _ = model(encoder.batch([ex.words], [ex.tags]))
+            n = len(ex.words)
+            assert torch.allclose(together[k, : n + 1, : n + 1], alone[0], atol=1e-5)
+    assert (together[..., 0] == 0).all()
+    assert (tag_logits is not None) == bool(changes.get("tag_head"))
+
+
+def test_char_concat_reads_the_first_and_last_characters():
+    model, encoder, exs = build(chars="concat", char_concat=2)
+    concat = model.chars
+    chars = encoder.batch([["abc", "a"]]).chars  # <w> a b c </w>, <w> a </w>
+    seen = {}
+
+    def spy(module, inputs, output):
+        seen["ids"] = inputs[0]
+
+    concat.embed.register_forward_hook(spy)
+    concat(chars)
+    ids = seen["ids"][0]  # [T, 4]: first two, last two
+    code = encoder.chars
+    abc = ids[1].tolist()
+    assert abc == [code["<w>"], code["a"], code["c"], code["</w>"]]
+    assert ids[2].tolist() == [code["<w>"], code["a"], code["a"], code["</w>"]]
+    model, encoder, exs = build(chars="concat", char_concat=4)  # longer than the word: padded
+    model.chars.embed.register_forward_hook(spy)
+    model.chars(encoder.batch([["a"]]).chars)
+    pad = encoder.chars["<pad>"]
+    assert seen["ids"][0][1].tolist() == [code["<w>"], code["a"], code["</w>"], pad] + [
+        pad,
+        code["<w>"],
+        code["a"],
+        code["</w>"],
+    ]
+
+
+def test_word_dropout_follows_frequency():
+    model, encoder, exs = build(words=True)
+    rng = random.Random(0)
+    unk = encoder.unk
+    dropped = {"the": 0, "cat": 0}
+    for _ in range(2000):
+        ids = encoder.batch([["the", "cat"]], dropout=rng).words[0]
+        dropped["the"] += int(ids[1]) == unk
+        dropped["cat"] += int(ids[2]) == unk
+    assert abs(dropped["the"] / 2000 - 1 / 3) < 0.05  # seen twice: 1 / (1 + 2)
+    assert abs(dropped["cat"] / 2000 - 1 / 2) < 0.05  # seen once
+    assert int(encoder.batch([["the"]]).words[0, 1]) != unk  # no dropout outside training
+
+
+def test_parsed_trees_are_labelled_trees_over_the_words_with_the_given_tags():
+    model, encoder, exs = build()
+    trees = parse_words(model, encoder, [ex.words for ex in exs], [ex.tags for ex in exs])
+    for tree, ex in zip(trees, exs):
+        assert tree.words() == ex.words and tree.tags() == ex.tags
+        assert tree.label in model.config.labels[1:] or "+" in tree.label or tree.label
+
+
+def test_settings_are_checked():
+    with pytest.raises(ConfigError, match="d_position"):
+        model_config("chart", {**SMALL, "d_position": 32})
+    with pytest.raises(ConfigError, match="lexical"):
+        model_config("chart", {**SMALL, "chars": "none"})
+    with pytest.raises(ConfigError, match="unknown"):
+        model_config("chart", {**SMALL, "colour": 1})

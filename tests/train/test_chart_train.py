@@ -1,0 +1,164 @@
+"""``induce train --arch chart``: dev F1 by EVALB equal to scoring the parsed file, learning
+the training trees, stop and resume, parse formats, the Python API, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+import induce
+from induce.cli.app import app
+from induce.data.ptb import read_trees
+from induce.runs.directory import open_run
+from induce.train.chart import ChartTrainer
+from induce.train.engine import TrainOptions, train
+from tests.train.helpers import make_dataset, weights_file
+
+TINY = [
+    "model.d_model=32",
+    "model.d_position=16",
+    "model.n_layers=1",
+    "model.n_heads=2",
+    "model.d_kv=8",
+    "model.d_ff=32",
+    "model.d_char=8",
+    "model.d_label_hidden=16",
+    "data.batch_sentences=4",
+    "train.warmup=3",
+    "train.log_every=1",
+    "train.checkpoint_every=0",
+    "train.evals_per_epoch=0",
+]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_dataset(tmp_path_factory.mktemp("chart"))
+
+
+@pytest.fixture(scope="module")
+def run(data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("chart-run") / "run"
+    steps = TINY + ["train.max_steps=12", "train.eval_every=6", "optim.lr=3e-3"]
+    assert train(TrainOptions(str(out), "chart", str(data), steps, device="cpu")) == "done"
+    return out
+
+
+def _cli(*args):
+    return CliRunner().invoke(app, [*map(str, args)])
+
+
+def test_dev_f1_equals_evalb_on_the_parsed_dev_file(run, data, tmp_path):
+    evals = [r for r in open_run(run).history() if r.get("kind") == "eval"]
+    assert [r["step"] for r in evals] == [6, 12]
+    best = [r for r in evals if r["best"]][-1]
+    pred = tmp_path / "pred.trees"
+    result = _cli("parse", data / "valid.trees", "--model", run, "--format", "ptb", "-o", pred)
+    assert result.exit_code == 0, result.output
+    report = tmp_path / "r.json"
+    args = ("evaluate", "brackets", data / "valid.trees", pred, "--param", "collins")
+    result = _cli(*args, "--json", report)
+    assert result.exit_code == 0, result.output
+    scored = json.loads(report.read_text())["all"]
+    assert round(scored["f1"], 2) == best["f1"]
+    gold = read_trees(data / "valid.trees").trees
+    parsed = read_trees(pred).trees
+    assert len(parsed) == len(gold)
+    for g, p in zip(gold, parsed):  # the gold words and tags, a labelled tree over them
+        words = [(w, t) for w, t in g.pos() if t != "-NONE-"]
+        assert p.pos() == words
+
+
+def test_the_training_trees_are_learnt(data, tmp_path):
+    out = tmp_path / "fit"
+    steps = TINY + ["train.max_steps=400", "train.eval_every=0", "optim.lr=3e-3"]
+    steps += ["model.d_model=64", "model.d_position=32", "model.d_ff=64"]
+    steps += ["optim.plateau_patience=1000"]  # dev F1 of 5 trees must not halve the rate
+    settings = steps + ["model.attn_dropout=0", "model.relu_dropout=0"]
+    settings += ["model.residual_dropout=0", "model.char_dropout=0", "train.epochs=1000"]
+    trainer = ChartTrainer(TrainOptions(str(out), "chart", str(data), settings, device="cpu"))
+    try:
+        trainer.fit()
+    finally:
+        trainer.lock.release()
+    from induce.metrics.evalb import score_corpus
+    from induce.metrics.evalb_params import load_params
+    from induce.runs.chart import parse_words
+
+    exs = trainer.train_examples
+    trees = parse_words(
+        trainer.model, trainer.encoder, [e.words for e in exs], [e.tags for e in exs]
+    )
+    result = score_corpus([e.tree for e in exs], trees, load_params("collins")).all
+    assert result.f1 > 95.0
+
+
+def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
+    steps = TINY + ["train.max_steps=8", "train.eval_every=4"]
+    straight = tmp_path / "straight"
+    train(TrainOptions(str(straight), "chart", str(data), steps, device="cpu"))
+    stopped = tmp_path / "stopped"
+    trainer = ChartTrainer(TrainOptions(str(stopped), "chart", str(data), steps, device="cpu"))
+
+    def stop_at_3(kind, record):
+        if kind == "train" and record["step"] == 3:
+            trainer.request_stop()
+
+    trainer.on_event = stop_at_3
+    try:
+        assert trainer.fit() == "interrupted"
+    finally:
+        trainer.lock.release()
+    assert train(TrainOptions(str(stopped), resume=True, device="cpu")) == "done"
+    a = induce.load(str(straight), "last", "cpu").parser.chart
+    b = induce.load(str(stopped), "last", "cpu").parser.chart
+    assert a is not None and b is not None
+    for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items()):
+        assert torch.equal(x, y), name
+    f1 = [
+        [r["f1"] for r in open_run(p).history() if r.get("kind") == "eval"]
+        for p in (straight, stopped)
+    ]
+    assert f1[0] == f1[1]
+    assert weights_file(stopped).is_file()
+
+
+def test_conllu_gives_head_rule_dependencies_and_jsonl_the_tree(run, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("The bill passed .\n\nIt rose\n")
+    result = _cli("parse", src, "--model", run, "--format", "conllu", "--pretokenized")
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.splitlines() if line[:1].isdigit()]
+    assert [r[1] for r in rows] == ["The", "bill", "passed", ".", "It", "rose"]
+    heads = [int(r[6]) for r in rows]
+    assert heads[:4].count(0) == 1 and heads[4:].count(0) == 1
+    result = _cli("parse", src, "--model", run, "--format", "jsonl", "--pretokenized")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert records[0]["words"] == ["The", "bill", "passed", "."]
+    assert records[0]["tree"].startswith("(") and records[1]["tree"] == ""
+
+
+def test_python_api_returns_labelled_trees(run):
+    model = induce.load(str(run), device="cpu")
+    parses = model.parse(
+        [["The", "bill", "passed", "."], "It rose"], tags=[["DT", "NN", "VBD", "."], None]
+    )
+    assert parses[0].tree is not None and parses[0].tree.words() == ["The", "bill", "passed", "."]
+    assert parses[0].tree.tags() == ["DT", "NN", "VBD", "."]  # the given tags are kept
+    assert parses[1].tree is not None and parses[1].tree.label not in ("", "X")
+    assert parses[0].heads is not None and len(parses[0].heads) == 4
+
+
+def test_a_dataset_without_trees_is_a_one_line_error(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("a b c\nb c a\n")
+    data = tmp_path / "data"
+    result = _cli("preprocess", "text", "--train", text, "--out", data)
+    assert result.exit_code == 0, result.output
+    result = _cli("train", "--arch", "chart", "--data", data, "--out", tmp_path / "r")
+    assert result.exit_code == 2
+    assert "train.trees" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()

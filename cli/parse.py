@@ -54,6 +54,12 @@ def parse(
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Tokens per batch."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    bf16: bool = typer.Option(
+        False,
+        "--bf16",
+        help="Chart runs: the encoder in bfloat16 on CUDA or on a CPU with AMX/AVX512-BF16 "
+        "(fp32 elsewhere); trees may differ slightly from fp32.",
+    ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No progress on stderr (warnings and errors still)."
     ),
@@ -72,7 +78,7 @@ def parse(
         kind = "trees"
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
-    parser = Parser(model or _latest_run(), device, weights, decoder)
+    parser = Parser(model or _latest_run(), device, weights, decoder, bf16)
     parser.check_format(fmt)
     sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
     sentences = iter_sentences(input_path, kind, sniff=sniff)

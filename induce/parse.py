@@ -150,8 +150,15 @@ class Parser:
     """A trained run, ready to parse batches of sentences."""
 
     def __init__(
-        self, run_path: str, device: str = "auto", weights: str = "best", decoder: str | None = None
+        self,
+        run_path: str,
+        device: str = "auto",
+        weights: str = "best",
+        decoder: str | None = None,
+        bf16: bool = False,
     ) -> None:
+        """``bf16``: chart runs only, the encoder under bfloat16 autocast on CUDA or on a
+        CPU with hardware bf16 (trees may differ slightly from fp32)."""
         from induce.models import trains_on_trees
 
         self.run = open_run(run_path)
@@ -161,9 +168,11 @@ class Parser:
 
             if decoder is not None:
                 raise ConfigError("a chart parser decodes with CKY only", setting="decoder")
-            self.chart = ChartRun(self.run, weights, device)
+            self.chart = ChartRun(self.run, weights, device, bf16)
             self.has_heads = True  # by head rules over its trees
             return
+        if bf16:
+            raise ConfigError("bf16 parsing is for chart runs only", setting="bf16")
         self.model = self.run.load_model(weights, device)
         scores_class = type(self.model).scores_class
         if scores_class is None:

@@ -136,9 +136,16 @@ class _CharLSTM(nn.Module):
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         b, t, w = chars.shape
         flat = chars.view(b * t, w)
+        if not self.training:  # each word type once (training keeps per-token dropout)
+            types, inverse = torch.unique(flat, dim=0, return_inverse=True)
+            return self._encode(types)[inverse].view(b, t, -1)
+        return self._encode(flat).view(b, t, -1)
+
+    def _encode(self, flat: torch.Tensor) -> torch.Tensor:
+        """``[N, W] -> [N, d_out]`` (rows of padding only: zeros)."""
         sizes = (flat != 0).sum(-1)
         real = sizes > 0
-        out = flat.new_zeros((b * t, 2 * self.lstm.hidden_size), dtype=torch.float)
+        out = flat.new_zeros((flat.shape[0], 2 * self.lstm.hidden_size), dtype=torch.float)
         if bool(real.any()):
             packed = nn.utils.rnn.pack_padded_sequence(
                 self.drop(self.embed(flat[real])),
@@ -149,7 +156,7 @@ class _CharLSTM(nn.Module):
             _, (h, _) = self.lstm(packed)  # h [2, words, d/2]
             out = out.to(h.dtype)
             out[real] = torch.cat([h[0], h[1]], -1)
-        return out.view(b, t, -1)
+        return out
 
 
 class _CharConcat(nn.Module):

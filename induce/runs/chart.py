@@ -29,6 +29,7 @@ from induce.models.chart import (
     ChartInput,
     ChartParser,
 )
+from induce.runs.device import inference_autocast
 from induce.structure.chart import EMPTY, LabelledSpan, labelled_spans, tree_from_spans
 from induce.structure.headrules import Dependencies, HeadTable, UnknownLabel, lexical_heads
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from induce.runs.directory import Run
 
 UNKNOWN_TAG = "XX"  # the tag of a parsed word when neither the input nor the model gives one
+MAX_SPANS = 65_536  # spans per parsing batch (x d_label_hidden floats in the label MLP)
 
 
 @dataclass
@@ -139,9 +141,11 @@ def parse_words(
     words: Sequence[Sequence[str]],
     tags: Sequence[Sequence[str] | None] | None = None,
     batch_words: int = 4000,
+    bf16: bool = False,
 ) -> list[Tree]:
     """Labelled trees of ``words`` (in order), batched by length; the input tags are used
-    (and kept in the trees) when given, else the model's predicted tags, else ``XX``."""
+    (and kept in the trees) when given, else the model's predicted tags, else ``XX``.
+    ``bf16``: the model under bfloat16 autocast where the hardware has it (CKY in fp32)."""
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(words)), key=lambda k: len(words[k]))
@@ -150,12 +154,17 @@ def parse_words(
     start = 0
     while start < len(order):
         end = start + 1
-        while end < len(order) and (end - start + 1) * (len(words[order[end]]) + 2) <= batch_words:
+        while end < len(order):
+            count, n = end - start + 1, len(words[order[end]])
+            # the label MLP's hidden layer holds B (n + 1)^2 spans: bound it as well
+            if count * (n + 2) > batch_words or count * (n + 1) ** 2 > MAX_SPANS:
+                break
             end += 1
         chunk = order[start:end]
         given = [tags[k] if tags is not None else None for k in chunk]
         batch = encoder.batch([words[k] for k in chunk], given).to(device)
-        scores, tag_logits = model(batch)
+        with inference_autocast(device, bf16):
+            scores, tag_logits = model(batch)
         trees, _ = cky(scores, batch.lengths)
         predicted = tag_logits.argmax(-1).cpu() if tag_logits is not None else None
         for b, k in enumerate(chunk):
@@ -186,11 +195,14 @@ class ChartRun:
     ``tags`` (or ``None``) and ``line``; ``want_heads``: add dependencies by the
     ``penn2malt`` head rules (CoNLL-U output)."""
 
-    def __init__(self, run: Run, weights: str = "best", device: str = "auto") -> None:
+    def __init__(
+        self, run: Run, weights: str = "best", device: str = "auto", bf16: bool = False
+    ) -> None:
         self.run = run
         self.model = run.load_parser(weights, device)
         self.encoder = Encoder(self.model, run.vocab)
         self.want_heads = False
+        self.bf16 = bf16
 
     def parse(
         self, sentences: Sequence[Any], batch_tokens: int = 8192, source: str = "<input>"
@@ -206,7 +218,9 @@ class ChartRun:
                 )
         order = [k for k, w in enumerate(words) if w]
         tags = [sentences[k].tags if sentences[k].tags else None for k in order]
-        trees = parse_words(self.model, self.encoder, [words[k] for k in order], tags, batch_tokens)
+        trees = parse_words(
+            self.model, self.encoder, [words[k] for k in order], tags, batch_tokens, self.bf16
+        )
         out = [ChartOutput("") for _ in sentences]
         table = _penn2malt() if self.want_heads else None
         for k, tree in zip(order, trees):

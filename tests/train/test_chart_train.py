@@ -162,3 +162,26 @@ def test_a_dataset_without_trees_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2
     assert "train.trees" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_bf16_parsing_gives_trees_over_the_same_words(run, data, tmp_path):
+    fp32, bf16 = tmp_path / "fp32.ptb", tmp_path / "bf16.ptb"
+    for out, extra in ((fp32, []), (bf16, ["--bf16"])):
+        args = ["parse", data / "valid.trees", "--model", run, "-f", "ptb", "-o", out, *extra]
+        result = _cli(*args)
+        assert result.exit_code == 0, result.output
+    a, b = read_trees(fp32).trees, read_trees(bf16).trees
+    assert [t.pos() for t in a] == [t.pos() for t in b]
+
+
+def test_bf16_parsing_is_refused_for_masked_lms(data, tmp_path):
+    from tests.train.helpers import tiny
+
+    lm = tmp_path / "lm"
+    train(
+        TrainOptions(str(lm), "transformer", str(data), tiny("transformer") + ["train.max_steps=1"])
+    )
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    result = _cli("parse", src, "--model", lm, "--bf16")
+    assert result.exit_code == 2 and "chart runs only" in result.output

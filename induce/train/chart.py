@@ -11,12 +11,10 @@ The same run directory, checkpoints, kill-safety and events as the masked-LM eng
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +22,14 @@ import torch
 import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
-from induce.data.errors import ConfigError, InduceWarning, InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.files import FileLock, atomic_write
 from induce.data.ptb import read_trees
 from induce.decode.cky import hinge_loss
 from induce.metrics.evalb import score_corpus
 from induce.metrics.evalb_params import load_params
 from induce.models import build_parser
+from induce.models.chart import ChartParser
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import RunConfig, load_config
 from induce.runs.device import pick_device
@@ -44,7 +43,8 @@ from induce.runs.directory import (
 )
 from induce.structure.chart import clean_tree
 from induce.train import checkpoint
-from induce.train.engine import Callback, TrainOptions, _check_new_run_directory, _Meter, _optimizer
+from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
+from induce.train.engine import TrainOptions, _check_new_run_directory, _optimizer
 
 
 def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any]]:
@@ -64,7 +64,9 @@ def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[A
     return examples, raw
 
 
-class ChartTrainer:
+class ChartTrainer(CheckpointedRun):
+    model: ChartParser
+
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:
             raise ConfigError("the chart parser trains in one process (no torchrun)")
@@ -111,7 +113,7 @@ class ChartTrainer:
             "seconds": 0.0,  # training and validation time, summed over resumes
         }
         self.began = time.perf_counter()
-        self.meter = _Meter()
+        self.meter = Meter()
         self.plan = self._plan()
         try:
             self._open_run_directory(options)
@@ -168,44 +170,11 @@ class ChartTrainer:
             batches.append(current)
         return batches
 
-    def _restore(self) -> None:
-        progress = checkpoint.restore(
-            self.path, self.model, self.optimizer, self.scheduler, self.device
-        )
-        if progress is None:
-            warnings.warn(
-                f"{self.path}: no checkpoint was saved before the run stopped: it starts again",
-                InduceWarning,
-                stacklevel=2,
-            )
-            return
-        progress.pop("metrics_bytes", None)
-        self.meter.restore(progress.pop("meter", None))
-        self.state.update(progress)
-
     def _elapsed(self) -> float:
         return self.state["seconds"] + time.perf_counter() - self.began
 
-    def save_checkpoint(self, best: bool = False) -> None:
-        self.state["saved_step"] = self.state["step"]
+    def _before_save(self) -> None:
         self.state["seconds"], self.began = self._elapsed(), time.perf_counter()
-        checkpoint.save(
-            self.path,
-            self.model,
-            self.optimizer,
-            self.scheduler,
-            {**self.state, "meter": self.meter.state()},
-            self.device,
-            best,
-        )
-
-    def record(self, kind: str, data: dict) -> None:
-        with open(self.path / METRICS, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"kind": kind, **data}) + "\n")
-        self.on_event(kind, data)
-
-    def request_stop(self) -> None:
-        self.stop_requested = True
 
     # -- the loop --------------------------------------------------------------------------
     def _set_lr(self) -> None:
@@ -291,7 +260,7 @@ class ChartTrainer:
     def fit(self) -> str:
         c, s = self.config, self.state
         total = c.train.max_steps or c.train.epochs * len(self.plan)
-        self.on_event(
+        self.emit(
             "start",
             {
                 "steps_per_epoch": len(self.plan),
@@ -327,7 +296,7 @@ class ChartTrainer:
                 ):
                     self.save_checkpoint()
                 if self.stop_requested:
-                    self.on_event("interrupted", {"step": s["step"]})
+                    self.emit("interrupted", {"step": s["step"]})
                     return "interrupted"
                 if self._finished(total):
                     break
@@ -342,7 +311,7 @@ class ChartTrainer:
             self.save_checkpoint()
         if (read_pointer(self.path) or {}).get("best") is None:
             self.save_checkpoint(best=True)  # no validation set: the last is the best
-        self.on_event("done", {"step": s["step"], "best_f1": s["best_f1"]})
+        self.emit("done", {"step": s["step"], "best_f1": s["best_f1"]})
         return "done"
 
     def _finished(self, total: int) -> bool:

@@ -7,13 +7,9 @@ The engine reports through a callback (``on_event(kind, record)``); it never pri
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
-import time
-import warnings
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +20,11 @@ import torch
 import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
-from induce.data.errors import ConfigError, InduceWarning, InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.files import FileLock, atomic_write
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
+from induce.models.base import MaskedLM
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
 from induce.runs.config import OptimConfig, RunConfig, load_config
 from induce.runs.device import autocast, pick_device
@@ -42,12 +39,11 @@ from induce.runs.directory import (
 )
 from induce.train import checkpoint
 from induce.train import distributed as dd
+from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
 from induce.train.validation import parse_split, validation_loss
 
 if TYPE_CHECKING:
     from induce.train.chart import ChartTrainer
-
-Callback = Callable[[str, dict[str, Any]], None]
 
 
 class RunExistsError(InputError):
@@ -82,7 +78,9 @@ class TrainOptions:
     config: str = "paper"  # paper | demo | a YAML file (new runs only)
 
 
-class Trainer:
+class Trainer(CheckpointedRun):
+    model: MaskedLM
+
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event: Callback = on_event or (lambda kind, record: None)
         self.stop_requested = False
@@ -115,7 +113,7 @@ class Trainer:
             "bad_evals": 0,
             "tokens": 0,
         }
-        self.meter = _Meter()
+        self.meter = Meter()
         self.gold = self._validation_gold()
         self.net: torch.nn.Module = self.model
         if self.world.size > 1:
@@ -229,53 +227,9 @@ class Trainer:
         return load_gold(self.dataset, "valid")
 
     # -- checkpoints -----------------------------------------------------------------------
-    def _restore(self) -> None:
-        progress = checkpoint.restore(
-            self.path,
-            self.model,
-            self.optimizer,
-            self.scheduler,
-            self.device,
-            cut_metrics=self.world.main,
-        )
-        if progress is None:
-            warnings.warn(
-                f"{self.path}: no checkpoint was saved before the run stopped: it starts again",
-                InduceWarning,
-                stacklevel=2,
-            )
-            return
-        progress.pop("metrics_bytes", None)
-        self.meter.restore(progress.pop("meter", None))
-        self.state.update(progress)
-
-    def save_checkpoint(self, best: bool = False) -> None:
-        self.state["saved_step"] = self.state["step"]
-        if self.world.main:
-            checkpoint.save(
-                self.path,
-                self.model,
-                self.optimizer,
-                self.scheduler,
-                {**self.state, "meter": self.meter.state()},
-                self.device,
-                best,
-            )
-
-    def record(self, kind: str, data: dict) -> None:
-        if not self.world.main:
-            return
-        with open(self.path / METRICS, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"kind": kind, **data}) + "\n")
-        self.on_event(kind, data)
-
-    def emit(self, kind: str, data: dict) -> None:
-        if self.world.main:
-            self.on_event(kind, data)
-
-    def request_stop(self) -> None:
-        """Finish the current update, save a checkpoint, return (SIGINT/SIGTERM call this)."""
-        self.stop_requested = True
+    @property
+    def main(self) -> bool:
+        return self.world.main
 
     # -- the loop --------------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[object]:
@@ -377,7 +331,7 @@ class Trainer:
         self.emit("done", {"step": s["step"], "best_valid_loss": s["best_loss"]})
         return "done"
 
-    def _run_epoch(self, total: int, meter: _Meter) -> str:
+    def _run_epoch(self, total: int, meter: Meter) -> str:
         """The rest of the current epoch: ``"interrupted"``, ``"finished"`` (a limit was
         reached inside it) or ``"epoch"`` (it ran to its end, then validated)."""
         c, s = self.config, self.state
@@ -420,39 +374,6 @@ class Trainer:
     def _finished(self, total: int) -> bool:
         c, s = self.config.train, self.state
         return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
-
-
-class _Meter:
-    """Mean loss and tokens/s since the last log line (kept in checkpoints, so that the
-    first log line after a resume averages the same updates as without the stop)."""
-
-    def __init__(self) -> None:
-        self.began, self.tokens = time.perf_counter(), 0
-        self.losses: list[float] = []
-
-    def state(self) -> dict[str, Any]:
-        return {"losses": list(self.losses), "tokens": self.tokens}
-
-    def restore(self, state: dict[str, Any] | None) -> None:
-        if state:
-            self.losses, self.tokens = [float(x) for x in state["losses"]], int(state["tokens"])
-
-    def add(self, loss: float, tokens: int) -> None:
-        self.losses.append(loss)
-        self.tokens += tokens
-
-    def record(self, step: int, epoch: int, lr: float, total: int) -> dict[str, Any]:
-        elapsed = time.perf_counter() - self.began
-        out = {
-            "step": step,
-            "epoch": epoch,
-            "loss": round(sum(self.losses) / len(self.losses), 5),
-            "tokens_per_s": round(self.tokens / elapsed, 1),
-            "lr": lr,
-            "total_steps": total,
-        }
-        self.began, self.tokens, self.losses = time.perf_counter(), 0, []
-        return out
 
 
 def _optimizer(

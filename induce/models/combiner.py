@@ -21,11 +21,24 @@ Per layer ``l`` (post-LayerNorm, BERT style):
    projection, residual, LayerNorm and the feed-forward block.
 
 The gate's bias starts at ``gate_bias`` (-4: ``tau`` ~ 0.02), low enough that ``M^`` is not
-all zero at the start: where ``M^`` is zero, ``relu`` passes ``tau`` no gradient.  Note also
-that where every entry of a row is above ``tau``, subtracting ``tau`` shifts that row's
-softmax scores uniformly and leaves ``M~`` unchanged: ``tau`` learns only through the entries
-it cuts to zero (measured: gate gradients ~1e-11 at initialisation for one ``tau`` per
-matrix, ~1e-5 per head).
+all zero at the start: where ``M^`` is zero, ``relu`` passes ``tau`` no gradient.  Where every
+entry of a row is above ``tau``, subtracting ``tau`` shifts that row's softmax scores uniformly
+and leaves ``M~`` unchanged, and the paper's ``Boolean(M~)`` of Eq. 7 has no gradient at all:
+read literally (``gate_gradient: none``), ``tau`` learns only through the entries it cuts to
+zero (measured: gate gradients ~1e-11 at initialisation for one ``tau`` per matrix, ~1e-5 per
+head), and stays where it starts.
+
+Our choice (``gate_gradient: straight_through``, the default): Eq. 7's connection matrix keeps
+the hard support's values in the forward pass (read-outs, parses and losses are bit-identical
+to ``none``), but its backward pass sees the soft membership ``w = sigmoid((M - tau) / T)``
+(``T = gate_temperature``; per head and max-pooled over heads for ``gate: head``, as ``M^``
+is; the diagonal and the support inherited from the layer below stay 1, the OR of the forward
+pass taken as an elementwise max), so the language-model loss says whether a connection is
+worth making.  The fixed and top-k thresholds have no gate to train and stay hard.
+``gate_sparsity`` (ours, 0 in the presets) adds ``gate_sparsity`` times the mean over layers
+of the soft number of connections per token to the loss, through the backward pass only (the
+logged loss is the language model's); a connection made in layer ``l`` of ``N`` counts in
+the ``N - l`` layers that inherit it, so early connections cost more than late ones.
 
 Shapes: ``B`` batch, ``L`` length, ``D`` width, ``H`` heads, ``N`` layers.
 """
@@ -34,7 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -61,6 +74,12 @@ class CombinerConfig(BackboneConfig):
     gate_kernel: int = 3
     gate_bias: float = -4.0  # initial bias of tau's linear map: tau starts ~ 0.02
     hierarchy: Literal["support", "dense"] = "support"
+    # how the learned gate's hard support passes gradients back (see the module docstring):
+    # straight_through (ours), none (the paper's Boolean as written: tau gets almost none)
+    gate_gradient: Literal["straight_through", "none"] = "straight_through"
+    gate_temperature: float = 0.05  # T of the soft membership sigmoid((M - tau) / T)
+    # weight of an auxiliary cost on the soft support (ours; 0: none; straight_through only)
+    gate_sparsity: float = 0.0
 
     def check(self) -> None:
         super().check()
@@ -74,6 +93,12 @@ class CombinerConfig(BackboneConfig):
         if not 0 <= self.gate_layers <= 8:
             raise ConfigError(f"model.gate_layers must be in [0, 8], got {self.gate_layers}")
         check_rate("model.fixed_tau", self.fixed_tau)
+        if not self.gate_temperature > 0:
+            raise ConfigError(
+                f"model.gate_temperature must be positive, got {self.gate_temperature}"
+            )
+        if not self.gate_sparsity >= 0:
+            raise ConfigError(f"model.gate_sparsity must be >= 0, got {self.gate_sparsity}")
 
 
 class SparseGate(nn.Module):
@@ -106,14 +131,30 @@ class SparseGate(nn.Module):
         return tau
 
 
+class _AddGradient(torch.autograd.Function):
+    """Identity whose backward adds ``extra`` to the incoming gradient: the gradient of
+    ``(x * extra).sum()`` added to the loss without changing the reported loss."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+        ctx.extra = extra
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return grad + ctx.extra, None
+
+
 class CombinerLayer(Recording):
     """One layer: Eqs. 3-7, then the output projection, residual, LayerNorm and
     feed-forward (post-LN).  ``forward(x [B, L, D], keep [B, L], prev [B, L, L] or None)``
     returns ``(x', M~ [B, L, L], support [B, L, L])``."""
 
-    def __init__(self, c: CombinerConfig) -> None:
+    def __init__(self, c: CombinerConfig, index: int = 0) -> None:
         super().__init__()
         self.c = c
+        # a connection made here stays in the support of this and every layer above
+        self.lifetime = max(1, c.n_layers - index) / c.n_layers
         self.qk = nn.Linear(c.d_model, 2 * c.d_model)
         self.v = nn.Linear(c.d_model, c.d_model)  # Eq. 6: one V for all heads
         self.out = nn.Linear(c.d_model, c.d_model)
@@ -145,12 +186,19 @@ class CombinerLayer(Recording):
         pair = keep[:, :, None] & keep[:, None, :]  # [B, L, L]
         attn = torch.softmax(logits.masked_fill(~keep[:, None, None, :], float("-inf")), -1)
         attn = attn.masked_fill(~pair[:, None], 0.0)  # [B, H, L, L]
-        gated = self._gated(attn, keep)  # M^ [B, L, L]
+        gated, soft = self._gated(attn, keep)  # M^ [B, L, L], its soft support or None
         support = gated > 0
         eye = torch.eye(n, dtype=torch.bool, device=x.device)[None]
         support = (support | eye) & pair
         if prev is not None:
             support = support | (prev > 0)
+        if soft is not None:  # the OR of the hard support, as elementwise max
+            soft = torch.maximum(soft, eye.to(soft.dtype)) * pair
+            if prev is not None:
+                soft = torch.maximum(soft, (prev > 0).to(soft.dtype))
+            if c.gate_sparsity > 0 and self.training and torch.is_grad_enabled():
+                per_token = c.gate_sparsity * self.lifetime / keep.sum().clamp_min(1)
+                soft = _AddGradient.apply(soft, per_token * pair.to(soft.dtype))
         scores = gated + (prev if prev is not None else 0.0)
         # the diagonal keeps a padded row's softmax finite (it is zeroed below)
         allowed = (support if c.hierarchy == "support" else pair) | eye
@@ -160,26 +208,39 @@ class CombinerLayer(Recording):
             self.recorded = tilde[:, None].detach()
         h_hat = torch.matmul(self.drop_weights(tilde), self.v(x))  # Eq. 6
         connected = allowed.to(h_hat.dtype)
+        if soft is not None and c.hierarchy == "support":
+            # straight through: the hard support's values (+ exact zeros), the soft gradient
+            connected = connected + (soft - soft.detach()).to(connected.dtype)
         h = torch.matmul(connected / connected.sum(-1, keepdim=True).clamp_min(1.0), h_hat)
         x = self.norm_attn(x + self.drop(self.out(h)))  # Eq. 7, projection, residual
         x = self.norm_ff(x + self.drop(self.ff(x)))
         return x, tilde, allowed & pair
 
-    def _gated(self, attn: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-        """``M^ [B, L, L]`` from the heads' attention ``[B, H, L, L]`` (Eqs. 3-4)."""
+    def _gated(
+        self, attn: torch.Tensor, keep: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``M^ [B, L, L]`` from the heads' attention ``[B, H, L, L]`` (Eqs. 3-4), and for
+        the learned gate with ``gate_gradient: straight_through`` the soft membership
+        ``sigmoid((M - tau) / T) [B, L, L]`` (max over heads for the per-head gate, as
+        ``M^`` is), else ``None``."""
         c = self.c
         if c.threshold == "topk":
             m = attn.amax(1)
             k = min(c.top_k, m.shape[-1])
             cut = m.topk(k, dim=-1).values[..., -1:]
-            return torch.where(m >= cut, m, torch.zeros_like(m))
+            return torch.where(m >= cut, m, torch.zeros_like(m)), None
         if c.threshold == "fixed":
-            return F.relu(attn.amax(1) - c.fixed_tau)
+            return F.relu(attn.amax(1) - c.fixed_tau), None
         gate = cast(SparseGate, self.gate)
         if c.gate == "head":
-            return F.relu(attn - gate(attn, keep)).amax(1)
-        m = attn.amax(1)
-        return F.relu(m - gate(m[:, None], keep)[:, 0])
+            margin = attn - gate(attn, keep)  # [B, H, L, L]
+        else:
+            m = attn.amax(1)
+            margin = (m - gate(m[:, None], keep)[:, 0])[:, None]  # [B, 1, L, L]
+        gated = F.relu(margin).amax(1)
+        if c.gate_gradient == "none":
+            return gated, None
+        return gated, torch.sigmoid(margin / c.gate_temperature).amax(1)
 
 
 class _Weights:
@@ -232,7 +293,7 @@ class Combiner(MaskedLM):
     def __init__(self, config: CombinerConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__(config, vocab_size, pad_id)
         self.embed_norm = nn.LayerNorm(config.d_model)
-        self.layers = nn.ModuleList(CombinerLayer(config) for _ in range(config.n_layers))
+        self.layers = nn.ModuleList(CombinerLayer(config, i) for i in range(config.n_layers))
         self._add_output(vocab_size)
         self._init_tables(self.embed, self.positions)
         self._init_projections()

@@ -88,11 +88,12 @@ def test_a_hand_set_threshold_gives_the_groups_computed_by_hand(monkeypatch):
     )[None]
     keep = torch.ones(1, 4, dtype=torch.bool)
     monkeypatch.setattr(layer.gate, "forward", lambda m, keep: torch.full((1, 1, 1, 1), 0.5))
-    gated = layer._gated(attn, keep)
+    gated, soft = layer._gated(attn, keep)
     expected = torch.relu(attn.amax(1) - 0.5)
     assert torch.equal(gated, expected)
+    assert torch.allclose(soft, torch.sigmoid((attn.amax(1) - 0.5) / 0.05))
     # support of M^ plus the diagonal: {0,1} and {2,3} are the connected groups
-    monkeypatch.setattr(layer, "_gated", lambda attn, keep: expected)
+    monkeypatch.setattr(layer, "_gated", lambda attn, keep: (expected, soft))
     _, _, support = layer(torch.randn(1, 4, 8), keep, None)
     sym = support[0] | support[0].T
     assert sym.tolist() == [
@@ -155,6 +156,58 @@ def test_gradients_reach_the_gate(extra):
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
 
+def _gate_gradient(extra):
+    model = _model(extra).train()
+    ids, keep = _batch()
+    with torch.no_grad():
+        _, _, supports = model.encode(ids, keep)
+    pair = keep[:, :, None] & keep[:, None, :]
+    full = bool(supports[0][pair].all())
+    model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean().backward()
+    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
+    return full, max(float(g.abs().max()) for g in grads if g is not None)
+
+
+@pytest.mark.parametrize("gate", ["matrix", "row"])
+def test_the_straight_through_support_gives_the_gate_gradients_at_full_support(gate):
+    """At the default start (tau ~ 0.02) every pair is connected: the paper's hard Boolean
+    passes one tau per matrix or row ~1e-11 (rounding), the straight-through support ~1e-6."""
+    full, hard = _gate_gradient([f"model.gate={gate}", "model.gate_gradient=none"])
+    full_st, soft = _gate_gradient([f"model.gate={gate}"])
+    assert full and full_st
+    assert soft > 1e-8 and soft > 1e3 * hard
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["model.gate=head"], ["model.gate=row", "model.gate_bias=-1"]]
+)
+def test_the_straight_through_support_leaves_the_forward_pass_unchanged(extra):
+    ids, keep = _batch()
+    runs = []
+    for how in ("straight_through", "none"):
+        model = _model(extra + [f"model.gate_gradient={how}"]).eval()
+        with torch.no_grad():
+            hidden = model(ids, keep).hidden
+            scores = model.structure(ids, keep)
+        runs.append((hidden, scores.supports, scores.attention))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
+def test_the_sparsity_cost_pushes_tau_up_without_changing_the_loss():
+    ids, keep = _batch()
+    biases, losses = [], []
+    for weight in (0.0, 1.0):
+        model = _model([f"model.gate_sparsity={weight}"]).train()
+        loss = model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean()
+        loss.backward()
+        losses.append(loss.detach())
+        biases.append(sum(float(layer.gate.linear.bias.grad) for layer in model.layers))
+    assert torch.equal(losses[0], losses[1])
+    assert biases[1] < biases[0]  # gradient descent raises tau
+
+
 def test_settings_are_checked():
     with pytest.raises(ConfigError, match="gate: must be one of"):
         load_config("combiner", SMALL + ["model.gate=column"], preset="demo")
@@ -162,3 +215,9 @@ def test_settings_are_checked():
         load_config("combiner", ["model.d_model=30", "model.n_heads=4"], preset="demo")
     with pytest.raises(ConfigError, match="gate_layers"):
         load_config("combiner", SMALL + ["model.gate_layers=9"], preset="demo")
+    with pytest.raises(ConfigError, match="gate_temperature"):
+        load_config("combiner", SMALL + ["model.gate_temperature=0"], preset="demo")
+    with pytest.raises(ConfigError, match="gate_gradient: must be one of"):
+        load_config("combiner", SMALL + ["model.gate_gradient=soft"], preset="demo")
+    with pytest.raises(ConfigError, match="gate_sparsity"):
+        load_config("combiner", SMALL + ["model.gate_sparsity=-1"], preset="demo")

@@ -7,7 +7,10 @@ for a trained run (``--run RUN``) or, without one, a paper-size model (preset
 ``chart-ptb-paper``) with fresh weights and inventories from section 22 itself (speed does not
 depend on training).  The paper: 1,700 sentences in 8 s on a K80 GPU (212 sentences/s).
 
-    python bench/chart_parse.py [--run RUN] [--threads 2] [--device cpu] [--repeat 2]
+    python bench/chart_parse.py [--run RUN] [--threads 2] [--device cpu] [--repeat 2] [--bf16]
+
+With ``--bf16`` each repetition times fp32 and then ``parse --bf16`` (bf16 only pays on CUDA
+or on CPUs with AMX/AVX512-BF16).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--bf16", action="store_true", help="also time parse --bf16")
     args = ap.parse_args()
     dev = Path(args.shared) / "data" / "wsj" / "dev22.trees"
     if not dev.exists():
@@ -70,18 +74,30 @@ def main() -> None:
         if not args.run:
             make_run(run, dev)
         print(f"1700 sentences of WSJ section 22, {args.threads} threads, device {args.device}")
-        print(f"{'run':<30} {'seconds':>8} {'sent/s':>8} {'peak RSS MiB':>13}")
+        print(
+            f"{'run':<30} {'precision':<9} {'seconds':>8} {'sent/s':>8} {'CPU s':>7} "
+            f"{'peak RSS MiB':>13}"
+        )
+        name = str(args.run or "paper size, fresh weights")[-30:]
         for _ in range(args.repeat):
-            began = time.perf_counter()
-            command = [str(induce), "parse", str(dev), "-m", str(run), "--format", "ptb"]
-            command += ["--device", args.device, "-q", "-o", str(Path(tmp) / "out.ptb")]
-            done = subprocess.run(command, env=env, capture_output=True, text=True)
-            seconds = time.perf_counter() - began
-            if done.returncode:
-                sys.exit(done.stderr.strip()[-500:])
-            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            name = str(args.run or "paper size, fresh weights")[-30:]
-            print(f"{name:<30} {seconds:>8.2f} {1700 / seconds:>8.1f} {peak:>13.0f}", flush=True)
+            for extra in [[]] + ([["--bf16"]] if args.bf16 else []):
+                command = [str(induce), "parse", str(dev), "-m", str(run), "--format", "ptb"]
+                command += ["--device", args.device, "-q", "-o", str(Path(tmp) / "out.ptb")]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                began = time.perf_counter()
+                done = subprocess.run(command + extra, env=env, capture_output=True, text=True)
+                seconds = time.perf_counter() - began
+                if done.returncode:
+                    sys.exit(done.stderr.strip()[-500:])
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                peak = after.ru_maxrss / 1024
+                precision = "bf16" if extra else "fp32"
+                print(
+                    f"{name:<30} {precision:<9} {seconds:>8.2f} {1700 / seconds:>8.1f} "
+                    f"{cpu:>7.1f} {peak:>13.0f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import iter_lines
 from induce.data.normalize import is_punctuation
+from induce.data.ptb import leaf_token
 from induce.data.types import Tree
 from induce.runs.directory import open_run
 
@@ -287,7 +288,7 @@ class Parser:
         self, s: Sentence, words: list[str], scores: Scores | None, punct: Punct, want: bool
     ) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]
-        shown = [_leaf(s.tokens[k]) for k in keep]
+        shown = [leaf_token(s.tokens[k]) for k in keep]
         if s.conllu is not None and punct == "drop":
             raise ConfigError("drop would remove CoNLL-U tokens; use attach", setting="punct")
         if not words or scores is None:
@@ -295,14 +296,6 @@ class Parser:
         parse = scores.read_out(shown, self.decoder)
         extra = scores.to_json() if want else None
         return _with_punctuation(s, keep, parse.heads, parse.tree, punct, extra)
-
-
-def _leaf(token: str) -> str:
-    """A token as a tree leaf that readers can read back: brackets as the treebank writes
-    them (``-LRB-``, ``-RRB-``), spaces as ``_``."""
-    if "(" in token or ")" in token or " " in token:
-        token = token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
-    return token
 
 
 def _with_punctuation(
@@ -374,9 +367,9 @@ def _tree_with_punctuation(
     n = len(s.tokens)
     if tree is None:
         return (
-            "(X " + " ".join(f"(X {_leaf(t)})" for t in s.tokens) + ")"
+            "(X " + " ".join(f"(X {leaf_token(t)})" for t in s.tokens) + ")"
             if n > 1
-            else f"(X {_leaf(s.tokens[0])})"
+            else f"(X {leaf_token(s.tokens[0])})"
         )
     leaves = [node for node in tree.preterminals()]
     groups: dict[int, list[int]] = {k: [k] for k in keep}
@@ -386,7 +379,7 @@ def _tree_with_punctuation(
     for leaf, k in zip(leaves, keep):
         members = sorted(groups[k])
         if len(members) > 1:
-            leaf.children = [Tree("X", [_leaf(s.tokens[m])]) for m in members]
+            leaf.children = [Tree("X", [leaf_token(s.tokens[m])]) for m in members]
     return tree.to_string()
 
 

@@ -259,6 +259,14 @@ def read_trees(path: str | os.PathLike[str], labelled: bool = True) -> TreeFile:
     return TreeFile(str(path), trees, lines, sources)
 
 
+def leaf_token(token: str) -> str:
+    """A token as a tree leaf that readers can read back: brackets as the treebank writes
+    them (``-LRB-``, ``-RRB-``), spaces as ``_``."""
+    if "(" in token or ")" in token or " " in token:
+        token = token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
+    return token
+
+
 def format_trees(trees: Iterable[Tree | None]) -> str:
     """One tree per line; ``None`` becomes an empty line (an empty sentence)."""
     return "".join(("" if t is None else t.to_string()) + "\n" for t in trees)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from induce.data.errors import ConfigError, InputError
+from induce.data.ptb import leaf_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
 from induce.decode.cky import cky
@@ -207,7 +208,7 @@ class ChartRun:
     def parse(
         self, sentences: Sequence[Any], batch_tokens: int = 8192, source: str = "<input>"
     ) -> list[ChartOutput]:
-        words = [[_leaf(t) for t in s.tokens] for s in sentences]
+        words = [[leaf_token(t) for t in s.tokens] for s in sentences]
         for s, w in zip(sentences, words):
             if len(w) > self.model.max_words:
                 raise InputError(
@@ -232,11 +233,6 @@ class ChartRun:
             if not w:
                 out[k].heads, out[k].labels = ([], []) if table is not None else (None, None)
         return out
-
-
-def _leaf(token: str) -> str:
-    """Brackets as the treebank writes them, spaces as ``_``: what the model saw."""
-    return token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
 
 
 def _penn2malt() -> HeadTable:

@@ -89,6 +89,16 @@ class CheckpointedRun:
         if self.main:
             self.on_event(kind, data)
 
+    def update(self, loss: torch.Tensor, clip: float) -> float:
+        """One optimizer update from ``loss`` (gradients clipped to norm ``clip`` when > 0);
+        returns the loss as a number."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
+        self.optimizer.step()
+        return float(loss.detach())
+
     def request_stop(self) -> None:
         """Finish the current update, save a checkpoint, return (SIGINT/SIGTERM call this)."""
         self.stop_requested = True

@@ -48,8 +48,8 @@ from induce.train.engine import TrainOptions, _check_new_run_directory, _optimiz
 
 
 def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any]]:
-    """The split's gold trees as training examples (cleaned), and the raw trees in file
-    order (what dev F1 is scored against; ``None`` for a tree that has no words)."""
+    """The split's gold trees as examples (cleaned), and the raw trees in file order (what
+    dev F1 is scored against), ``None`` where a tree gives no example."""
     path = dataset_path / f"{split}.trees"
     if not path.is_file():
         raise InputError(
@@ -57,10 +57,12 @@ def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[A
         )
     raw = read_trees(path).trees
     examples = []
-    for tree in raw:
+    for k, tree in enumerate(raw):
         clean = clean_tree(tree) if tree is not None else None
         if clean is not None:
             examples.append(example(clean))
+        else:
+            raw[k] = None
     return examples, raw
 
 
@@ -205,12 +207,7 @@ class ChartTrainer(CheckpointedRun):
             )
             loss = loss + self.model.config.tag_loss_scale * tag_loss
         self._set_lr()
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.config.optim.clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.optim.clip)
-        self.optimizer.step()
-        return float(loss.detach())
+        return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:
         s = self.state
@@ -219,11 +216,9 @@ class ChartTrainer(CheckpointedRun):
         words = [ex.words for ex in self.valid_examples]
         tags = [ex.tags for ex in self.valid_examples]
         parsed = iter(parse_words(self.model, self.encoder, words, tags))
-        test = []
-        for tree in self.valid_raw:  # predicted trees aligned with the file's trees
-            clean = clean_tree(tree) if tree is not None else None
-            test.append(next(parsed) if clean is not None else None)
-        gold = [t if c is not None else None for t, c in zip(self.valid_raw, test)]
+        # predicted trees aligned with the file's trees (None where it gives no example)
+        test = [next(parsed) if tree is not None else None for tree in self.valid_raw]
+        gold = self.valid_raw
         result = score_corpus(gold, test, self.params).all
         f1 = result.f1 if not math.isnan(result.f1) else 0.0
         record: dict[str, Any] = {

@@ -245,12 +245,7 @@ class Trainer(CheckpointedRun):
                 loss = F.cross_entropy(logits.float(), batch.targets)
             else:  # nothing masked: a zero loss that still touches every parameter
                 loss = self.model.logits(out.hidden[:, 0]).float().sum() * 0.0
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.config.optim.clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.optim.clip)
-        self.optimizer.step()
-        return float(loss.detach())
+        return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:
         c = self.config

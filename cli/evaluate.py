@@ -28,6 +28,13 @@ TAGSET = typer.Option(
     "--tagset",
     help="Which gold tags mark words: ptb_word_tags (default), bllip_word_tags, or all.",
 )
+HTML = typer.Option(
+    None,
+    "--html",
+    metavar="FILE",
+    help="Also write one self-contained HTML page: every sentence drawn, gold above the "
+    "prediction with its mistakes marked, an index with per-sentence scores.",
+)
 TREE_BASELINE = typer.Option(
     None,
     "--baseline",
@@ -63,6 +70,7 @@ def brackets(
     ),
     baseline: str | None = TREE_BASELINE,
     json_path: str | None = JSON,
+    html: str | None = HTML,
     fmt: str = _format_option("table, evalb (EVALB's own report), json"),
     quiet: bool = QUIET,
 ) -> None:
@@ -71,7 +79,9 @@ def brackets(
     _check_format(fmt, ("table", "evalb", "json"))
     from induce.evaluate.brackets import evaluate_brackets
 
-    report = evaluate_brackets(gold, pred, param=param, baseline=baseline)
+    report = evaluate_brackets(gold, pred, param=param, baseline=baseline, views=bool(html))
+    if html:
+        report.write_html(html)
     for error in report.result.errors[:5]:
         warn(f"sentence {error.index} not scored: {error.message}")
     if len(report.result.errors) > 5:
@@ -166,15 +176,15 @@ def deps(
         "report [default: the scheme a dataset records for its SPLIT.deps.conllu].",
     ),
     json_path: str | None = JSON,
+    html: str | None = HTML,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of dependency trees."""
     from induce.evaluate.deps import evaluate_deps
 
-    _score(
-        "deps",
-        lambda: evaluate_deps(
+    def score() -> Any:
+        report = evaluate_deps(
             gold,
             pred,
             convention=convention,
@@ -183,9 +193,13 @@ def deps(
             pred_format=pred_format,
             tagset=tagset,
             gold_scheme=gold_scheme,
-        ),
-        (pred, baseline, json_path, fmt, quiet),
-    )
+            views=bool(html),
+        )
+        if html:
+            report.write_html(html)
+        return report
+
+    _score("deps", score, (pred, baseline, json_path, fmt, quiet))
 
 
 @app.command("baselines")

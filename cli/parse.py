@@ -19,7 +19,13 @@ def parse(
         "-m",
         help="Run directory from `induce train` [default: the most recent run].",
     ),
-    fmt: Format = typer.Option("conllu", "--format", "-f", help="conllu | ptb | jsonl."),
+    fmt: Format = typer.Option(
+        "conllu",
+        "--format",
+        "-f",
+        help="conllu | ptb | jsonl | tree (a drawing for the terminal: arcs over the words, "
+        "brackets under them) | html (one self-contained page of such drawings).",
+    ),
     output: str | None = typer.Option(
         None, "--output", "-o", help="Write here (atomically) instead of stdout."
     ),
@@ -69,7 +75,7 @@ def parse(
     parser run gives labelled PTB trees (CoNLL-U: their penn2malt head-rule dependencies)."""
     from induce.data.errors import ConfigError
     from induce.data.files import open_output
-    from induce.parse import Parser, format_parsed, iter_sentences
+    from induce.parse import Parser, format_parsed, iter_sentences, page_frame
 
     kind: InputKind = "pretokenized" if pretokenized else "text"
     if conllu or input_path.endswith(".conllu"):
@@ -78,14 +84,17 @@ def parse(
         kind = "trees"
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
-    parser = Parser(model or _latest_run(), device, weights, decoder, bf16)
+    run = model or _latest_run()
+    parser = Parser(run, device, weights, decoder, bf16)
     parser.check_format(fmt)
     sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
     sentences = iter_sentences(input_path, kind, sniff=sniff)
     source = "<stdin>" if input_path == "-" else input_path
     meter = _Progress(quiet)
     empty = 0
+    head, tail = page_frame(fmt, source, run)
     with open_output(output or "-") as out:
+        out.write(head)
         for parsed in parser.parse_stream(
             sentences, punct, scores, batch_tokens, source, meter.update
         ):
@@ -93,6 +102,7 @@ def parse(
             out.write(format_parsed([parsed], fmt))
             if output is None:
                 out.flush()
+        out.write(tail)
     meter.close()
     if empty:
         warn(

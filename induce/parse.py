@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing thi
     from induce.runs.chart import ChartRun
 
 InputKind = Literal["text", "pretokenized", "conllu", "trees"]
-Format = Literal["conllu", "ptb", "jsonl"]
+Format = Literal["conllu", "ptb", "jsonl", "tree", "html"]
 Punct = Literal["attach", "drop"]
 INPUTS: tuple[InputKind, ...] = get_args(InputKind)
 FORMATS: tuple[Format, ...] = get_args(Format)
@@ -195,7 +195,7 @@ class Parser:
     def check_format(self, fmt: str) -> None:
         """CoNLL-U needs dependencies: a model that induces only constituency trees has none."""
         if self.chart is not None:
-            self.chart.want_heads = fmt == "conllu"
+            self.chart.want_heads = fmt in ("conllu", "tree", "html")
         if fmt == "conllu" and not self.has_heads:
             raise ConfigError(
                 f"conllu needs dependencies, and a {self.run.config.arch} model induces "
@@ -399,6 +399,8 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
         return "".join(out)
     if fmt == "ptb":
         return "".join(p.tree + "\n" for p in parsed)
+    if fmt in ("tree", "html"):
+        return _pictures(parsed, fmt)
     if fmt != "conllu":
         raise ConfigError(f"must be one of {', '.join(FORMATS)}", setting="format")
     import copy
@@ -412,7 +414,8 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
             tokens = copy.deepcopy(s.conllu)
             words = [t for t in tokens if isinstance(t["id"], int)]
             for t, h, label in zip(words, p.heads, p.labels):
-                t["head"], t["deprel"] = h, label
+                # the input's enhanced graph (DEPS) is gold, not ours: cleared
+                t["head"], t["deprel"], t["deps"] = h, label, None
             blocks.append(tokens.serialize())
             continue
         if not s.tokens:
@@ -424,3 +427,29 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
         ]
         blocks.append("\n".join(lines) + "\n\n")
     return "".join(blocks)
+
+
+def _pictures(parsed: list[Parsed], fmt: str) -> str:
+    """Each parse drawn for the terminal (``tree``) or as an HTML section (``html``; the page
+    around the sections is :func:`page_frame`'s)."""
+    from induce.render.html import sentence
+    from induce.render.terminal import draw
+    from induce.render.views import parse_view
+
+    views = [
+        parse_view(p.sentence.line, p.sentence.tokens, p.heads, p.labels, p.tree) for p in parsed
+    ]
+    if fmt == "tree":
+        return "".join(draw(view) for view in views)
+    return "".join(sentence(view) for view in views)
+
+
+def page_frame(fmt: str, source: str, model: str) -> tuple[str, str]:
+    """What comes before the first and after the last parse in the output: an HTML page's
+    head and end, nothing for the other formats."""
+    if fmt != "html":
+        return "", ""
+    from induce.render.html import page_end, page_start
+
+    summary = [("input", source), ("model", model)]
+    return page_start(f"induce parse {source}", summary, ("arcs", "spans")), page_end()

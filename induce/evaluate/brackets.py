@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from induce.data.normalize import EMPTY_TAGS
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import match_counts, parse_baseline, require_sentences
-from induce.metrics.evalb import Evalb, EvalbResult
+from induce.metrics.evalb import OK, Evalb, EvalbResult, SentenceScore
 from induce.metrics.evalb_params import EvalbParams, load_params
+from induce.render.views import Layer, SentenceView, compare_spans, merge_chains
 from induce.structure.baselines import TREE_BASELINES, tree_baseline
 from induce.structure.trees import unwrap
 
@@ -19,6 +20,7 @@ from induce.structure.trees import unwrap
 class BracketReport:
     settings: dict
     result: EvalbResult
+    views: list[SentenceView] = field(default_factory=list)  # with ``views=True``
 
     def to_dict(self) -> dict:
         cutoff = self.result.params.cutoff_len
@@ -28,6 +30,23 @@ class BracketReport:
             f"len<={cutoff}": self.result.short.to_dict(),
             "errors": [{"sentence": s.index, "message": s.message} for s in self.result.errors],
         }
+
+    def write_html(self, path: str) -> None:
+        """The sentences of ``views`` as one HTML page (atomically)."""
+        from induce.render.html import write_page
+
+        total = self.result.all
+        f1 = total.f1
+        mode = "labelled" if self.result.params.labeled else "unlabelled"
+        summary = [
+            ("gold", str(self.settings["gold"])),
+            ("prediction", str(self.settings["prediction"])),
+            ("EVALB parameters", f"{self.result.params.name} ({mode})"),
+            ("recall / precision / F1", f"{total.recall:.2f} / {total.precision:.2f} / {f1:.2f}"),
+            ("score per sentence", "bracket F1"),
+        ]
+        title = f"Brackets: {self.settings['prediction']} against {self.settings['gold']}"
+        write_page(path, self.views, title, summary, ("gold", "pred", "wrong", "missed"))
 
 
 def baseline_trees(gold: TreeFile, spec: str) -> list[Tree | None]:
@@ -61,8 +80,11 @@ def evaluate_brackets(
     *,
     param: str | EvalbParams = "collins",
     baseline: str | None = None,
+    views: bool = False,
 ) -> BracketReport:
-    """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does."""
+    """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does.
+    ``views``: keep a picture of every sentence in ``report.views`` (gold brackets above the
+    words, predicted below, the prediction's wrong and missed brackets marked)."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
     gold = read_trees(gold_path)
     require_sentences(len(gold), gold.path)
@@ -76,8 +98,11 @@ def evaluate_brackets(
         pred_trees = pred.trees
         pred_name = pred.path
     scorer = Evalb(params)
-    for g, t in zip(gold.trees, pred_trees):
-        scorer.add(g, t)
+    pictures = []
+    for k, (g, t) in enumerate(zip(gold.trees, pred_trees)):
+        score = scorer.add(g, t)
+        if views:
+            pictures.append(_view(scorer, score, g, t, "{}:{}".format(*gold.where(k))))
     settings = {
         "metric": "brackets",
         "gold": gold.path,
@@ -85,4 +110,23 @@ def evaluate_brackets(
         "baseline": baseline,
         "evalb": params.to_dict(),
     }
-    return BracketReport(settings, scorer.result())
+    return BracketReport(settings, scorer.result(), pictures)
+
+
+def _view(
+    scorer: Evalb, score: SentenceScore, gold: Tree | None, test: Tree | None, where: str
+) -> SentenceView:
+    """One sentence: the gold's scored brackets above its words, the prediction's below."""
+    words, gold_brackets = scorer.scored_brackets(gold)
+    view = SentenceView(score.index, words, where=where)
+    if score.status != OK:
+        view.note = score.message or "skipped: empty prediction"
+        view.above = Layer("gold", spans=merge_chains(gold_brackets))
+        return view
+    _, test_brackets = scorer.scored_brackets(test)
+    above, below = compare_spans(gold_brackets, test_brackets, scorer.bracket_key)
+    view.above, view.below = Layer("gold", spans=above), Layer("prediction", spans=below)
+    total = score.gold + score.test
+    view.score = 200 * score.matched / total if total else None
+    view.extra = {"brackets": f"{score.matched} of {score.gold} gold, {score.test} predicted"}
+    return view

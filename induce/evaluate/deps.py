@@ -25,6 +25,7 @@ from induce.evaluate.common import (
 )
 from induce.metrics.attachment import position_scores, string_pair_scores
 from induce.metrics.conventions import DepConvention, load_dep_convention
+from induce.render.views import Layer, SentenceView, arcs_of, missed_arcs
 from induce.structure.baselines import DEP_BASELINES, dependency_baseline
 from induce.structure.deps import restrict_heads
 
@@ -35,6 +36,7 @@ class DepReport:
     counts: Counter = field(default_factory=Counter)
     relation_correct: Counter = field(default_factory=Counter)
     relation_total: Counter = field(default_factory=Counter)
+    views: list[SentenceView] = field(default_factory=list)  # with ``views=True``
 
     def to_dict(self) -> dict:
         c = self.counts
@@ -59,6 +61,26 @@ class DepReport:
             },
         }
 
+    def write_html(self, path: str) -> None:
+        """The sentences of ``views`` as one HTML page (atomically)."""
+        from induce.render.html import write_page
+
+        data = self.to_dict()
+        summary = [
+            ("gold", str(self.settings["gold"])),
+            ("prediction", str(self.settings["prediction"])),
+            ("convention", str(self.settings["convention"]["name"])),
+            ("UAS", _two(data["uas"])),
+            ("UUAS", _two(data["uuas"])),
+            ("score per sentence", "UAS"),
+        ]
+        title = f"Dependencies: {self.settings['prediction']} against {self.settings['gold']}"
+        write_page(path, self.views, title, summary, ("gold", "pred", "wrong", "missed"))
+
+
+def _two(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
 
 def evaluate_deps(
     gold_path: str,
@@ -70,11 +92,14 @@ def evaluate_deps(
     pred_format: str | None = None,
     tagset: str | None = None,
     gold_scheme: str | None = None,
+    views: bool = False,
 ) -> DepReport:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of ``pred_path`` (or a
     ``baseline``: ``next``, ``prev``, ``random[:SEED]``) against ``gold_path``.
     ``gold_scheme`` names the gold's conversion in the report; by default the one a dataset
-    records for its ``SPLIT.deps.conllu`` files."""
+    records for its ``SPLIT.deps.conllu`` files.  ``views``: keep a picture of every scored
+    sentence in ``report.views`` (gold arcs above the words, predicted below, mistakes marked;
+    for :func:`induce.render.html.write_page`)."""
     conv = (
         convention
         if isinstance(convention, DepConvention)
@@ -105,7 +130,7 @@ def evaluate_deps(
             "gold_scheme": gold_scheme or dataset_scheme(gold_path),
         }
     )
-    _score_all(report, conv, is_word, gold, pred, name, random.Random(seed))
+    _score_all(report, conv, is_word, gold, pred, name, random.Random(seed), views)
     if not report.counts["sentences"]:
         seen = sorted({tag for tree in gold.sentences for tag in (tree.tags or ())})
         raise InputError(
@@ -155,6 +180,7 @@ def _score_all(
     pred: DepFile | None,
     baseline: str,
     rng: random.Random,
+    views: bool = False,
 ) -> None:
     """Add every gold sentence with words to ``report``, against its prediction or the
     ``baseline``'s heads over its words."""
@@ -170,7 +196,13 @@ def _score_all(
         else:
             pred_heads = _prediction(pred, k, g.words, keep, gold.where(k))
         labels = [lab for lab, kept in zip(g.labels or ("_",) * len(g), keep) if kept]
-        _score(report, conv, words, gold_heads, pred_heads, labels)
+        correct = _score(report, conv, words, gold_heads, pred_heads, labels)
+        if views:
+            where = "{}:{}".format(*gold.where(k))
+            view = SentenceView(k + 1, words, None, where=where, score=100 * correct / len(words))
+            view.above = Layer("gold", arcs=missed_arcs(gold_heads, pred_heads, labels))
+            view.below = Layer("prediction", arcs=arcs_of(pred_heads, None, gold_heads))
+            report.views.append(view)
 
 
 def _prediction(
@@ -191,7 +223,8 @@ def _score(
     gold: list[int],
     pred: list[int],
     labels: list[str],
-) -> None:
+) -> int:
+    """Add one sentence; its correct attachments under the convention."""
     counts = report.counts
     counts["sentences"] += 1
     counts["tokens"] += len(words)
@@ -208,3 +241,4 @@ def _score(
         if g == 0:
             counts["roots"] += 1
             counts["root_correct"] += p == 0
+    return correct

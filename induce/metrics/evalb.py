@@ -236,6 +236,20 @@ class Evalb:
             )
         return score
 
+    def scored_brackets(self, tree: Tree | None) -> tuple[list[str], list[tuple[int, int, str]]]:
+        """The words EVALB keeps of ``tree`` and the brackets it scores over them (cut
+        labels; before any ``QUOTE_LABEL`` repair), for pictures of a sentence's mistakes."""
+        side = self._read(tree)
+        return side.words, self._scored(side)
+
+    def bracket_key(self, bracket: tuple[int, int, str]) -> tuple[int, int, str]:
+        """What two brackets share when they match: span, and the label's ``EQ_LABEL``
+        class when labels count."""
+        start, end, label = bracket
+        if not self.params.labeled:
+            return start, end, ""
+        return start, end, (self._canon or {}).get(label, label)
+
     def _read(self, tree: Tree | None) -> _Side:
         if tree is None:
             return _Side(None, [], [], [], 0)

@@ -225,3 +225,50 @@ def test_a_bad_line_late_in_the_input_leaves_no_output_file(runs, tmp_path):
     result = _run(src, "-m", runs["udgn"], "-o", out)
     assert result.exit_code == 2 and "in.txt:51: not valid UTF-8" in result.stderr
     assert not out.exists() and not list(tmp_path.glob(".induce-*"))
+
+
+def test_predictions_clear_the_gold_enhanced_graph(runs, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(
+        "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t2:det\t_\n"
+        "2\tbill\tbill\tNOUN\tNN\t_\t3\tnsubj\t3:nsubj\t_\n"
+        "3\tpassed\tpass\tVERB\tVBD\t_\t0\troot\t0:root\tSpaceAfter=No\n\n"
+    )
+    result = _run(src, "-m", runs["udgn"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.splitlines() if "\t" in line]
+    assert [row[8] for row in rows] == ["_", "_", "_"]
+    assert rows[2][9] == "SpaceAfter=No"
+
+
+def test_tree_format_draws_arcs_over_the_words_and_brackets_under_them(runs, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    result = _run(src, "-m", runs["udgn"], "-f", "tree", "--pretokenized")
+    assert result.exit_code == 0, result.output
+    first, empty, second = result.stdout.split("\n\n")[:3]
+    lines = first.splitlines()
+    words = next(k for k, line in enumerate(lines) if line.split() == TEXT.split("\n")[0].split())
+    assert lines[words - 1].count("▼") == 5  # an arc into every token, "." included
+    assert "●" in first and "└" in lines[words + 1]
+    assert empty.startswith("# 2") and "(empty)" in empty
+    assert lines[0] == "# 1" and second.startswith("# 3")
+    combiner = _run(src, "-m", runs["combiner"], "-f", "tree", "--pretokenized")
+    assert combiner.exit_code == 0 and "▼" not in combiner.stdout and "└" in combiner.stdout
+
+
+def test_html_format_is_one_page_with_an_arc_per_token(runs, tmp_path):
+    import re
+
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    out = tmp_path / "parse.html"
+    result = _run(src, "-m", runs["structformer"], "-f", "html", "--pretokenized", "-o", out)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    sections = page.split('<section class="sentence"')[1:]
+    assert len(sections) == 3
+    for section, line in zip(sections, TEXT.split("\n")):
+        assert len(re.findall(r'<path class="arc[ "]', section)) == len(line.split())
+    assert "(empty sentence)" in sections[1]

@@ -9,6 +9,7 @@ import typer
 
 import induce
 from induce.cli import convert, evaluate, parse, preprocess, report, train
+from induce.cli.helptext import polish
 
 app = typer.Typer(
     name="induce",
@@ -24,6 +25,7 @@ app.add_typer(preprocess.app, name="preprocess")
 app.command("train")(train.train)
 app.command("parse")(parse.parse)
 app.command("report")(report.report)
+polish(app)
 
 
 def _version(value: bool) -> None:

@@ -23,6 +23,9 @@ JSON = typer.Option(
     help="Also write every number and setting to this JSON file (written atomically).",
 )
 QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
+WIDE = typer.Option(
+    False, "--wide", help="Tables in full: long paths are not cut to the terminal's width."
+)
 TAGSET = typer.Option(
     None,
     "--tagset",
@@ -73,6 +76,7 @@ def brackets(
     html: str | None = HTML,
     fmt: str = _format_option("table, evalb (EVALB's own report), json"),
     quiet: bool = QUIET,
+    wide: bool = WIDE,
 ) -> None:
     """EVALB bracket scores: the numbers the C EVALB prints, for any sentence length."""
     one_of(pred, baseline)
@@ -93,7 +97,7 @@ def brackets(
 
         return format_evalb(report.result)
 
-    emit_report(data, json_path, fmt, quiet, lambda: _render("brackets", data), text)
+    emit_report(data, json_path, fmt, quiet, lambda: _render("brackets", wide, data), text)
 
 
 @app.command("unsupervised")
@@ -128,6 +132,7 @@ def unsupervised(
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
+    wide: bool = WIDE,
 ) -> None:
     """Unlabelled span F1 (sentence and corpus level) and per-label recall of induced trees."""
     from induce.evaluate.unsupervised import evaluate_unsupervised
@@ -145,6 +150,7 @@ def unsupervised(
             unlabelled=unlabelled,
         ),
         (pred, baseline, json_path, fmt, quiet),
+        lambda data: _render("unsupervised", wide, data),
     )
 
 
@@ -163,10 +169,16 @@ def deps(
         None, "--baseline", help="Score a baseline instead of PRED: next, prev, random[:SEED]."
     ),
     gold_format: str | None = typer.Option(
-        None, "--gold-format", help="conllu, conllx or malt (default: guess)."
+        None,
+        "--gold-format",
+        help="The gold file's format: conllu, conllx or malt [default: guessed from its "
+        "suffix or columns].",
     ),
     pred_format: str | None = typer.Option(
-        None, "--pred-format", help="conllu, conllx or malt (default: guess)."
+        None,
+        "--pred-format",
+        help="The prediction's format: conllu, conllx or malt [default: guessed from its "
+        "suffix or columns].",
     ),
     tagset: str | None = TAGSET,
     gold_scheme: str | None = typer.Option(
@@ -179,6 +191,10 @@ def deps(
     html: str | None = HTML,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
+    wide: bool = WIDE,
+    every: bool = typer.Option(
+        False, "--all", help="Every relation in the per-relation table, not the 12 most frequent."
+    ),
 ) -> None:
     """UAS/UUAS (DDA/UDA), root accuracy and per-relation recall of dependency trees."""
     from induce.evaluate.deps import evaluate_deps
@@ -199,7 +215,12 @@ def deps(
             report.write_html(html)
         return report
 
-    _score("deps", score, (pred, baseline, json_path, fmt, quiet))
+    _score(
+        "deps",
+        score,
+        (pred, baseline, json_path, fmt, quiet),
+        lambda data: _render("deps", wide, data, None if every else 12),
+    )
 
 
 @app.command("baselines")
@@ -224,7 +245,11 @@ def baselines(
     rows = score_baselines(gold, seed)
     data = {"settings": {"metric": "baselines", "gold": gold, "seed": seed}, "rows": rows}
     emit_report(
-        data, json_path, fmt, quiet, lambda: _render("baselines", rows, f"Baselines on {gold}")
+        data,
+        json_path,
+        fmt,
+        quiet,
+        lambda: _render("baselines", False, rows, f"Baselines on {gold}"),
     )
 
 
@@ -318,17 +343,21 @@ def _score(
     kind: str,
     evaluate: Callable[[], Any],
     output: tuple[str | None, str | None, str | None, str, bool],
+    table: Callable[[dict], None],
 ) -> None:
-    """Check the prediction-or-baseline choice and the format, then score and report.
+    """Check the prediction-or-baseline choice and the format, then score and report
+    (``kind`` names the evaluation; ``table(data)`` prints the table).
     ``output``: ``(pred, baseline, json_path, fmt, quiet)``."""
     pred, baseline, json_path, fmt, quiet = output
     one_of(pred, baseline)
     _check_format(fmt, ("table", "json"))
     data = evaluate().to_dict()
-    emit_report(data, json_path, fmt, quiet, lambda: _render(kind, data))
+    emit_report(data, json_path, fmt, quiet, lambda: table(data))
 
 
-def _render(kind: str, *args) -> None:
+def _render(kind: str, wide: bool, *args: Any) -> None:
+    """Print the ``kind`` table; ``wide``: paths in full."""
     from induce.cli import render
 
+    render.WIDE = wide
     getattr(render, kind)(*args)

@@ -11,20 +11,42 @@ def _pct(value: float | None, missing: str = "-nan") -> str:
     return missing if value is None else f"{value:.2f}"
 
 
+WIDE = False  # --wide: paths in full, however long; else cut to the terminal's width
+
+
 def _report_table(title: str, settings: dict) -> Table:
-    """A table titled ``title`` whose caption names the files scored."""
-    return Table(
-        title=title, title_justify="left", caption=_files(settings), caption_justify="left"
-    )
+    """A table titled ``title``; :func:`_print_report` names the files scored under it."""
+    return Table(title=title, title_justify="left", min_width=len(title))
+
+
+def _print_report(console: Console, table: Table, settings: dict) -> None:
+    """The table, then the files scored, one line each (not wrapped at the table's width:
+    cut at their start to the terminal's width, or whole with ``--wide``)."""
+    console.print(table)
+    for line in _files(settings).splitlines():
+        console.print(line, soft_wrap=True)
 
 
 def _files(settings: dict) -> str:
-    return f"prediction: {settings['prediction']}\ngold: {settings['gold']}"
+    width = _console().width
+    return "\n".join(
+        f"{name}: {shorten(str(settings[name]), width - len(name) - 2)}"
+        for name in ("prediction", "gold")
+    )
+
+
+def shorten(path: str, room: int) -> str:
+    """``path`` cut at its start to ``room`` characters (``…`` marks the cut), so that the
+    file name stays readable; whole with ``--wide``."""
+    if WIDE or len(path) <= room or room < 8:
+        return path
+    return "…" + path[len(path) - room + 1 :]
 
 
 def _console() -> Console:
     # Paths and labels come from users: never read them as Rich markup ("exp[lr=1e-3]").
-    return Console(highlight=False, markup=False)
+    # --wide: no wrapping at the terminal's width (a pipe gets the full lines)
+    return Console(highlight=False, markup=False, soft_wrap=WIDE, width=100_000 if WIDE else None)
 
 
 def brackets(report: dict) -> None:
@@ -32,7 +54,10 @@ def brackets(report: dict) -> None:
     params = settings["evalb"]
     cut = f"len<={params['cutoff_len']}"
     mode = "labelled" if params["labeled"] else "unlabelled"
-    table = _report_table(f"EVALB ({params['name']}, {mode})", settings)
+    name = params["name"]
+    # a preset named for its mode ("unlabeled") says it once
+    said = name.lower().replace("unlabeled", "unlabelled") in (mode, mode.replace("ll", "l"))
+    table = _report_table(f"EVALB ({name})" if said else f"EVALB ({name}, {mode})", settings)
     table.add_column("")
     table.add_column("all", justify="right")
     table.add_column(cut, justify="right")
@@ -57,7 +82,7 @@ def brackets(report: dict) -> None:
         ("  test", "test_brackets"),
     ):
         table.add_row(name, str(report["all"][key]), str(report[cut][key]))
-    _console().print(table)
+    _print_report(_console(), table, settings)
 
 
 def unsupervised(report: dict) -> None:
@@ -77,7 +102,7 @@ def unsupervised(report: dict) -> None:
     skipped = sum(report["skipped_sentences"].values())
     table.add_row("Sentences", str(report["sentences"]), f"{skipped} skipped" if skipped else "")
     console = _console()
-    console.print(table)
+    _print_report(console, table, settings)
     if report["per_label_recall"]:
         labels = Table(title="Per-label recall", title_justify="left")
         labels.add_column("label")
@@ -89,7 +114,9 @@ def unsupervised(report: dict) -> None:
         console.print(labels)
 
 
-def deps(report: dict, max_relations: int = 12) -> None:
+def deps(report: dict, max_relations: int | None = 12) -> None:
+    """The scores, then recall per relation: the ``max_relations`` most frequent (all with
+    ``None``)."""
     settings = report["settings"]
     table = _report_table(
         f"Dependency accuracy ({settings['convention']['name']} convention)", settings
@@ -102,16 +129,25 @@ def deps(report: dict, max_relations: int = 12) -> None:
     table.add_row("Words", str(report["tokens"]))
     table.add_row("Sentences", str(report["sentences"]))
     console = _console()
-    console.print(table)
+    _print_report(console, table, settings)
     relations = report["per_relation_recall"]
+    counts = report.get("per_relation_counts", {})
     if len(relations) > 1:
-        rel = Table(
-            title=f"Per-relation recall (first {max_relations} by name)", title_justify="left"
+        order = sorted(relations, key=lambda x: (-counts.get(x, {}).get("total", 0), x))
+        shown = order if max_relations is None else order[:max_relations]
+        title = (
+            "Per-relation recall, most frequent first"
+            if len(shown) == len(order)
+            else f"Per-relation recall: the {len(shown)} most frequent of {len(order)} "
+            "(--all for every one)"
         )
+        rel = Table(title=title, title_justify="left", min_width=len(title))
         rel.add_column("relation")
         rel.add_column("recall", justify="right")
-        for label, value in list(relations.items())[:max_relations]:
-            rel.add_row(label, _pct(value, "n/a"))
+        rel.add_column("words", justify="right")
+        for label in shown:
+            total = counts.get(label, {}).get("total")
+            rel.add_row(label, _pct(relations[label], "n/a"), "" if total is None else str(total))
         console.print(rel)
 
 

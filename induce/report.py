@@ -179,11 +179,8 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
     for run in runs:
         groups.setdefault(run.setting, []).append(run)
     rows = []
-    names: dict[str, int] = {}
-    for members in groups.values():
-        arch = members[0].arch
-        names[arch] = names.get(arch, 0) + 1
-        label = arch if names[arch] == 1 else f"{arch} ({names[arch]})"
+    labels = setting_labels([members[0] for members in groups.values()])
+    for members, label in zip(groups.values(), labels):
         frame = pd.DataFrame([m.values for m in members])
         gold = sorted(
             {
@@ -205,6 +202,37 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
             row[(column, "std")] = values.std(ddof=1) if len(values) > 1 else math.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def setting_labels(runs: list[RunResults], shown: int = 3) -> list[str]:
+    """A row name for each setting: its architecture, and where several settings share one,
+    the settings in which they differ (``udgn (model.lr=0.003, train.max_steps=500)``;
+    at most ``shown`` of them, then how many more)."""
+    flat = [_flatten(json.loads(run.setting)) for run in runs]
+    out = []
+    for k, run in enumerate(runs):
+        same = [j for j, other in enumerate(runs) if other.arch == run.arch]
+        if len(same) == 1:
+            out.append(run.arch)
+            continue
+        keys = sorted(
+            {key for j in same for key in flat[j]}
+            - {key for key in flat[k] if all(flat[j].get(key) == flat[k][key] for j in same)}
+        )
+        parts = [f"{key}={flat[k].get(key, '-')}" for key in keys[:shown]]
+        if len(keys) > shown:
+            parts.append(f"+{len(keys) - shown} more")
+        out.append(f"{run.arch} ({', '.join(parts)})")
+    return out
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return out
 
 
 def to_markdown(table: pd.DataFrame) -> str:

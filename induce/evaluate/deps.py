@@ -59,6 +59,10 @@ class DepReport:
                 label: pct(self.relation_correct[label], total)
                 for label, total in sorted(self.relation_total.items())
             },
+            "per_relation_counts": {
+                label: {"correct": self.relation_correct[label], "total": total}
+                for label, total in sorted(self.relation_total.items())
+            },
         }
 
     def write_html(self, path: str) -> None:

@@ -121,10 +121,11 @@ def test_report_means_and_sample_deviations(tmp_path):
     assert "UAS conll" in header and "PPL" in header and "NP recall" in header
     row = [c.strip() for c in lines[2].strip("|").split("|")]
     uf1 = [v[1] for v in values]
-    assert row[:3] == ["udgn", "custom", "3"]  # no protocol block: a custom setting
+    # no protocol block: a custom setting; two settings of udgn are told apart by what differs
+    assert row[:3] == ["udgn (optim.lr=0.001)", "custom", "3"]
     assert row[3] == f"{statistics.mean(uf1):.2f} ({statistics.stdev(uf1):.2f})"
     other = [c.strip() for c in lines[3].strip("|").split("|")]
-    assert other[:4] == ["udgn (2)", "custom", "1", "20.00"]
+    assert other[:4] == ["udgn (optim.lr=0.0005)", "custom", "1", "20.00"]
     assert "UF1 mean" in csv.read_text().splitlines()[0]
 
 

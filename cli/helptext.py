@@ -1,0 +1,114 @@
+"""Help that says what an option takes: metavars and defaults for every command.
+
+Typer shows the Python type of an option (``<str>``, ``<int>``, ``<bool>``) where a user
+wants to read what to give (``PATH``, ``N``, ``RATE``), and Rich reads a help text's
+``[default: ...]`` as markup and drops it.  :func:`polish` walks the app once, before it
+is turned into Click commands: a metavar from each option's type and name where none is
+set (none at all for a flag), and square brackets in help texts escaped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterator
+from enum import Enum
+from typing import Any
+
+import typer
+from typer.models import ArgumentInfo, OptionInfo
+
+# option names (the Python parameter) that take a file or folder
+_PATHS = re.compile(
+    r"(^|_)(path|file|dir|output|out|input|gold|pred|data|treebank|root|json|html|plot|csv"
+    r"|markdown|latex|vocab|grammar|dict|deps|resume|tokenizer_files|train|valid|test|trees"
+    r"|pretrained|checkpoint|source)s?($|_)"
+)
+_RUNS = {"model", "run", "runs"}
+_NAMED = {
+    "set_": "KEY=VALUE",
+    "fmt": "FORMAT",
+    "to": "FORMAT",
+    "text_format": "FORMAT",
+    "init_from": "PATH",
+    "dictionary": "PATH",
+    "folder": "DIR",
+}
+_RATES = re.compile(r"(^|_)(rate|lr|fraction|share)($|_)")
+
+
+def polish(app: typer.Typer) -> None:
+    """Metavars and escaped help texts for every command of ``app`` and its groups; no
+    type shown for flags (``--help`` and ``--version`` included)."""
+    _no_type_for_flags()
+    for callback in _callbacks(app):
+        hints = typing.get_type_hints(callback)
+        for name, parameter in inspect.signature(callback).parameters.items():
+            info = parameter.default
+            if not isinstance(info, (OptionInfo, ArgumentInfo)):
+                continue
+            if info.help:
+                info.help = re.sub(r"(?<!\\)\[", r"\\[", info.help)
+            if info.metavar is None and isinstance(info, OptionInfo):
+                info.metavar = metavar(name, hints.get(name, str))
+
+
+def _callbacks(app: typer.Typer) -> Iterator[Callable[..., Any]]:
+    for command in app.registered_commands:
+        if command.callback is not None:
+            yield command.callback
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            yield from _callbacks(group.typer_instance)
+
+
+def metavar(name: str, annotation: Any) -> str | None:
+    """What an option named ``name`` of type ``annotation`` takes: nothing for a flag, its
+    choices for a ``Literal`` (Typer's own), ``N``, ``RATE``, ``PATH``, ``RUN`` or the name."""
+    kinds = {annotation}
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        kinds = {a for a in typing.get_args(annotation) if a is not type(None)}
+    if any(
+        typing.get_origin(k) is typing.Literal or isinstance(k, type) and issubclass(k, Enum)
+        for k in kinds
+    ):
+        return None
+    if any(typing.get_origin(k) is list for k in kinds):
+        return _word(name.rstrip("s"))
+    if bool in kinds:
+        return ""
+    if int in kinds:
+        return "N"
+    if float in kinds:
+        return "RATE" if _RATES.search(name) else "X"
+    if name in _NAMED:
+        return _NAMED[name]
+    if name in _RUNS:
+        return "RUN"
+    if _PATHS.search(name) and not name.endswith(("_format", "_scheme")):
+        return "PATH"
+    return _word(name)
+
+
+def _word(name: str) -> str:
+    return name.upper().replace("_", "-")
+
+
+def _no_type_for_flags() -> None:
+    """Typer shows ``<bool>`` beside every flag, even its own ``--help``: a flag takes no
+    value, so show none (the Click help formatter already shows none)."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "induce", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag and not self.metavar:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich.induce = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]

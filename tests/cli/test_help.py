@@ -1,0 +1,58 @@
+"""``--help`` says what each option takes and what it defaults to, once per option."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+from typer.models import OptionInfo
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.cli.helptext import _callbacks, metavar
+
+COMMANDS = [
+    ["train"],
+    ["parse"],
+    ["report"],
+    *[["evaluate", c] for c in ("brackets", "unsupervised", "deps", "baselines", "mlm", "pcc")],
+    *[["convert", c] for c in ("distances", "headrules", "trees", "deps", "checkpoint")],
+    *[["preprocess", c] for c in ("ptb", "bllip", "mikolov", "text", "synthetic")],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_options_show_real_metavars_and_their_defaults(command):
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if re.match(r"[│|] +-", line)]
+    assert rows, result.output
+    for row in rows:
+        assert not re.search(r"<(str|int|float|bool|path)>", row), row
+
+
+def test_written_defaults_survive_the_formatter():
+    result = CliRunner().invoke(app, ["parse", "--help"], env={"COLUMNS": "200"})
+    assert "[default: the most recent run]" in result.output
+    assert "RUN" in result.output and "[default: 8192]" in result.output
+
+
+def test_each_option_of_a_command_has_its_own_help():
+    for callback in _callbacks(app):
+        helps: dict[str, list[str]] = {}
+        for name, parameter in inspect.signature(callback).parameters.items():
+            if isinstance(parameter.default, OptionInfo):
+                helps.setdefault(parameter.default.help or "", []).append(name)
+        same = {text: names for text, names in helps.items() if len(names) > 1}
+        assert not same, f"{callback.__module__}.{callback.__name__}: {same}"
+
+
+def test_metavars_by_type_and_name():
+    assert metavar("batch_tokens", int) == "N"
+    assert metavar("mask_rate", float | None) == "RATE"
+    assert metavar("json_path", str | None) == "PATH"
+    assert metavar("model", str) == "RUN"
+    assert metavar("quiet", bool) == ""
+    assert metavar("gold_format", str | None) == "GOLD-FORMAT"
+    assert metavar("label", list[str] | None) == "LABEL"

@@ -158,7 +158,11 @@ def trees(
         False, "--unbinarize", help="Splice out X|<...> nodes made by --binarize."
     ),
     to: str = typer.Option(
-        "ptb", "--to", help="ptb (one tree per line) or distances (JSON lines, Definition 3.1)."
+        "ptb",
+        "--to",
+        help="ptb (one tree per line), distances (JSON lines, Definition 3.1) or text (the "
+        "words, one sentence a line, case kept: the input for parse --pretokenized whose "
+        "output evaluate brackets scores against these trees).",
     ),
     one_per_line: bool = typer.Option(
         False, "--one-per-line", hidden=True, help="Ignored: the output is always one per line."
@@ -168,7 +172,7 @@ def trees(
     """Clean and reshape treebank trees; multi-line .mrg files become one tree per line."""
     if one_per_line:  # kept so that old scripts still run; it never changed anything
         warn("--one-per-line is ignored (trees are always written one per line)")
-    _choice(to, ("ptb", "distances"), "--to")
+    _choice(to, ("ptb", "distances", "text"), "--to")
     from induce.convert.trees import TreeOps, convert_trees
     from induce.structure.binarize import FACTORS
 
@@ -193,6 +197,10 @@ def trees(
         from induce.data.ptb import format_trees
 
         _emit(format_trees(done), output)
+    elif to == "text":
+        from induce.convert.trees import text_lines
+
+        _emit(text_lines(done), output)
     else:
         from induce.convert.trees import distance_records
         from induce.data.jsonl import format_jsonl

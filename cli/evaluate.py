@@ -320,12 +320,14 @@ def pcc(
     gold edges (UDGN Table 3): the best head for the most frequent labels."""
     _check_format(fmt, ("table", "json"))
     from induce.data.config import choose
+    from induce.data.extras import require
     from induce.evaluate.pcc import DIRECTIONS, head_label_correlation, plot_heatmap
+
+    if plot:
+        require("matplotlib", "plot")  # before the model runs, not after
 
     chosen = choose(direction, DIRECTIONS, "direction")
     report = head_label_correlation(model, gold, chosen, device, weights, subtypes, top=top)
-    if plot:
-        plot_heatmap(report, plot)
 
     def table() -> None:
         s = report["settings"]
@@ -337,6 +339,8 @@ def pcc(
             typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row['r']:>8.3f}")
 
     emit_report(report, json_path, fmt, quiet, table)
+    if plot:  # after the JSON: a plot that cannot be written loses no numbers
+        plot_heatmap(report, plot)
 
 
 def _score(

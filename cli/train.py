@@ -221,28 +221,43 @@ def _builtin_data() -> str:
 
 
 def _final_table(run: str) -> None:
-    """Validation scores of the run next to the baselines, on stderr."""
+    """The run's validation scores (best and last) next to the baselines, on stdout: every
+    run ends with a table, whatever its model and dataset measure (perplexity at least)."""
     from rich.console import Console
     from rich.table import Table
 
     from induce.report import baseline_rows, run_dataset, run_rows
 
     best, last = run_rows(run)
-    console = Console(stderr=True, highlight=False)
     rows = [r for r in (best, last) if r is not None]
-    if not any(r.uf1 is not None or r.uas is not None for r in rows):
-        # no trees to show (a transformer, or a dataset without gold structures)
-        if best is not None:
-            typer.echo(f"best validation: {best.detail}", err=True)
-        typer.echo(f"run directory: {run}", err=True)
+    if not rows:
+        typer.echo("no validation record yet (the run stopped before its first validation)")
+        typer.echo(f"run directory: {run}")
         return
-    dataset = run_dataset(run)
+    trees = any(r.uf1 is not None or r.uas is not None for r in rows)
+    dataset = run_dataset(run) if trees else None
     if dataset is not None and dataset.has("valid.trees"):
         rows += baseline_rows(dataset)
+    columns = [
+        (name, key)
+        for name, key in (
+            ("PPL", "ppl"),
+            ("F1", "f1"),
+            ("UF1", "uf1"),
+            ("UAS", "uas"),
+            ("UUAS", "uuas"),
+        )
+        if any(getattr(r, key) is not None for r in rows)
+    ]
     table = Table(title="Validation", title_justify="left")
-    for column in ("", "UF1", "UAS", "UUAS"):
-        table.add_column(column, justify="left" if not column else "right")
+    table.add_column("")
+    for name, _ in columns:
+        table.add_column(name, justify="right")
     for r in rows:
-        table.add_row(r.label, *("" if v is None else f"{v:.2f}" for v in (r.uf1, r.uas, r.uuas)))
-    console.print(table)
-    typer.echo(f"run directory: {run}   (parse with: induce parse FILE --model {run})", err=True)
+        step = r.detail.split(",")[0] if r.detail else ""
+        label = f"{r.name} ({step})" if step else r.name
+        values = (getattr(r, key) for _, key in columns)
+        table.add_row(label, *("" if v is None else f"{v:.2f}" for v in values))
+    Console(highlight=False, markup=False).print(table)
+    hint = f"   (parse with: induce parse FILE --model {run})" if trees else ""
+    typer.echo(f"run directory: {run}{hint}")

@@ -304,6 +304,8 @@ class Row:
     uas: float | None = None
     uuas: float | None = None
     detail: str = ""  # e.g. "step 360, ppl 45.897" for a run's validation
+    ppl: float | None = None  # a run's validation perplexity
+    f1: float | None = None  # a chart parser's labelled validation F1 (EVALB)
 
     @property
     def label(self) -> str:
@@ -355,10 +357,16 @@ def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
             f"step {r.get('step')}, labelled F1 {r['f1']} (EVALB {r.get('evalb')})"
             if "f1" in r
             else f"step {r.get('step')}, ppl {r.get('valid_ppl')}",
+            _float(r.get("valid_ppl")),
+            _float(r.get("f1")),
         )
 
     last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None
     return row("this run, best", best[-1]), last
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def run_dataset(run_path: str | Path) -> Dataset | None:

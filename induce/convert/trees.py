@@ -88,3 +88,14 @@ def distance_records(trees: list[Tree]) -> list[dict]:
             }
         )
     return out
+
+
+def text_lines(trees: list[Tree]) -> str:
+    """The words of each tree, one sentence a line, separated by spaces, as they stand in
+    the tree (case kept; empty elements such as ``-NONE-`` traces are not words): the text
+    to parse when the predictions are to be scored against these trees."""
+    lines = []
+    for tree in trees:
+        clean = strip_empty(tree)
+        lines.append(" ".join(clean.words()) if clean is not None else "")
+    return "".join(line + "\n" for line in lines)

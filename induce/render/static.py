@@ -21,6 +21,7 @@ nav#index table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
 nav#index th { position: sticky; top: 0; background: #f3f3f3; text-align: left;
   padding: 0.15em 0.6em; cursor: pointer; }
 nav#index td { padding: 0.1em 0.6em; white-space: nowrap; }
+nav#index td:last-child { max-width: 36em; overflow: hidden; text-overflow: ellipsis; }
 nav#index td.num, nav#index td.score { text-align: right; font-variant-numeric: tabular-nums; }
 nav#index tr.row { cursor: pointer; }
 nav#index tr.row:hover, nav#index tr.current { background: #fff4c2; }

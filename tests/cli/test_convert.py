@@ -292,3 +292,25 @@ def test_penn2malt_reproduces_the_sample_dependencies():
     agree = sum(a == b for o, g in zip(ours, gold) for a, b in zip(o.heads, g.heads))
     assert [o.words for o in ours] == [g.words for g in gold]
     assert agree == sum(len(g) for g in gold) == 46451
+
+
+def test_trees_to_text_gives_the_words_evalb_scores(write, tmp_path):
+    gold = write(
+        "g.mrg",
+        "( (S (NP-SBJ (NNP Mr.) (NNP Vinken)) (VP (VBZ is) (NP (NN chairman)) "
+        "(S (NP (-NONE- *-1)))) (. .)))\n(TOP (S (NP (PRP It)) (VP (VBD Rained))))\n",
+    )
+    result = CliRunner().invoke(app, ["convert", "trees", gold, "--to", "text"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "Mr. Vinken is chairman .\nIt Rained\n"  # case kept, no traces
+    # a tagging parser's trees over exactly these tokens are scored with no error sentence
+    tags = [["NNP", "NNP", "VBZ", "NN", "."], ["PRP", "VBD"]]
+    flat = "".join(
+        "(S " + " ".join(f"({t} {w})" for t, w in zip(tag, line.split())) + ")\n"
+        for tag, line in zip(tags, result.stdout.splitlines())
+    )
+    scored = CliRunner().invoke(
+        app, ["evaluate", "brackets", gold, write("p.mrg", flat), "-f", "json"]
+    )
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.stdout)["all"]["error_sentences"] == 0

@@ -1,4 +1,4 @@
-"""``induce report``: runs (seeds) into the papers' mean (std) table."""
+"""``induce report``: runs (seeds) into the papers' mean (std) table, and their curves."""
 
 from __future__ import annotations
 
@@ -18,12 +18,28 @@ def report(
     csv: str | None = typer.Option(
         None, "--csv", help="Write means and standard deviations as CSV here (atomically)."
     ),
+    latex: str | None = typer.Option(
+        None, "--latex", help="Write the table as a LaTeX tabular (booktabs) here (atomically)."
+    ),
+    plot: str | None = typer.Option(
+        None,
+        "--plot",
+        help="Draw the training curves here, FILE.png, .svg or .pdf: loss, validation "
+        "perplexity and UF1/UAS/UUAS against updates, the seeds of a setting as mean and a "
+        "band of one standard deviation (needs matplotlib: pip install 'induce[plot]').",
+    ),
 ) -> None:
     """Mean (std) over seeds of each setting's results (RUN/eval/*.json from `induce evaluate
     --json`, else the best validation record), as markdown on stdout."""
     from induce.data.files import atomic_write
-    from induce.report import aggregate, read_run, to_csv, to_markdown
+    from induce.reporting import aggregate, read_run, to_csv, to_latex, to_markdown
 
+    if plot:
+        from induce.data.extras import require
+        from induce.reporting.curves import check_path
+
+        check_path(plot)
+        require("matplotlib", "plot")  # before any run is read
     table = aggregate([read_run(run) for run in runs])
     text = to_markdown(table)
     sys.stdout.write(text)
@@ -31,3 +47,9 @@ def report(
         atomic_write(markdown, text)
     if csv:
         atomic_write(csv, to_csv(table))
+    if latex:
+        atomic_write(latex, to_latex(table))
+    if plot:
+        from induce.reporting.curves import curves, plot_curves
+
+        plot_curves(curves(list(runs)), plot)

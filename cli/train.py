@@ -226,7 +226,7 @@ def _final_table(run: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from induce.report import baseline_rows, run_dataset, run_rows
+    from induce.reporting import baseline_rows, run_dataset, run_rows
 
     best, last = run_rows(run)
     rows = [r for r in (best, last) if r is not None]

@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
+
     from induce.api import LoadedRun
 
 __version__ = "0.1.0"
@@ -25,4 +29,15 @@ def load(run_dir: str, weights: str = "best", device: str = "auto") -> LoadedRun
     return loaded
 
 
-__all__ = ["__version__", "load"]
+def report(runs: list[str | Path] | str | Path) -> pd.DataFrame:
+    """The table of ``induce report`` for the run directories ``runs`` as a pandas DataFrame:
+    a row per setting, ``(metric, "mean")`` and ``(metric, "std")`` columns (see
+    :func:`induce.reporting.report`)."""
+    import importlib
+
+    reporting = importlib.import_module("induce.reporting")
+    table: pd.DataFrame = reporting.report(runs)
+    return table
+
+
+__all__ = ["__version__", "load", "report"]

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from induce.report import read_run
+from induce.reporting import read_run
 from induce.runs.directory import read_metrics, read_settings
 
 BEST = {"kind": "eval", "step": 100, "best": True, "valid_ppl": 45.5, "uf1": 61.0, "uas": 50.0}

@@ -12,7 +12,7 @@ from induce.data.dataset import load_dataset
 from induce.evaluate.deps import evaluate_deps
 from induce.evaluate.unsupervised import evaluate_unsupervised
 from induce.metrics.validation import load_gold
-from induce.report import baseline_rows
+from induce.reporting import baseline_rows
 
 
 def make(tmp_path, name="syn", *extra):

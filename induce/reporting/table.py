@@ -21,19 +21,14 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from induce.data.dataset import Dataset
 from induce.data.errors import InputError
 from induce.data.files import read_text
-from induce.data.types import Tree
-from induce.metrics.validation import ParseScorer, load_gold
-from induce.runs.directory import METRICS, open_run, read_metrics, read_settings
-from induce.structure.baselines import dependency_baseline, tree_baseline
+from induce.runs.directory import METRICS, read_metrics, read_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -215,9 +210,12 @@ def setting_labels(runs: list[RunResults], shown: int = 3) -> list[str]:
         if len(same) == 1:
             out.append(run.arch)
             continue
+        differ = {key for j in same for key in flat[j]} - {
+            key for key in flat[k] if all(flat[j].get(key) == flat[k][key] for j in same)
+        }
+        # the keys that tell this setting from most of the others first
         keys = sorted(
-            {key for j in same for key in flat[j]}
-            - {key for key in flat[k] if all(flat[j].get(key) == flat[k][key] for j in same)}
+            differ, key=lambda x: (-sum(flat[j].get(x) != flat[k].get(x) for j in same), x)
         )
         parts = [f"{key}={flat[k].get(key, '-')}" for key in keys[:shown]]
         if len(keys) > shown:
@@ -235,28 +233,73 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def to_markdown(table: pd.DataFrame) -> str:
-    """``mean (std)`` cells, two decimals; a single run shows its value alone."""
+def cells(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """The header and the rows of the printed table: ``mean (std)`` cells, two decimals; a
+    single run shows its value alone."""
     metrics = ordered({c[0] for c in table.columns if isinstance(c, tuple)})
     header = ["Model", "Protocol", "Runs"] + metrics
+    rows = []
+    for _, row in table.iterrows():
+        out = [str(row["model"]), str(row["protocol"]), str(row["runs"])]
+        for metric in metrics:
+            mean, std = row.get((metric, "mean")), row.get((metric, "std"))
+            if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+                out.append("")
+            elif std is None or math.isnan(std):
+                out.append(f"{mean:.2f}")
+            else:
+                out.append(f"{mean:.2f} ({std:.2f})")
+        rows.append(out)
+    return header, rows
+
+
+def _notes(table: pd.DataFrame) -> list[str]:
+    golds = sorted({g for g in table["gold"] if g}) if "gold" in table else []
+    return [f"Dependency gold: {g}." for g in golds]
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """The table as markdown (what ``induce report`` prints)."""
+    header, rows = cells(table)
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|",
     ]
-    for _, row in table.iterrows():
-        cells = [str(row["model"]), str(row["protocol"]), str(row["runs"])]
-        for metric in metrics:
-            mean, std = row.get((metric, "mean")), row.get((metric, "std"))
-            if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-                cells.append("")
-            elif std is None or math.isnan(std):
-                cells.append(f"{mean:.2f}")
-            else:
-                cells.append(f"{mean:.2f} ({std:.2f})")
-        lines.append("| " + " | ".join(cells) + " |")
-    golds = sorted({g for g in table["gold"] if g}) if "gold" in table else []
-    notes = [f"\nDependency gold: {g}." for g in golds]
-    return "\n".join(lines) + "\n" + "".join(n + "\n" for n in notes)
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n" + "".join("\n" + n + "\n" for n in _notes(table))
+
+
+_LATEX_SPECIAL = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+    }
+)
+
+
+def latex_escape(text: str) -> str:
+    return text.translate(_LATEX_SPECIAL)
+
+
+def to_latex(table: pd.DataFrame) -> str:
+    """The table as a LaTeX ``tabular`` (booktabs rules), notes as a comment line each."""
+    header, rows = cells(table)
+    spec = "ll" + "r" * (len(header) - 2)
+    lines = [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
+    lines.append(" & ".join(latex_escape(h) for h in header) + " \\\\")
+    lines.append("\\midrule")
+    lines += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in rows]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    lines += [f"% {n}" for n in _notes(table)]
+    return "\n".join(lines) + "\n"
 
 
 def ordered(metrics: Iterable[str]) -> list[str]:
@@ -292,83 +335,3 @@ def to_csv(table: pd.DataFrame) -> str:
     ]
     flat.columns = [" ".join(c) if isinstance(c, tuple) else c for c in flat.columns]
     return flat.to_csv(index=False)
-
-
-# -- the table that ends a training run: its validation next to trivial baselines ----------
-
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    uf1: float | None = None
-    uas: float | None = None
-    uuas: float | None = None
-    detail: str = ""  # e.g. "step 360, ppl 45.897" for a run's validation
-    ppl: float | None = None  # a run's validation perplexity
-    f1: float | None = None  # a chart parser's labelled validation F1 (EVALB)
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.detail})" if self.detail else self.name
-
-
-def baseline_rows(dataset: Dataset, split: str = "valid", seed: int = 0) -> list[Row]:
-    """Right/left-branching and random trees (UF1), next-word, previous-word and random
-    dependencies (UAS/UUAS), scored exactly as validation scores a model."""
-    gold = load_gold(dataset, split)
-    rows: list[Row] = []
-    for name, kind in (
-        ("right-branching", "right"),
-        ("left-branching", "left"),
-        ("random tree", "random"),
-        ("next word", "next"),
-        ("previous word", "prev"),
-        ("random dependencies", "random"),
-    ):
-        rng = random.Random(seed)
-        scorer = ParseScorer()
-        trees = name in ("right-branching", "left-branching", "random tree")
-        for index, g in enumerate(gold.sentences):
-            if g is None:
-                continue
-            if trees:
-                leaves = [Tree("X", [str(i)]) for i in range(g.n)]
-                scorer.add(index, g, tree_baseline(kind, leaves, rng), None)
-            else:
-                scorer.add(index, g, None, dependency_baseline(kind, g.n, rng))
-        s = scorer.summary()
-        rows.append(Row(name, s.get("uf1"), s.get("uas"), s.get("uuas")))
-    return rows
-
-
-def run_rows(run_path: str | Path) -> tuple[Row | None, Row | None]:
-    """The run's best validation (lowest perplexity) and its last validation."""
-    records = [r for r in open_run(run_path).history() if r.get("kind") == "eval"]
-    if not records:
-        return None, None
-    best = [r for r in records if r.get("best")] or records
-
-    def row(name: str, r: dict[str, Any]) -> Row:
-        return Row(
-            name,
-            r.get("uf1"),
-            r.get("uas"),
-            r.get("uuas"),
-            f"step {r.get('step')}, labelled F1 {r['f1']} (EVALB {r.get('evalb')})"
-            if "f1" in r
-            else f"step {r.get('step')}, ppl {r.get('valid_ppl')}",
-            _float(r.get("valid_ppl")),
-            _float(r.get("f1")),
-        )
-
-    last = row("this run, last", records[-1]) if records[-1] is not best[-1] else None
-    return row("this run, best", best[-1]), last
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def run_dataset(run_path: str | Path) -> Dataset | None:
-    """The dataset a run was trained on, if it is still where it was."""
-    return open_run(run_path).open_dataset()

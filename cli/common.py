@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO, TypeVar
 
 import typer
@@ -134,3 +135,38 @@ def one_of(pred: str | None, baseline: str | None) -> None:
         raise typer.BadParameter("give a prediction file PRED or --baseline NAME")
     if pred is not None and baseline is not None:
         raise typer.BadParameter("give a prediction file PRED or --baseline NAME, not both")
+
+
+@contextlib.contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A Rich progress bar on stderr while the block runs, one task per stage, gone when it
+    ends (``transient``): on a terminal only; in pipes and logs nothing (``None``)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        yield update
+
+
+def with_progress(command: F) -> F:
+    """Show the progress the library reports (:mod:`induce.data.progress`) while
+    ``command`` runs: reading directories of files, scoring and converting sentences."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from induce.data.progress import listening
+
+        with progress_bar() as bar, listening(bar):
+            return command(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import typer
 
-from induce.cli.common import handle_errors, warn
+from induce.cli.common import handle_errors, warn, with_progress
 
 app = typer.Typer(
     help="Convert between syntactic distances/heights, trees and dependencies, and between "
@@ -110,6 +110,7 @@ def distances(
 
 @app.command("headrules")
 @handle_errors
+@with_progress
 def headrules(
     source: str = INPUT,
     rules: str = typer.Option(
@@ -134,6 +135,7 @@ def headrules(
 
 @app.command("trees")
 @handle_errors
+@with_progress
 def trees(
     source: str = INPUT,
     strip_traces: bool = typer.Option(
@@ -210,6 +212,7 @@ def trees(
 
 @app.command("deps")
 @handle_errors
+@with_progress
 def deps(
     source: str = INPUT,
     source_format: str | None = typer.Option(

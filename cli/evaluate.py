@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from induce.cli.common import emit_report, handle_errors, one_of, warn
+from induce.cli.common import emit_report, handle_errors, one_of, warn, with_progress
 
 app = typer.Typer(
     help="Score trees or dependencies against a gold standard, the way the reference "
@@ -65,6 +65,7 @@ def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
 
 @app.command("brackets")
 @handle_errors
+@with_progress
 def brackets(
     gold: str = GOLD,
     pred: str | None = PRED,
@@ -102,6 +103,7 @@ def brackets(
 
 @app.command("unsupervised")
 @handle_errors
+@with_progress
 def unsupervised(
     gold: str = GOLD,
     pred: str | None = PRED,
@@ -156,6 +158,7 @@ def unsupervised(
 
 @app.command("deps")
 @handle_errors
+@with_progress
 def deps(
     gold: str = GOLD,
     pred: str | None = PRED,
@@ -225,6 +228,7 @@ def deps(
 
 @app.command("baselines")
 @handle_errors
+@with_progress
 def baselines(
     gold: str | None = typer.Argument(
         None, help="Gold trees; default: the small treebank shipped with induce."

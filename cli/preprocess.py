@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 import typer
 
-from induce.cli.common import handle_errors, warn
+from induce.cli.common import handle_errors, progress_bar, warn
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -127,30 +125,10 @@ def _force_hint(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-@contextlib.contextmanager
-def _progress() -> Iterator:
-    """A rich progress bar on a terminal; nothing in pipes and logs."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, TaskID
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
-
-        yield update
-
-
 def _write(out: str, job: Callable[[Any], dict[str, Any]]) -> None:
     """Run a preprocessing ``job(progress)`` (a progress bar on a terminal), then show the
     dataset it wrote."""
-    with _progress() as progress:
+    with progress_bar() as progress:
         data = job(progress)
     _summary(data, out)
 

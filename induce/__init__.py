@@ -6,7 +6,7 @@ start fast and run without torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
-def load(run_dir: str, weights: str = "best", device: str = "auto") -> LoadedRun:
+def load(run_dir: str | None = None, weights: str = "best", device: str = "auto") -> LoadedRun:
     """A trained run, ready to parse: ``induce.load(RUN).parse([["A", "sentence"]])``
-    (see :mod:`induce.api`); torch is imported here, not with the package."""
+    (see :mod:`induce.api`; no ``run_dir``: the most recent run of ``induce train``); torch
+    is imported here, not with the package."""
     import importlib
 
     # imported by name: the package root stays free of the layers below (the import contract)
@@ -40,4 +41,13 @@ def report(runs: list[str | Path] | str | Path) -> pd.DataFrame:
     return table
 
 
-__all__ = ["__version__", "load", "report"]
+def __getattr__(name: str) -> Any:
+    """``induce.evaluate`` (scoring structures in memory) without importing it up front."""
+    if name == "evaluate":
+        import importlib
+
+        return importlib.import_module("induce.evaluate")
+    raise AttributeError(f"module 'induce' has no attribute {name!r}")
+
+
+__all__ = ["__version__", "evaluate", "load", "report"]

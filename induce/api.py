@@ -3,37 +3,66 @@
 >>> model = induce.load("runs/chart-demo")          # doctest: +SKIP
 >>> [p.tree.to_string() for p in model.parse([["cars", "see", "his", "map"]])]  # doctest: +SKIP
 ['(S (NP (NNS cars)) (VP (VBP see) (NP (PRP$ his) (NN map))))']
+
+``docs/api.md`` walks through it with examples the tests run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from induce.data.ptb import parse_trees
 from induce.data.types import Tree
-from induce.parse import Parser, Sentence
+from induce.parse import Parsed, Parser, Sentence, format_parsed
+
+__all__ = ["LoadedRun", "Parse", "load"]
 
 
 @dataclass
 class Parse:
     """One sentence's parse: its words, its tree (labelled for a chart parser; ``None`` for
-    an empty sentence), and dependency heads (0 = root, 1-based) with labels where the model
-    gives them (a chart parser: by the penn2malt head rules)."""
+    an empty sentence), dependency heads (0 = root, 1-based) with labels where the model
+    gives them (a chart parser: by the penn2malt head rules), and the model's scores.
+
+    ``distances``: the syntactic distances between adjacent words the model read
+    (StructFormer's, Combiner's merge order; punctuation the model never saw is not among
+    them), ``None`` for a model without distances (UDGN, a chart parser); ``scores``: every
+    score the model gives for the sentence (``heights``, ``parents``, ``roots``, ...)."""
 
     words: list[str]
     tree: Tree | None
     heads: list[int] | None
     labels: list[str] | None
+    scores: dict[str, Any] = field(default_factory=dict)
+    _parsed: Parsed | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def distances(self) -> list[float] | None:
+        value = self.scores.get("distances")
+        return list(value) if value is not None else None
 
     def to_ptb(self) -> str:
+        """The tree in PTB brackets, on one line (``""`` for an empty sentence)."""
         return self.tree.to_string() if self.tree is not None else ""
+
+    def to_conllu(self) -> str:
+        """The sentence as a CoNLL-U block (``induce parse --format conllu``); needs heads."""
+        if self._parsed is None:
+            raise ValueError("this parse was not made by a model")
+        return format_parsed([self._parsed], "conllu")
 
 
 class LoadedRun:
     """A run directory's model, ready to parse."""
 
-    def __init__(self, run_dir: str, weights: str = "best", device: str = "auto") -> None:
+    def __init__(self, run_dir: str | None, weights: str = "best", device: str = "auto") -> None:
+        if run_dir is None:
+            from induce.runs import latest_run
+
+            run_dir = str(latest_run())
+        self.path = run_dir
         self.parser = Parser(run_dir, device, weights)
         self.parser.check_format("conllu" if self.parser.has_heads else "ptb")
 
@@ -51,12 +80,15 @@ class LoadedRun:
             given = list(sentence_tags) if sentence_tags is not None else None
             items.append(Sentence(tokens, k + 1, " ".join(tokens), tags=given))
         out = []
-        for parsed in self.parser.parse(items, source="<python>"):
+        scores = self.parser.chart is None  # a chart parser keeps no scores
+        for parsed in self.parser.parse(items, scores=scores, source="<python>"):
             tree = parse_trees(parsed.tree).trees[0] if parsed.tree else None
-            out.append(Parse(parsed.sentence.tokens, tree, parsed.heads, parsed.labels))
+            words = parsed.sentence.tokens
+            out.append(Parse(words, tree, parsed.heads, parsed.labels, parsed.scores or {}, parsed))
         return out
 
 
-def load(run_dir: str, weights: str = "best", device: str = "auto") -> LoadedRun:
-    """The run in ``run_dir`` (``weights``: ``best`` or ``last``) on ``device``."""
+def load(run_dir: str | None = None, weights: str = "best", device: str = "auto") -> LoadedRun:
+    """The run in ``run_dir`` (the most recent run of ``induce train`` when ``None``;
+    ``weights``: ``best`` or ``last``) on ``device``."""
     return LoadedRun(run_dir, weights, device)

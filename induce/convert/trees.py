@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from induce.data.config import check_choices
 from induce.data.errors import InputError
+from induce.data.progress import every
 from induce.data.ptb import read_trees
 from induce.data.types import Tree
 from induce.structure.binarize import Factor, binarize, unbinarize
@@ -70,7 +71,11 @@ def convert_trees(path: str, ops: TreeOps) -> tuple[list[Tree], int]:
     trees = read_trees(path)
     if not len(trees):
         raise InputError("no trees in the file", path)
-    done = [transform(t, ops) for t in trees.trees if t is not None]
+    present = [t for t in trees.trees if t is not None]
+    done = []
+    for k, tree in enumerate(present, 1):
+        done.append(transform(tree, ops))
+        every("converting trees", k, len(present))
     kept = [t for t in done if t is not None]
     return kept, len(trees) - len(kept)
 

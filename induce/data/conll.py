@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.progress import advance
 from induce.data.types import DepTree, dependency_problem, head_range_problem
 
 if TYPE_CHECKING:
@@ -321,7 +322,10 @@ def read_deps(path: str | os.PathLike[str], fmt: str | None = None, trees: bool 
     files = expand_inputs(path, DEP_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
         return parse_deps(read_text(files[0]), files[0], fmt, trees)
-    parts = [parse_deps(read_text(name), name, fmt, trees) for name in files]
+    parts = []
+    for k, name in enumerate(files, 1):
+        parts.append(parse_deps(read_text(name), name, fmt, trees))
+        advance("reading dependency files", k, len(files))
     sources: list[str] = []
     out = DepFile(
         str(path), parts[0].format, [], [], sources, [] if parts[0].raw is not None else None

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.progress import advance
 from induce.data.types import Tree
 
 TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
@@ -251,8 +252,9 @@ def read_trees(path: str | os.PathLike[str], labelled: bool = True) -> TreeFile:
     trees: list[Tree | None] = []
     lines: list[int] = []
     sources: list[str] = []
-    for name in files:
+    for k, name in enumerate(files, 1):
         part = parse_trees(read_text(name), name, labelled, blank_lines_are_sentences=False)
+        advance("reading tree files", k, len(files))
         trees.extend(part.trees)
         lines.extend(part.lines)
         sources.extend([name] * len(part))

@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from induce.data.normalize import EMPTY_TAGS
+from induce.data.progress import every
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import match_counts, parse_baseline, require_sentences
@@ -75,25 +76,26 @@ def baseline_trees(gold: TreeFile, spec: str) -> list[Tree | None]:
 
 
 def evaluate_brackets(
-    gold_path: str,
-    pred_path: str | None = None,
+    gold_path: str | TreeFile,
+    pred_path: str | TreeFile | None = None,
     *,
     param: str | EvalbParams = "collins",
     baseline: str | None = None,
     views: bool = False,
 ) -> BracketReport:
-    """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does.
+    """Score ``pred_path`` (or the ``baseline``) against ``gold_path`` as EVALB does (files,
+    or trees already read: :class:`~induce.data.ptb.TreeFile`).
     ``views``: keep a picture of every sentence in ``report.views`` (gold brackets above the
     words, predicted below, the prediction's wrong and missed brackets marked)."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
-    gold = read_trees(gold_path)
+    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
     require_sentences(len(gold), gold.path)
     if baseline is not None:
         pred_trees = baseline_trees(gold, baseline)
         pred_name = f"baseline:{baseline}"
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
-        pred = read_trees(pred_path)
+        pred = pred_path if isinstance(pred_path, TreeFile) else read_trees(pred_path)
         match_counts(len(gold), gold.path, pred)
         pred_trees = pred.trees
         pred_name = pred.path
@@ -101,6 +103,7 @@ def evaluate_brackets(
     pictures = []
     for k, (g, t) in enumerate(zip(gold.trees, pred_trees)):
         score = scorer.add(g, t)
+        every("scoring sentences", k + 1, len(gold))
         if views:
             pictures.append(_view(scorer, score, g, t, "{}:{}".format(*gold.where(k))))
     settings = {

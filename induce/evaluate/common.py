@@ -19,8 +19,8 @@ Prediction = TypeVar("Prediction", "TreeFile", "DepFile")
 def prediction_or_baseline(
     gold_count: int,
     gold_path: str,
-    pred_path: str | None,
-    read: Callable[[str], Prediction],
+    pred_path: str | Prediction | None,
+    read: Callable[[str | Prediction], Prediction],
     baseline: str | None,
     baselines: Sequence[str],
 ) -> tuple[Prediction | None, str, int]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from induce.data.conll import DepFile, read_deps
 from induce.data.errors import InduceWarning, InputError
 from induce.data.files import read_text
+from induce.data.progress import every
 from induce.data.types import dependency_problem
 from induce.evaluate.common import (
     align_tokens,
@@ -87,8 +88,8 @@ def _two(value: float | None) -> str:
 
 
 def evaluate_deps(
-    gold_path: str,
-    pred_path: str | None = None,
+    gold_path: str | DepFile,
+    pred_path: str | DepFile | None = None,
     *,
     convention: str | DepConvention = "position",
     baseline: str | None = None,
@@ -110,7 +111,7 @@ def evaluate_deps(
         else load_dep_convention(convention, tagset=tagset)
     )
     is_word = word_filter(conv.tagset)
-    gold = read_deps(gold_path, gold_format)
+    gold = gold_path if isinstance(gold_path, DepFile) else read_deps(gold_path, gold_format)
     require_sentences(len(gold), gold.path)
     pred, name, seed = prediction_or_baseline(
         len(gold),
@@ -118,7 +119,7 @@ def evaluate_deps(
         pred_path,
         # predictions may be head assignments that are not trees (argmax decoding), scored
         # head by head as the official UDGN and StructFormer scorers do
-        lambda path: read_deps(path, pred_format, trees=False),
+        lambda path: path if isinstance(path, DepFile) else read_deps(path, pred_format, False),
         baseline,
         DEP_BASELINES,
     )
@@ -131,7 +132,7 @@ def evaluate_deps(
             "prediction": pred.path if pred is not None else f"baseline:{baseline}",
             "baseline": baseline,
             "convention": conv.to_dict(),
-            "gold_scheme": gold_scheme or dataset_scheme(gold_path),
+            "gold_scheme": gold_scheme or dataset_scheme(gold.path),
         }
     )
     _score_all(report, conv, is_word, gold, pred, name, random.Random(seed), views)
@@ -189,6 +190,7 @@ def _score_all(
     """Add every gold sentence with words to ``report``, against its prediction or the
     ``baseline``'s heads over its words."""
     for k, g in enumerate(gold.sentences):
+        every("scoring sentences", k + 1, len(gold))
         keep = [is_word(tag) for tag in (g.tags or ())]
         words = [w for w, kept in zip(g.words, keep) if kept]
         if not words:

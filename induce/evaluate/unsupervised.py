@@ -16,6 +16,7 @@ from typing import cast
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import EMPTY_TAGS
+from induce.data.progress import every
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import (
@@ -51,8 +52,8 @@ class UnsupervisedReport:
 
 
 def evaluate_unsupervised(
-    gold_path: str,
-    pred_path: str | None = None,
+    gold_path: str | TreeFile,
+    pred_path: str | TreeFile | None = None,
     *,
     convention: str | SpanConvention = "structformer",
     baseline: str | None = None,
@@ -61,7 +62,8 @@ def evaluate_unsupervised(
     tagset: str | None = None,
     unlabelled: bool = False,
 ) -> UnsupervisedReport:
-    """Score induced trees against gold trees under a span convention.
+    """Score induced trees against gold trees under a span convention (files, or trees
+    already read: :class:`~induce.data.ptb.TreeFile`).
 
     ``labels``: labels for per-label recall (``None`` = the convention's, ``["all"]`` = every
     gold label).  ``max_words``: override the convention's length cut-off (0 = none).
@@ -69,13 +71,13 @@ def evaluate_unsupervised(
     """
     conv = _convention(convention, tagset, max_words)
     is_word = word_filter(conv.tagset)
-    gold = read_trees(gold_path)
+    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
     require_sentences(len(gold), gold.path)
     pred, name, seed = prediction_or_baseline(
         len(gold),
         gold.path,
         pred_path,
-        lambda path: read_trees(path, labelled=not unlabelled),
+        lambda path: path if isinstance(path, TreeFile) else read_trees(path, not unlabelled),
         baseline,
         TREE_BASELINES,
     )
@@ -128,6 +130,7 @@ def _score_all(
     or the ``baseline``'s tree over its words; how many were skipped, and why."""
     skipped = {"no_words": 0, "too_short": 0, "too_long": 0}
     for k, gold_tree in enumerate(gold.trees):
+        every("scoring sentences", k + 1, len(gold))
         if gold_tree is None:
             skipped["no_words"] += 1
             continue

@@ -7,11 +7,19 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads.
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+def full_precision(device: torch.device) -> AbstractContextManager[object]:
+    """A region where autocast is off: what numerics need in fp32 (the parsers' scores, from
+    which trees and their marginals are computed) when the rest runs in bf16.  Inputs that
+    arrive in bf16 must be cast with ``.float()`` inside it."""
+    return torch.autocast(device.type, enabled=False)
 
 
 class _DropoutFunction(torch.autograd.Function):

@@ -25,7 +25,7 @@ from torch import nn
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
 from induce.models.base import EncoderOutput, check_rate
-from induce.models.layers import Dropout
+from induce.models.layers import Dropout, full_precision
 from induce.models.transformer import TransformerConfig, TransformerMLM
 
 _BIG = 1e9  # "no boundary" distance / "no word" height, as the reference masks them
@@ -112,9 +112,11 @@ class StructFormer(TransformerMLM):
         h = self.parser_drop(self.embed(ids))
         for layer in self.parser:
             h = self.parser_drop(layer(h.masked_fill(~keep[..., None], 0.0)))
-        heights = self.height_head(h).squeeze(-1).float().masked_fill(~keep, -_BIG)
-        has_next = F.pad(keep[:, 1:], (0, 1), value=False)
-        distances = self.distance_head(h).squeeze(-1).float().masked_fill(~has_next, _BIG)
+        with full_precision(h.device):  # the heads in fp32: trees come from their order
+            h = h.float()
+            heights = self.height_head(h).squeeze(-1).masked_fill(~keep, -_BIG)
+            has_next = F.pad(keep[:, 1:], (0, 1), value=False)
+            distances = self.distance_head(h).squeeze(-1).masked_fill(~has_next, _BIG)
         return calibrate(distances, heights, keep, has_next), heights
 
     def relation_weights(self) -> torch.Tensor:

@@ -32,7 +32,7 @@ from torch import nn
 from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
-from induce.models.layers import Dropout, Recording
+from induce.models.layers import Dropout, Recording, full_precision
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class DGNLayer(Recording):
         scores = scores / math.sqrt(c.head_size)
         if c.competition:
             # Eqs. 9-11: heads compete for each edge; the edge's probability scales them
-            share = torch.softmax(scores, dim=-1)
+            share = torch.softmax(scores.float(), dim=-1)  # statistics in fp32 (bf16 runs)
             weights = share * (m + 1e-6)[..., None]
         else:
             share = torch.sigmoid(scores)
@@ -159,9 +159,10 @@ class UDGN(MaskedLM):
         )
         h, _ = self.lstm(packed)  # Eq. 1
         h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])
-        parent, child = self.parser_ff(self.parser_drop(h)).chunk(2, -1)  # Eqs. 2-3
-        logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])
-        logits = logits.float().masked_fill(~keep[:, None, :], float("-inf"))  # Eq. 4
+        parent, child = self.parser_ff(self.parser_drop(h)).float().chunk(2, -1)  # Eqs. 2-3
+        with full_precision(ids.device):  # arc scores in fp32 (bf16 runs)
+            logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])
+        logits = logits.masked_fill(~keep[:, None, :], float("-inf"))  # Eq. 4
         if self.config.edge_marginals == "kirchhoff":
             return kirchhoff_marginals(logits, keep)
         return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5

@@ -62,6 +62,10 @@ class TrainConfig:
     seed: int = 1111
     parse_metrics: bool = True  # UF1 / UAS on validation when the dataset has gold trees
     bf16: bool = False  # autocast to bfloat16 on CUDA (ignored on CPU)
+    # autocast to bfloat16 on a CPU with AMX or AVX512-BF16 (ignored elsewhere: emulated
+    # bf16 is ~100x slower); matmuls and convolutions in bf16, the parsers' structure
+    # computations, softmax statistics and the loss in fp32, fp32 master weights
+    cpu_bf16: bool = False
     # the dependency decoder of validation (None: the parser's default; the official UDGN
     # training code validates with argmax heads)
     valid_decoder: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from functools import cache
 
 import torch
 
@@ -24,13 +25,19 @@ def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
     return torch.device(spec)
 
 
-def autocast(device: torch.device, bf16: bool) -> AbstractContextManager[object]:
-    """bfloat16 autocast on CUDA when ``bf16`` is set; full precision otherwise."""
+def autocast(
+    device: torch.device, bf16: bool, cpu_bf16: bool = False
+) -> AbstractContextManager[object]:
+    """bfloat16 autocast on CUDA when ``bf16`` is set, on a CPU with hardware bf16
+    (:func:`cpu_has_fast_bf16`) when ``cpu_bf16`` is set; full precision otherwise."""
     if device.type == "cuda" and bf16:
         return torch.autocast("cuda", dtype=torch.bfloat16)
+    if device.type == "cpu" and cpu_bf16 and cpu_has_fast_bf16():
+        return torch.autocast("cpu", dtype=torch.bfloat16)
     return nullcontext()
 
 
+@cache  # read once per process: the training loop asks at every step
 def cpu_has_fast_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (AMX or AVX512-BF16): there
     bf16 matmuls run several times faster than fp32; elsewhere they are emulated, ~100x

@@ -44,7 +44,7 @@ from induce.runs.directory import (
 from induce.structure.chart import clean_tree
 from induce.train import checkpoint
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
-from induce.train.engine import TrainOptions, _check_new_run_directory, _optimizer
+from induce.train.engine import TrainOptions, _check_new_run_directory, build_optimizer
 
 
 def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any]]:
@@ -103,7 +103,7 @@ class ChartTrainer(CheckpointedRun):
         )
         self.model.to(self.device)
         self.encoder = Encoder(self.model, vocab)
-        self.optimizer, self.scheduler = _optimizer(self.model, self.config.optim)
+        self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.params = load_params(self.config.train.evalb)
         self.state: dict[str, Any] = {
             "step": 0,

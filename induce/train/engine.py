@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,7 @@ class Trainer(CheckpointedRun):
         if self.config.train.init_from and not options.resume:
             self.model.load_pretrained(self.config.train.init_from)
         self.model = self.model.to(self.device)
-        self.optimizer, self.scheduler = _optimizer(self.model, self.config.optim)
+        self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.state: dict[str, Any] = {
             "step": 0,
             "epoch": 0,
@@ -233,18 +234,10 @@ class Trainer(CheckpointedRun):
 
     # -- the loop --------------------------------------------------------------------------
     def autocast(self) -> AbstractContextManager[object]:
-        return autocast(self.device, self.config.train.bf16)
+        return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
     def train_step(self, batch: Batch) -> float:
-        self.net.train()
-        batch = batch.to(self.device)
-        with self.autocast():
-            out = self.net(batch.ids, batch.keep)
-            if batch.targets.numel():
-                logits = self.model.logits(out.hidden[batch.masked])
-                loss = F.cross_entropy(logits.float(), batch.targets)
-            else:  # nothing masked: a zero loss that still touches every parameter
-                loss = self.model.logits(out.hidden[:, 0]).float().sum() * 0.0
+        loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
         return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:
@@ -371,7 +364,23 @@ class Trainer(CheckpointedRun):
         return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
 
 
-def _optimizer(
+def masked_lm_training_loss(
+    net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Callable[[], Any]
+) -> torch.Tensor:
+    """The training loss of one batch (already on the model's device): cross-entropy of the
+    tied output layer at the masked positions only.  ``net`` is ``model`` or its DDP wrapper;
+    ``cast`` opens the precision context.  ``bench/side_by_side.py`` times this function."""
+    net.train()
+    with cast():
+        out = net(batch.ids, batch.keep)
+        if batch.targets.numel():
+            logits = model.logits(out.hidden[batch.masked])
+            return F.cross_entropy(logits.float(), batch.targets)
+        # nothing masked: a zero loss that still touches every parameter
+        return model.logits(out.hidden[:, 0]).float().sum() * 0.0
+
+
+def build_optimizer(
     model: torch.nn.Module, o: OptimConfig
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.ReduceLROnPlateau]:
     """Adam and ReduceLROnPlateau on the validation loss, as the reference code."""

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Official StructFormer/UDGN code against ``induce``, side by side on this machine.
+
+    python bench/side_by_side.py --official PATH [--archs structformer,udgn]
+        [--sizes small,paper] [--rounds 2] [--steps 6] [--warmup 2] [--threads 2]
+        [--parse] [--parse-sentences 400] [--set KEY=VALUE ...] [--json FILE]
+
+``PATH`` is a checkout of github.com/yikangshen/UDGN (its ``models.py`` holds the official
+``StructFormer`` and ``UDGN``); nothing of it is copied or vendored: the measuring process
+imports it from where the user put it.  Every measurement is a fresh process and the sides
+alternate (official, induce, official, induce, ...), so that a machine that slows down
+during the run penalises both.  Both sides get the same model sizes (``paper``: our presets
+``structformer-udgn-repo`` and ``udgn-ptb-paper``, which are the official ``main.py``
+defaults; ``small``: d_model 256, 4 layers), the same 4,096-token batches (the official
+``batchify``: longest first, summed lengths below the budget) of sentences with the lengths
+of WSJ section 22 (``../shared`` when it is there, a WSJ-like distribution otherwise), the
+same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` side runs the training
+engine's own loss function and precision choice (``induce.train.engine``); ``--set``
+passes settings to it (``--set train.bf16=true``).
+
+Training: tokens/s over the timed steps (real tokens, padding excluded) and the process's
+peak RSS.  ``--parse``: sentences/s of the official test loop (one sentence per forward of
+the whole model; UDGN then decodes with ``dms``, one Chu-Liu/Edmonds per candidate root via
+``ufal.chu_liu_edmonds`` when installed) against ``induce``'s batched parser read-out
+(``induce.runs.inference.sentence_scores`` + the protocol's test decoder), fresh weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
+SMALL = {"d_model": 256, "n_layers": 4}
+VOCAB, PAD, UNK, MASK = 10_000, 0, 1, 2
+
+
+def corpus(shared: Path, count: int, seed: int = 0) -> list[list[int]]:
+    """``count`` sentences of random word ids with WSJ section 22's lengths."""
+    from train import lengths  # bench/train.py
+
+    rng = random.Random(seed)
+    return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths(shared, count, rng)]
+
+
+def batches(sents: list[list[int]], count: int) -> list[Any]:
+    """``count`` masked batches, the same on both sides (fixed seeds)."""
+    import torch
+
+    from induce.runs.batches import Specials, make_batch, plan_batches
+
+    plan = plan_batches([len(s) for s in sents], 4096, "summed")
+    random.Random(1).shuffle(plan)
+    specials = Specials(pad=PAD, unk=UNK, mask=MASK)
+    return [
+        make_batch(sents, plan[k % len(plan)], specials, 0.3, torch.Generator().manual_seed(k))
+        for k in range(count)
+    ]
+
+
+def official_model(path: str, arch: str, size: str) -> Any:
+    """The official model with ``main.py``'s defaults (``--nemb 512 --nlayers 8 --nheads 8
+    --dropout 0.2 --dropatt 0.1 --n_parser_layers 3``, no ``--pos_emb``)."""
+    sys.path.insert(0, path)
+    import models  # type: ignore[import-not-found]  # the official models.py
+
+    emb, layers = (512, 8) if size == "paper" else (SMALL["d_model"], SMALL["n_layers"])
+    common = dict(emb_size=emb, nlayers=layers, ntokens=VOCAB, nhead=8, dropout=0.2)
+    common.update(dropatt=0.1, pos_emb=False, pad=PAD, n_parser_layers=3)
+    if arch == "udgn":
+        return models.UDGN(head_size=128, parser_dropout=0.2, **common)
+    return models.StructFormer(**common)
+
+
+def induce_model(arch: str, size: str, overrides: list[str]) -> tuple[Any, Any]:
+    from induce.models import build_model
+    from induce.runs.config import load_config
+
+    extra = [f"model.{k}={v}" for k, v in SMALL.items()] if size == "small" else []
+    config = load_config(arch, extra + overrides, preset=PRESETS[arch])
+    return build_model(arch, config.model, VOCAB, PAD), config
+
+
+def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    work = batches(corpus(Path(args.shared), 20_000), args.warmup + args.steps)
+    if side == "official":
+        model = official_model(args.official, arch, size).train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
+
+        def loss_of(b: Any) -> Any:
+            targets = torch.full_like(b.ids, PAD).masked_scatter(b.masked, b.targets)
+            pos = torch.arange(b.ids.shape[1])[None, :]
+            return model(b.ids, targets, pos)[0]
+
+    else:
+        from induce.runs.device import autocast
+        from induce.train.engine import build_optimizer, masked_lm_training_loss
+
+        model, config = induce_model(arch, size, args.set)
+        opt = build_optimizer(model, config.optim)[0]
+        device, t = torch.device("cpu"), config.train
+
+        def loss_of(b: Any) -> Any:
+            return masked_lm_training_loss(
+                model, model, b, lambda: autocast(device, t.bf16, t.cpu_bf16)
+            )
+
+    tokens, began, losses = 0, 0.0, []
+    for k, b in enumerate(work):
+        if k == args.warmup:
+            began, tokens = time.perf_counter(), 0
+        loss = loss_of(b)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        opt.step()
+        tokens += b.tokens
+        losses.append(float(loss))
+    seconds = time.perf_counter() - began
+    return {
+        "tokens_per_s": tokens / seconds,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "first_loss": losses[0],
+    }
+
+
+def _dms(head: Any) -> list[int]:
+    """The official test decoder: one Chu-Liu/Edmonds per candidate root."""
+    import numpy
+    from ufal.chu_liu_edmonds import chu_liu_edmonds  # type: ignore[import-not-found]
+
+    weights = numpy.pad(numpy.log(head + 1e-9), ((1, 0), (1, 0)), mode="constant")
+    best, heads = -numpy.inf, None
+    for i in range(1, weights.shape[0]):
+        w = weights.copy()
+        w[:, 0] = numpy.nan
+        w[i, 0] = 0.0
+        found, score = chu_liu_edmonds(w)
+        if score > best:
+            best, heads = score, found
+    return list(heads or [])
+
+
+def _split(distance: list[float], lo: int, hi: int) -> Any:
+    """The official read-out's recursion: split at the largest distance."""
+    if hi - lo <= 1:
+        return lo
+    k = max(range(lo, hi - 1), key=lambda i: distance[i])
+    return (_split(distance, lo, k + 1), _split(distance, k + 1, hi))
+
+
+def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    sents = corpus(Path(args.shared), args.parse_sentences, seed=2)
+    began = time.perf_counter()
+    if side == "official":
+        model = official_model(args.official, arch, size).eval()
+        decoded = 0
+        with torch.no_grad():
+            for s in sents:
+                x = torch.tensor([s])
+                _, p = model(x, x, torch.arange(len(s))[None, :])
+                head = p["head"][0].numpy()
+                if arch == "udgn":
+                    try:
+                        _dms(head.astype("float64"))
+                        decoded += 1
+                    except ImportError:
+                        head.argmax(1)
+                else:
+                    head.argmax(1)
+                    _split(p["distance"][0].tolist(), 0, len(s))
+                    decoded += 1
+        note = "dms" if arch == "udgn" and decoded else "argmax"
+    else:
+        from induce.runs.batches import Specials
+        from induce.runs.device import inference_autocast
+        from induce.runs.inference import sentence_scores
+
+        model, config = induce_model(arch, size, args.set)
+        decoder = config.protocol.test_decoder if arch == "udgn" else None
+        device = torch.device("cpu")
+        words = [[str(t) for t in s] for s in sents]
+        for index, scores in sentence_scores(
+            model,
+            sents,
+            Specials(pad=PAD, unk=UNK, mask=MASK),
+            config.data.eval_batch_tokens,
+            device,
+            lambda: inference_autocast(device, config.train.bf16),
+        ):
+            scores.read_out(words[index], decoder)
+        note = decoder or "default"
+    seconds = time.perf_counter() - began
+    return {
+        "sentences_per_s": len(sents) / seconds,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "decoder": note,
+    }
+
+
+def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
+    command = [sys.executable, __file__, "--one", *job, "--official", args.official]
+    command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
+    command += ["--threads", str(args.threads), "--shared", args.shared]
+    command += ["--parse-sentences", str(args.parse_sentences)]
+    for item in args.set:
+        command += ["--set", item]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        return "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--official", required=True, help="a checkout of github.com/yikangshen/UDGN")
+    ap.add_argument("--archs", default="structformer,udgn")
+    ap.add_argument("--sizes", default="small,paper")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--parse", action="store_true", help="also time parsing")
+    ap.add_argument("--parse-sentences", type=int, default=400)
+    ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
+    ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--json", help="write every measurement to this file")
+    ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        task, side, arch, size = args.one
+        one = train_one if task == "train" else parse_one
+        print(json.dumps(one(args, side, arch, size)))
+        return
+    if not (Path(args.official) / "models.py").exists():
+        sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
+    tasks = ["train"] + (["parse"] if args.parse else [])
+    print(
+        f"{args.threads} threads; training: 4,096-token batches, {args.steps} timed steps after "
+        f"{args.warmup}; parsing: {args.parse_sentences} sentences; induce settings: "
+        f"{' '.join(args.set) or 'the presets'}; {args.rounds} alternating rounds"
+    )
+    records = []
+    for task in tasks:
+        unit = "tokens_per_s" if task == "train" else "sentences_per_s"
+        print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, then the median ratio")
+        head = f"{'arch':<13} {'size':<6} {'official':>22} {'induce':>22}"
+        print(f"{head} {'ratio':>6} {'RSS GiB':>12}")
+        for arch in args.archs.split(","):
+            for size in args.sizes.split(","):
+                seen: dict[str, list[dict[str, Any]]] = {"official": [], "induce": []}
+                for _ in range(args.rounds):
+                    for side in ("official", "induce"):
+                        result = run_child(args, [task, side, arch, size])
+                        if isinstance(result, str):
+                            print(f"{arch:<13} {size:<6} {side} {result}")
+                            continue
+                        seen[side].append(result)
+                        records.append(
+                            {"task": task, "side": side, "arch": arch, "size": size} | result
+                        )
+                if not (seen["official"] and seen["induce"]):
+                    continue
+                rates = {s: sorted(r[unit] for r in v) for s, v in seen.items()}
+                rss = {s: max(r["peak_rss_gib"] for r in v) for s, v in seen.items()}
+                ratio = (
+                    rates["induce"][len(rates["induce"]) // 2]
+                    / rates["official"][len(rates["official"]) // 2]
+                )
+                show = {s: "/".join(f"{x:.0f}" for x in rates[s]) for s in rates}
+                print(
+                    f"{arch:<13} {size:<6} {show['official']:>22} {show['induce']:>22} "
+                    f"{ratio:>5.2f}x {rss['official']:>5.2f}/{rss['induce']:<5.2f}",
+                    flush=True,
+                )
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -143,6 +143,8 @@ def parse_view(
     spans = spans_of(parsed) if parsed is not None else None
     if spans is not None and tags is None:  # an induced tree: every label is X, say none
         spans = [Span(s.start, s.end) for s in spans]
+    if labels is not None and tags is None:  # an induced parse: "dep" on every arc says nothing
+        labels = ["" if label == "dep" else label for label in labels]
     return SentenceView(
         number,
         list(words),

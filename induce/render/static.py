@@ -25,7 +25,8 @@ nav#index td:last-child { max-width: 36em; overflow: hidden; text-overflow: elli
 nav#index td.num, nav#index td.score { text-align: right; font-variant-numeric: tabular-nums; }
 nav#index tr.row { cursor: pointer; }
 nav#index tr.row:hover, nav#index tr.current { background: #fff4c2; }
-section.sentence { border-top: 1px solid #e5e5e5; padding: 0.4em 0; outline: none; }
+section.sentence { border-top: 1px solid #e5e5e5; padding: 0.4em 0; outline: none;
+  content-visibility: auto; contain-intrinsic-size: auto 220px; }
 section.sentence.current { background: #fffbea; }
 section.sentence h2 { font-size: 0.95em; font-weight: normal; margin: 0.2em 0; }
 section.sentence h2 .score { font-weight: 600; }

@@ -1,8 +1,8 @@
 """Help that says what an option takes: metavars and defaults for every command.
 
-Typer shows the Python type of an option (``<str>``, ``<int>``, ``<bool>``) where a user
-wants to read what to give (``PATH``, ``N``, ``RATE``), and Rich reads a help text's
-``[default: ...]`` as markup and drops it.  :func:`polish` walks the app once, before it
+Typer shows the Python type of an option or argument (``<str>``, ``<int>``, ``<bool>``)
+where a user wants to read what to give (``PATH``, ``N``, ``RATE``), and Rich reads a help
+text's ``[default: ...]`` as markup and drops it.  :func:`polish` walks the app once, before it
 is turned into Click commands: a metavar from each option's type and name where none is
 set (none at all for a flag), and square brackets in help texts escaped.
 """
@@ -53,6 +53,8 @@ def polish(app: typer.Typer) -> None:
                 info.help = re.sub(r"(?<!\\)\[", r"\\[", info.help)
             if info.metavar is None and isinstance(info, OptionInfo):
                 info.metavar = metavar(name, hints.get(name, str))
+            elif info.metavar is None:  # an argument: named in capitals, as in the help texts
+                info.metavar = _word(name)
 
 
 def _callbacks(app: typer.Typer) -> Iterator[Callable[..., Any]]:
@@ -97,18 +99,23 @@ def _word(name: str) -> str:
 
 
 def _no_type_for_flags() -> None:
-    """Typer shows ``<bool>`` beside every flag, even its own ``--help``: a flag takes no
-    value, so show none (the Click help formatter already shows none)."""
-    from typer.core import TyperOption
+    """Typer shows ``<bool>`` beside every flag, even its own ``--help``, and ``<str>``
+    beside every argument: a flag takes no value and an argument's name (``GOLD``) says what
+    it takes, so show neither (the Click help formatter shows neither)."""
+    from typer.core import TyperArgument, TyperOption
 
     shown = TyperOption.display_type_rich
     if getattr(shown, "induce", False):
         return
 
-    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+    def option_type(self: TyperOption, ctx: Any) -> str | None:
         if self.is_flag and not self.metavar:
             return None
         return shown(self, ctx)
 
-    display_type_rich.induce = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    def argument_type(self: TyperArgument, ctx: Any) -> str | None:
+        return None
+
+    option_type.induce = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign]

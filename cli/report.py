@@ -11,7 +11,7 @@ from induce.cli.common import handle_errors
 
 @handle_errors
 def report(
-    runs: list[str] = typer.Argument(..., metavar="RUN...", help="Run directories."),
+    runs: list[str] = typer.Argument(..., metavar="RUN", help="Run directories."),
     markdown: str | None = typer.Option(
         None, "--markdown", help="Also write the markdown table here (atomically)."
     ),

@@ -30,6 +30,7 @@ def test_options_show_real_metavars_and_their_defaults(command):
     assert rows, result.output
     for row in rows:
         assert not re.search(r"<(str|int|float|bool|path)>", row), row
+    assert not re.search(r"<(str|int|float|bool|path)>", result.output)  # arguments too
 
 
 def test_written_defaults_survive_the_formatter():

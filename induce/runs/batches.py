@@ -28,13 +28,16 @@ from induce.data.vocab import MASK, PAD, UNK, Vocabulary
 class Batch:
     """``ids [B, L]`` model input (masked tokens replaced), ``keep [B, L]`` real tokens,
     ``targets [M]`` the original ids at the ``M`` masked positions ``masked [B, L]``,
-    ``index [B]`` each sentence's position in its split."""
+    ``index [B]`` each sentence's position in its split; ``masked_rows [M]`` the masked
+    positions as rows of ``[B * L, ...]`` (found on the CPU: a boolean index on the device
+    would make the host wait for it)."""
 
     ids: torch.Tensor
     keep: torch.Tensor
     masked: torch.Tensor
     targets: torch.Tensor
     index: list[int]
+    masked_rows: torch.Tensor
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -43,7 +46,13 @@ class Batch:
             self.masked.to(device),
             self.targets.to(device),
             self.index,
+            self.masked_rows.to(device),
         )
+
+    def at_masked(self, hidden: torch.Tensor) -> torch.Tensor:
+        """``hidden [B, L, D]`` at the masked positions: ``[M, D]``, in the order of
+        ``targets`` (row-major, as ``hidden[masked]``)."""
+        return hidden.flatten(0, 1).index_select(0, self.masked_rows)
 
     @property
     def tokens(self) -> int:
@@ -124,7 +133,8 @@ def make_batch(
         draw = torch.rand(original.shape, generator=generator)
         masked = (draw < mask_rate) & keep & (original != specials.unk)
     ids = original.masked_fill(masked, specials.mask)
-    return Batch(ids, keep, masked, original[masked], list(index))
+    masked_rows = masked.flatten().nonzero().squeeze(1)
+    return Batch(ids, keep, masked, original[masked], list(index), masked_rows)
 
 
 def training_batches(

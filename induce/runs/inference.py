@@ -72,7 +72,7 @@ def masked_lm_sums(
         batch = batch.to(device)
         with cast():
             out = model(batch.ids, batch.keep)
-            logits = model.logits(out.hidden[batch.masked]).float()
+            logits = model.logits(batch.at_masked(out.hidden)).float()
         total += float(F.cross_entropy(logits, batch.targets, reduction="sum"))
         count += batch.targets.numel()
     return total, count

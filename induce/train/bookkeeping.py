@@ -89,15 +89,16 @@ class CheckpointedRun:
         if self.main:
             self.on_event(kind, data)
 
-    def update(self, loss: torch.Tensor, clip: float) -> float:
+    def update(self, loss: torch.Tensor, clip: float) -> torch.Tensor:
         """One optimizer update from ``loss`` (gradients clipped to norm ``clip`` when > 0);
-        returns the loss as a number."""
+        returns the loss detached, still on the device: reading it as a number would wait
+        for the device at every update, so the meter reads it at log time."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
         self.optimizer.step()
-        return float(loss.detach())
+        return loss.detach()
 
     def request_stop(self) -> None:
         """Finish the current update, save a checkpoint, return (SIGINT/SIGTERM call this)."""
@@ -110,16 +111,16 @@ class Meter:
 
     def __init__(self) -> None:
         self.began, self.tokens = time.perf_counter(), 0
-        self.losses: list[float] = []
+        self.losses: list[float | torch.Tensor] = []  # tensors stay on the device until read
 
     def state(self) -> dict[str, Any]:
-        return {"losses": list(self.losses), "tokens": self.tokens}
+        return {"losses": [float(x) for x in self.losses], "tokens": self.tokens}
 
     def restore(self, state: dict[str, Any] | None) -> None:
         if state:
             self.losses, self.tokens = [float(x) for x in state["losses"]], int(state["tokens"])
 
-    def add(self, loss: float, tokens: int) -> None:
+    def add(self, loss: float | torch.Tensor, tokens: int) -> None:
         self.losses.append(loss)
         self.tokens += tokens
 
@@ -128,7 +129,7 @@ class Meter:
         out = {
             "step": step,
             "epoch": epoch,
-            "loss": round(sum(self.losses) / len(self.losses), 5),
+            "loss": round(sum(float(x) for x in self.losses) / len(self.losses), 5),
             "tokens_per_s": round(self.tokens / elapsed, 1),
             "lr": lr,
             "total_steps": total,

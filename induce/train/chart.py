@@ -187,7 +187,7 @@ class ChartTrainer(CheckpointedRun):
             for group in self.optimizer.param_groups:
                 group["lr"] = self.config.optim.lr * step / warmup
 
-    def train_step(self, indices: list[int], rng: random.Random) -> float:
+    def train_step(self, indices: list[int], rng: random.Random) -> torch.Tensor:
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
         batch = self.encoder.batch(

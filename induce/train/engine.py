@@ -236,7 +236,7 @@ class Trainer(CheckpointedRun):
     def autocast(self) -> AbstractContextManager[object]:
         return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
-    def train_step(self, batch: Batch) -> float:
+    def train_step(self, batch: Batch) -> torch.Tensor:
         loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
         return self.update(loss, self.config.optim.clip)
 
@@ -374,7 +374,7 @@ def masked_lm_training_loss(
     with cast():
         out = net(batch.ids, batch.keep)
         if batch.targets.numel():
-            logits = model.logits(out.hidden[batch.masked])
+            logits = model.logits(batch.at_masked(out.hidden))
             return F.cross_entropy(logits.float(), batch.targets)
         # nothing masked: a zero loss that still touches every parameter
         return model.logits(out.hidden[:, 0]).float().sum() * 0.0

@@ -66,6 +66,9 @@ class TrainConfig:
     # bf16 is ~100x slower); matmuls and convolutions in bf16, the parsers' structure
     # computations, softmax statistics and the loss in fp32, fp32 master weights
     cpu_bf16: bool = False
+    # CPU threads of each process (0: the physical cores, shared among the processes of a
+    # torchrun on one machine; OMP_NUM_THREADS, when set, is kept)
+    threads: int = 0
     # the dependency decoder of validation (None: the parser's default; the official UDGN
     # training code validates with argmax heads)
     valid_decoder: str | None = None
@@ -222,6 +225,7 @@ def _check(config: RunConfig) -> None:
         ("train.patience", t.patience),
         ("train.log_every", t.log_every),
         ("train.checkpoint_every", t.checkpoint_every),
+        ("train.threads", t.threads),
     ):
         _between(key, count, 0, None)
     from induce.models import model_config  # torch only when a run's settings are loaded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 
@@ -59,3 +60,38 @@ def inference_autocast(device: torch.device, bf16: bool) -> AbstractContextManag
     if bf16 and (device.type == "cuda" or cpu_has_fast_bf16()):
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return nullcontext()
+
+
+def physical_cores() -> int:
+    """Physical cores this process may run on: the distinct (package, core) pairs of
+    ``/proc/cpuinfo`` among the CPUs of its affinity mask, so that hyper-threads do not
+    count twice (two threads on one core slow matmuls down); the affinity's CPU count
+    where ``/proc/cpuinfo`` says nothing."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cores: set[tuple[str, str]] = set()
+    cpu, package = -1, "0"
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "processor":
+                    cpu = int(value)
+                elif key == "physical id":
+                    package = value
+                elif key == "core id" and (allowed is None or cpu in allowed):
+                    cores.add((package, value))
+    except (OSError, ValueError):
+        cores = set()
+    return len(cores) or len(allowed or ()) or os.cpu_count() or 1
+
+
+def set_cpu_threads(threads: int, processes: int = 1) -> int:
+    """Set torch's intra-op threads: ``threads`` when > 0; else, unless ``OMP_NUM_THREADS``
+    is set (the user's choice stands), the physical cores shared among ``processes``
+    processes on this machine.  Returns the number in use."""
+    if threads <= 0 and os.environ.get("OMP_NUM_THREADS"):
+        return torch.get_num_threads()
+    wanted = threads if threads > 0 else max(1, physical_cores() // max(1, processes))
+    torch.set_num_threads(wanted)
+    return wanted

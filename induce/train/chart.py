@@ -32,7 +32,7 @@ from induce.models import build_parser
 from induce.models.chart import ChartParser
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import RunConfig, load_config
-from induce.runs.device import pick_device
+from induce.runs.device import pick_device, set_cpu_threads
 from induce.runs.directory import (
     LOCK,
     METRICS,
@@ -78,6 +78,8 @@ class ChartTrainer(CheckpointedRun):
         self.path = Path(options.out)
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
+        if self.device.type == "cpu":
+            set_cpu_threads(self.config.train.threads)
         if options.deterministic:
             torch.use_deterministic_algorithms(True)
         self.dataset = load_dataset(data)

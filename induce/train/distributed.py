@@ -22,6 +22,11 @@ class World:
         return self.rank == 0
 
 
+def processes_here() -> int:
+    """Processes of this run on this machine (``torchrun`` sets ``LOCAL_WORLD_SIZE``)."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+
+
 def start(device_kind: str) -> World:
     """Join the process group when launched by ``torchrun`` (``WORLD_SIZE`` > 1): NCCL on
     CUDA, gloo on CPU."""

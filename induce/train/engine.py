@@ -28,7 +28,7 @@ from induce.models import build_model
 from induce.models.base import MaskedLM
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
 from induce.runs.config import OptimConfig, RunConfig, load_config
-from induce.runs.device import autocast, pick_device
+from induce.runs.device import autocast, pick_device, set_cpu_threads
 from induce.runs.directory import (
     LOCK,
     METRICS,
@@ -95,6 +95,8 @@ class Trainer(CheckpointedRun):
         self.path = Path(options.out)
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
+        if self.device.type == "cpu":
+            set_cpu_threads(self.config.train.threads, dd.processes_here())
         if options.deterministic:
             torch.use_deterministic_algorithms(True)
         self._load_data(data)

@@ -8,7 +8,7 @@ is the sum of its arcs.  Every decoder returns heads ``[n]`` (0 = root, 1-based)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 
 from induce.data.types import Tree
 from induce.decode.distances import SentenceParse
+from induce.decode.eisner import eisner_batch
 from induce.structure.heights import projective_tree
 
 DECODERS = ("mst", "eisner", "argmax", "mst-uniform-root")
@@ -34,11 +35,19 @@ def arc_scores(parents: ArrayLike, roots: ArrayLike) -> np.ndarray:
     return out
 
 
-def decode_arcs(words: Sequence[str], scores: ArrayLike, decoder: str = "mst") -> SentenceParse:
+def decode_arcs(
+    words: Sequence[str],
+    scores: ArrayLike,
+    decoder: str = "mst",
+    projective: list[int] | None = None,
+) -> SentenceParse:
     """Heads by ``decoder`` and, as a constituency read-out, the binary tree that the best
-    projective tree (Eisner) projects to."""
-    heads = decode(scores, decoder)
-    projective = heads if decoder == "eisner" else eisner(scores)
+    projective tree (Eisner) projects to; ``projective``: that tree's heads when they are
+    already known (from :func:`induce.decode.eisner.eisner_batch` over the sentence's batch),
+    so that Eisner does not run again."""
+    if projective is None:
+        projective = eisner(scores)
+    heads = list(projective) if decoder == "eisner" else decode(scores, decoder)
     tree = projective_tree([Tree("X", [w]) for w in words], projective)
     return SentenceParse(tree, heads)
 
@@ -68,7 +77,8 @@ def mst_uniform_root(scores: ArrayLike) -> list[int]:
     turn, every root arc scoring the same (zero), and the best tree kept - the model's own
     root scores are ignored.  The best tree over all roots is the best tree of the whole
     matrix with its root column set to zero, so one :func:`mst` call finds it (O(n^3) rather
-    than the official O(n^4)); trees of exactly equal score may differ in which is kept."""
+    than the official O(n^4)); trees of exactly equal score may differ in which is kept (as
+    they may between :func:`mst`'s two implementations)."""
     s = _matrix(scores).copy()
     s[:, 0] = 0.0
     return mst(s)
@@ -85,8 +95,12 @@ def argmax(scores: ArrayLike) -> list[int]:
 def mst(scores: ArrayLike) -> list[int]:
     """Chu-Liu/Edmonds: the highest-scoring spanning arborescence rooted at 0 whose root has
     exactly one dependent.  Root arcs are lowered by a constant larger than any score
-    difference, so the best tree with a single root arc wins (every tree has at least one);
-    O(n^3) with vectorised contractions."""
+    difference, so the best tree with a single root arc wins (every tree has at least one).
+
+    Solved by ``ufal.chu_liu_edmonds`` when that package is installed (the ``fast`` extra),
+    else by :func:`_chu_liu_edmonds` (NumPy, O(n^3) with vectorised contractions).  Both find
+    a best tree; where several trees have exactly the same score, they may keep different
+    ones (never on continuous scores in the tests; see ``tests/decode``)."""
     s = _matrix(scores)
     n = s.shape[0]
     if n == 0:
@@ -97,8 +111,43 @@ def mst(scores: ArrayLike) -> list[int]:
     spread = (finite.max() - finite.min()) if finite.size else 0.0
     w[0, 1:] -= (spread + 1.0) * (n + 1)
     np.fill_diagonal(w, -np.inf)
-    heads = _chu_liu_edmonds(w)
+    heads = _compiled_chu_liu_edmonds(w)
+    if heads is None:
+        heads = _chu_liu_edmonds(w)
     return [int(h) for h in heads[1:]]
+
+
+def _compiled_chu_liu_edmonds(w: np.ndarray) -> np.ndarray | None:
+    """The best arborescence of ``w[h, d]`` by ``ufal.chu_liu_edmonds`` (TurboParser's
+    compiled Chu-Liu/Edmonds, about ten times faster here), or ``None`` when that package
+    is not installed or finds no tree of finite score (then :func:`_chu_liu_edmonds`
+    decides).  The same best tree; only between trees of exactly equal score may the two
+    keep different ones."""
+    solve = _ufal()
+    if solve is None:
+        return None
+    m = w.T.copy()  # [d, h]; impossible arcs are NaN there
+    m[~np.isfinite(m)] = np.nan
+    heads, score = solve(m)
+    if heads is None or not np.isfinite(score):
+        return None
+    out = np.asarray(heads)
+    out[0] = -1
+    return out
+
+
+_UFAL: list[Callable[[np.ndarray], tuple[list[int] | None, float]] | None] = []
+
+
+def _ufal() -> Callable[[np.ndarray], tuple[list[int] | None, float]] | None:
+    """``ufal.chu_liu_edmonds.chu_liu_edmonds`` when it is installed (looked up once)."""
+    if not _UFAL:
+        try:
+            from ufal.chu_liu_edmonds import chu_liu_edmonds
+        except ImportError:
+            chu_liu_edmonds = None
+        _UFAL.append(chu_liu_edmonds)
+    return _UFAL[0]
 
 
 def _chu_liu_edmonds(w: np.ndarray) -> np.ndarray:
@@ -188,60 +237,7 @@ def _find_cycle(heads: np.ndarray) -> list[int] | None:
 
 def eisner(scores: ArrayLike) -> list[int]:
     """Eisner's O(n^3) algorithm: the best projective tree whose root has exactly one
-    dependent (the root word spans the sentence)."""
+    dependent (the root word spans the sentence); :func:`induce.decode.eisner.eisner_batch`
+    on a batch of one."""
     s = _matrix(scores)
-    n = s.shape[0]
-    if n == 0:
-        return []
-    arc = s[:, 1:].T  # arc[h, d] over words 0..n-1 (h != d)
-    neg = -np.inf
-    # complete[i, j, dir] / incomplete[i, j, dir]: span i..j, dir 1 = head at i (rightward),
-    # dir 0 = head at j (leftward); back pointers hold split points.
-    comp = np.full((n, n, 2), neg)
-    inc = np.full((n, n, 2), neg)
-    comp_bp = np.zeros((n, n, 2), dtype=np.int64)
-    inc_bp = np.zeros((n, n, 2), dtype=np.int64)
-    idx = np.arange(n)
-    comp[idx, idx, :] = 0.0
-    # one vectorised step per span width: every span i..i+width at once
-    for width in range(1, n):
-        i = np.arange(n - width)
-        j = i + width
-        rows = np.arange(len(i))
-        ks = i[:, None] + np.arange(width)[None, :]  # [spans, width]: i..j-1
-        both = comp[i[:, None], ks, 1] + comp[ks + 1, j[:, None], 0]
-        k = both.argmax(1)
-        best = both[rows, k]
-        inc[i, j, 0] = best + arc[j, i]  # j heads i
-        inc[i, j, 1] = best + arc[i, j]  # i heads j
-        inc_bp[i, j, 0] = inc_bp[i, j, 1] = i + k
-        left = comp[i[:, None], ks, 0] + inc[ks, j[:, None], 0]  # head j, complete left
-        k = left.argmax(1)
-        comp[i, j, 0], comp_bp[i, j, 0] = left[rows, k], i + k
-        right = inc[i[:, None], ks + 1, 1] + comp[ks + 1, j[:, None], 1]
-        k = right.argmax(1)
-        comp[i, j, 1], comp_bp[i, j, 1] = right[rows, k], i + 1 + k
-    root_scores = comp[0, idx, 0] + comp[idx, n - 1, 1] + s[:, 0]
-    root = int(root_scores.argmax())
-    heads = [0] * n
-    # back-tracking: (start, end, direction, complete?) of the spans still to read
-    stack: list[tuple[int, int, int, bool]] = [(0, root, 0, True), (root, n - 1, 1, True)]
-    while stack:
-        lo, hi, d, complete = stack.pop()
-        if lo == hi:
-            continue
-        if complete:
-            split = int(comp_bp[lo, hi, d])
-            if d == 0:
-                stack += [(lo, split, 0, True), (split, hi, 0, False)]
-            else:
-                stack += [(lo, split, 1, False), (split, hi, 1, True)]
-        else:
-            split = int(inc_bp[lo, hi, d])
-            if d == 0:
-                heads[lo] = hi + 1
-            else:
-                heads[hi] = lo + 1
-            stack += [(lo, split, 1, True), (split + 1, hi, 0, True)]
-    heads[root] = 0
-    return heads
+    return eisner_batch(s[None], [s.shape[0]])[0]

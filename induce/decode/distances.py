@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from induce.data.types import Tree
 from induce.structure.distances import split_tree
 from induce.structure.heights import parse_distances
@@ -24,25 +27,28 @@ class SentenceParse:
     heights: list[float] | None = None
 
 
-def argmax_heads(parents: Sequence[Sequence[float]], heights: Sequence[float]) -> list[int]:
+def argmax_heads(parents: ArrayLike, heights: ArrayLike) -> list[int]:
     """Eq. 17: each word's most probable parent; the highest word is the root.  (May contain
-    cycles, as the reference read-out; use a spanning-tree decoder for well-formed trees.)"""
-    root = max(range(len(heights)), key=heights.__getitem__)
-    heads = []
-    for i, row in enumerate(parents):
-        if i == root:
-            heads.append(0)
-            continue
-        best = max((j for j in range(len(row)) if j != i), key=row.__getitem__, default=-1)
-        heads.append(best + 1)
-    return heads
+    cycles, as the reference read-out; use a spanning-tree decoder for well-formed trees.)
+    ``parents [n, n]`` (row i: word i's parent probabilities; the diagonal is never
+    chosen), ``heights [n]``; ties go to the first word, as ``max`` gives them."""
+    p = np.array(parents, dtype=np.float64, ndmin=2)
+    h = np.asarray(heights, dtype=np.float64)
+    n = len(h)
+    if n == 0:
+        return []
+    root = int(h.argmax())
+    p[np.arange(n), np.arange(n)] = -np.inf  # no self-loops
+    heads = (p.argmax(1) + 1).tolist() if n > 1 else [0]
+    heads[root] = 0
+    return [int(x) for x in heads]
 
 
 def decode_sentence(
     words: Sequence[str],
     distances: Sequence[float] | None,
     heights: Sequence[float] | None,
-    parents: Sequence[Sequence[float]] | None = None,
+    parents: ArrayLike | None = None,
     dependencies: str = "argmax",
     label: str = "X",
 ) -> SentenceParse:

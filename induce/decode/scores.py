@@ -13,14 +13,16 @@ Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 
 from induce.data.errors import ConfigError
 from induce.decode.dependencies import arc_scores, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
+from induce.decode.eisner import eisner_batch
 from induce.decode.merges import divergence_distances, merge_distances
 from induce.structure.subwords import word_distances, word_heights
 
@@ -33,6 +35,11 @@ class Scores:
 
     def sentence(self, k: int, n: int) -> Scores:
         raise NotImplementedError
+
+    def sentences(self, lengths: Sequence[int]) -> list[Scores]:
+        """Every sentence's scores, sentence ``k`` of ``lengths[k]`` words; a kind whose
+        read-out works best on the whole batch at once shares it between them."""
+        return [self.sentence(k, n) for k, n in enumerate(lengths)]
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
         raise NotImplementedError
@@ -83,7 +90,7 @@ class DistanceScores(Scores):
             words,
             self.distances.tolist()[:-1],
             self.heights.tolist(),
-            self.parents.tolist(),
+            self.parents.numpy(),
             self.check_decoder(decoder),
         )
 
@@ -115,16 +122,63 @@ class ArcScores(Scores):
     parents: torch.Tensor
     roots: torch.Tensor
     decoders: ClassVar[tuple[str, ...]] = ("mst", "argmax", "eisner", "mst-uniform-root")
+    # the batch this sentence came from and its place there (set by ``sentences``)
+    batch: _ArcBatch | None = field(default=None, repr=False, compare=False)
+    row: int = field(default=0, repr=False, compare=False)
 
     def sentence(self, k: int, n: int) -> ArcScores:
         return ArcScores(_row(self.parents, k, n), _row(self.roots, k, n))
 
+    def sentences(self, lengths: Sequence[int]) -> list[Scores]:
+        """Every sentence's scores, sharing one :class:`_ArcBatch`: the first read-out runs
+        Eisner over the whole batch at once."""
+        rows = [self.sentence(k, n) for k, n in enumerate(lengths)]
+        batch = _ArcBatch(rows)
+        for k, row in enumerate(rows):
+            row.batch, row.row = batch, k
+        return list(rows)
+
+    def arcs(self) -> np.ndarray:
+        """``[n, n + 1]`` log-probability arc scores (:func:`arc_scores`)."""
+        if self.batch is not None:
+            return self.batch.arcs(self.row)
+        return arc_scores(self.parents.numpy(), self.roots.numpy())
+
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
-        arcs = arc_scores(self.parents.numpy(), self.roots.numpy())
-        return decode_arcs(words, arcs, self.check_decoder(decoder))
+        decoder = self.check_decoder(decoder)
+        projective = None if self.batch is None else self.batch.eisner(self.row)
+        return decode_arcs(words, self.arcs(), decoder, projective)
 
     def to_json(self) -> dict[str, Any]:
         return {"parents": self.parents.tolist(), "roots": self.roots.tolist()}
+
+
+class _ArcBatch:
+    """The sentences of one batch, decoded together where that pays: arc scores once per
+    sentence, Eisner over the whole batch (:func:`eisner_batch`) when a first sentence needs
+    it.  The results are exactly the sentence-by-sentence ones."""
+
+    def __init__(self, rows: Sequence[ArcScores]) -> None:
+        self.rows = rows
+        self._arcs: list[np.ndarray | None] = [None] * len(rows)
+        self._eisner: list[list[int]] | None = None
+
+    def arcs(self, k: int) -> np.ndarray:
+        found = self._arcs[k]
+        if found is None:
+            row = self.rows[k]
+            found = self._arcs[k] = arc_scores(row.parents.numpy(), row.roots.numpy())
+        return found
+
+    def eisner(self, k: int) -> list[int]:
+        if self._eisner is None:
+            lengths = [len(row.roots) for row in self.rows]
+            longest = max(lengths)
+            padded = np.full((len(lengths), longest, longest + 1), -np.inf)
+            for b, n in enumerate(lengths):
+                padded[b, :n, : n + 1] = self.arcs(b)
+            self._eisner = eisner_batch(padded, lengths)
+        return self._eisner[k]
 
 
 @dataclass

@@ -198,7 +198,11 @@ def kirchhoff_marginals(logits: torch.Tensor, keep: torch.Tensor) -> torch.Tenso
     """Arc marginals of the distribution over single-root spanning trees whose weights are
     products of ``exp(logits[i, j])`` (word i's head j; ``j = i``: the root), by the
     matrix-tree theorem: ``d log Z / d logits`` with ``Z = det`` of the root-replaced
-    Laplacian (Koo et al., 2007).  ``[B, L, L]`` in and out, float64 inside."""
+    Laplacian (Koo et al., 2007).  ``[B, L, L]`` in and out, float64 inside.  Under
+    ``torch.inference_mode`` (parsing) the gradient is taken outside it, on copies."""
+    if torch.is_inference_mode_enabled():
+        with torch.inference_mode(False):
+            return kirchhoff_marginals(logits.clone(), keep.clone())
     with torch.enable_grad():
         x = logits.double()
         if not x.requires_grad:

@@ -23,7 +23,6 @@ from induce.runs.batches import Specials, evaluation_batches
 Cast = Callable[[], AbstractContextManager[object]]
 
 
-@torch.no_grad()
 def sentence_scores(
     model: MaskedLM,
     sentences: Sequence[Sequence[int]],
@@ -33,16 +32,22 @@ def sentence_scores(
     cast: Cast = nullcontext,
 ) -> Iterator[tuple[int, Scores]]:
     """``(sentence index, its parser scores on the CPU)`` for every sentence, unmasked, from
-    the parser alone (``model.structure``: the encoder layers are skipped)."""
+    the parser alone (``model.structure``: the encoder layers are skipped), under
+    ``torch.inference_mode``.  ``cast``: the precision of the forward pass, e.g.
+    ``lambda: induce.runs.device.inference_autocast(device, True)`` for bfloat16 (trees may
+    then differ slightly from fp32's; ``nullcontext``, the default, is fp32).  The
+    sentences of a batch share its scores (``Scores.sentences``), so that a read-out can
+    decode the whole batch at once."""
     model.eval()
     for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
-        batch = batch.to(device)
-        with cast():
-            scores = model.structure(batch.ids, batch.keep)
-        if scores is None:
-            raise TypeError(f"{type(model).__name__} has no parser")
-        for k, index in enumerate(batch.index):
-            yield index, scores.sentence(k, len(sentences[index]))
+        with torch.inference_mode():
+            batch = batch.to(device)
+            with cast():
+                scores = model.structure(batch.ids, batch.keep)
+            if scores is None:
+                raise TypeError(f"{type(model).__name__} has no parser")
+            rows = scores.sentences([len(sentences[index]) for index in batch.index])
+        yield from zip(batch.index, rows)
 
 
 @torch.no_grad()

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+from induce.decode import dependencies
 from induce.decode.dependencies import argmax, decode, eisner, mst, mst_uniform_root
 
 
@@ -152,8 +153,10 @@ def _recursive_mst(scores: np.ndarray) -> list[int]:
     return [int(h) for h in _recursive_chu_liu_edmonds(w)[1:]]
 
 
-def test_iterative_mst_equals_the_recursive_one():
-    """Same heads as the recursive version, ties and impossible arcs included."""
+def test_iterative_mst_equals_the_recursive_one(monkeypatch):
+    """Same heads as the recursive version, ties and impossible arcs included (the NumPy
+    implementation: the compiled one may keep another of several equally good trees)."""
+    monkeypatch.setattr(dependencies, "_UFAL", [None])
     rng = np.random.default_rng(14)
     for trial in range(3000):
         n = int(rng.integers(2, 13))

@@ -1,0 +1,47 @@
+"""``sentence_scores`` (inference mode, batches shared by their sentences) gives exactly the
+scores of the parser run batch by batch under ``no_grad``, for every parser kind,
+Kirchhoff edge marginals included (they take a gradient, outside inference mode)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from induce.models import build_model
+from induce.runs.batches import Specials, evaluation_batches
+from induce.runs.inference import sentence_scores
+
+SPECIALS = Specials(pad=1, unk=0, mask=2)
+SIZES = {"d_model": 16, "n_layers": 1, "n_heads": 2}
+
+
+@pytest.mark.parametrize(
+    ("arch", "settings"),
+    [
+        ("structformer", {}),
+        ("udgn", {"head_size": 8, "n_parser_layers": 1}),
+        ("udgn", {"head_size": 8, "n_parser_layers": 1, "edge_marginals": "kirchhoff"}),
+    ],
+)
+def test_sentence_scores_equal_the_parser_under_no_grad(arch, settings):
+    torch.manual_seed(0)
+    model = build_model(arch, {**SIZES, **settings}, 30, SPECIALS.pad).eval()
+    g = torch.Generator().manual_seed(1)
+    sentences = [
+        torch.randint(3, 30, (int(n),), generator=g).tolist()
+        for n in torch.randint(1, 12, (17,), generator=g)
+    ]
+    got = dict(sentence_scores(model, sentences, SPECIALS, 40, torch.device("cpu")))
+    assert sorted(got) == list(range(len(sentences)))
+    with torch.no_grad():
+        for batch in evaluation_batches(sentences, 40, SPECIALS, None, 0):
+            scores = model.structure(batch.ids, batch.keep)
+            for k, index in enumerate(batch.index):
+                expected = scores.sentence(k, len(sentences[index])).to_json()
+                assert got[index].to_json() == expected
+                words = [str(w) for w in sentences[index]]
+                decoder = type(scores).decoders[0]
+                assert (
+                    got[index].read_out(words, decoder).heads
+                    == scores.sentence(k, len(words)).read_out(words, decoder).heads
+                )

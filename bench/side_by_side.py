@@ -54,17 +54,30 @@ def corpus(shared: Path, count: int, seed: int = 0) -> list[list[int]]:
     return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths(shared, count, rng)]
 
 
+def plan(sents: list[list[int]]) -> list[list[int]]:
+    """The official ``batchify``'s 4,096-token batches (ours: ``data.batching: summed``)."""
+    from induce.runs.batches import plan_batches
+
+    return plan_batches([len(s) for s in sents], 4096, "summed")
+
+
+def padding(sents: list[list[int]]) -> float:
+    """The fraction of padding in those batches."""
+    cells = sum(len(b) * max(len(sents[i]) for i in b) for b in plan(sents))
+    return 1 - sum(len(s) for s in sents) / cells
+
+
 def batches(sents: list[list[int]], count: int) -> list[Any]:
     """``count`` masked batches, the same on both sides (fixed seeds)."""
     import torch
 
-    from induce.runs.batches import Specials, make_batch, plan_batches
+    from induce.runs.batches import Specials, make_batch
 
-    plan = plan_batches([len(s) for s in sents], 4096, "summed")
-    random.Random(1).shuffle(plan)
+    plan_ = plan(sents)
+    random.Random(1).shuffle(plan_)
     specials = Specials(pad=PAD, unk=UNK, mask=MASK)
     return [
-        make_batch(sents, plan[k % len(plan)], specials, 0.3, torch.Generator().manual_seed(k))
+        make_batch(sents, plan_[k % len(plan_)], specials, 0.3, torch.Generator().manual_seed(k))
         for k in range(count)
     ]
 
@@ -130,7 +143,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
         opt.step()
         tokens += b.tokens
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     seconds = time.perf_counter() - began
     return {
         "tokens_per_s": tokens / seconds,
@@ -259,7 +272,8 @@ def main() -> None:
     print(
         f"{args.threads} threads; training: 4,096-token batches, {args.steps} timed steps after "
         f"{args.warmup}; parsing: {args.parse_sentences} sentences; induce settings: "
-        f"{' '.join(args.set) or 'the presets'}; {args.rounds} alternating rounds"
+        f"{' '.join(args.set) or 'the presets'}; {args.rounds} alternating rounds; "
+        f"padding {100 * padding(corpus(Path(args.shared), 20_000)):.1f}% of batch cells"
     )
     records = []
     for task in tasks:

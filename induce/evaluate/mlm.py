@@ -59,7 +59,7 @@ def evaluate_mlm(
         runs,
         batch_tokens,
         dev,
-        lambda: autocast(dev, run.config.train.bf16),
+        lambda: autocast(dev, run.config.train.bf16, run.config.train.cpu_bf16),
     )
     if math.isnan(loss):  # a draw masked nothing
         raise InputError(f"no token of the {split} split could be masked", data)

@@ -118,4 +118,4 @@ def _no_type_for_flags() -> None:
 
     option_type.induce = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
-    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]

@@ -57,8 +57,8 @@ class _Canvas:
             self.lines[row][col] |= bits
 
     def vertical(self, col: int, low: int, high: int) -> None:
-        """A line from row ``low`` (exclusive of nothing: it runs on to the words) to
-        ``high``, where it turns."""
+        """A vertical line in column ``col`` through rows ``low`` to ``high - 1`` (the
+        caller draws the turn at ``high``)."""
         for row in range(low, high):
             self.add(row, col, UP | DOWN)
 

@@ -7,9 +7,14 @@ whole command on the 1,700 sentences of ``dev22.trees`` (words only, pre-tokenis
 user runs it: start-up, reading, batching, the model, decoding and writing included.
 
     python bench/parse.py [--threads 2] [--device cpu] [--format conllu] [--shared ../shared]
+        [--bf16]
 
-Target (issue 6): at least 5x the sentences/s of the reference test scripts, which parse
-one sentence per batch and run Chu-Liu/Edmonds once per candidate root.
+Target (issue 18, item 4): at least 10x the sentences/s of the reference test scripts, which
+parse one sentence per forward of the whole model and, for UDGN, run Chu-Liu/Edmonds once per
+candidate root: at least 300 sentences/s for StructFormer and 250 for UDGN at paper size on
+WSJ section 22.  ``--bf16`` times ``induce parse --bf16`` after each fp32 run (bfloat16 on CUDA
+or a CPU with AMX/AVX512-BF16); ``bench/side_by_side.py --parse`` times the library loop against
+the official code itself.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ def main() -> None:
     ap.add_argument("--format", default="conllu")
     ap.add_argument("--archs", default="structformer,udgn")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--bf16", action="store_true", help="also time parse --bf16")
     ap.add_argument(
         "--reference-style",
         type=int,
@@ -85,14 +91,22 @@ def main() -> None:
             f"{len(words)} sentences of WSJ section 22, {args.threads} threads, "
             f"device {args.device}, --format {args.format}"
         )
-        print(f"{'arch':<13} {'decoder':<10} {'seconds':>8} {'sent/s':>8} {'peak RSS MiB':>13}")
+        print(
+            f"{'arch':<13} {'decoder':<16} {'precision':<9} {'seconds':>8} {'sent/s':>8} "
+            f"{'CPU s':>7} {'peak RSS MiB':>13}"
+        )
         for arch in args.archs.split(","):
             run = Path(tmp) / arch
             make_run(run, arch, words)
-            for decoder in (
-                ["argmax", "algorithm3"] if arch == "structformer" else ["mst", "eisner"]
-            ):
+            decoders = (
+                ["argmax", "algorithm3"]
+                if arch == "structformer"
+                else ["mst-uniform-root", "mst", "eisner"]
+            )
+            for decoder, bf16 in [(d, b) for d in decoders for b in [False] + [True] * args.bf16]:
                 began = time.perf_counter()
+                cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu_before = cpu.ru_utime + cpu.ru_stime
                 before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
                 done = subprocess.run(
                     [
@@ -110,27 +124,34 @@ def main() -> None:
                         decoder,
                         "-o",
                         str(Path(tmp) / "out"),
+                        *(["--bf16"] if bf16 else []),
                     ],
                     env=env,
                     capture_output=True,
                     text=True,
                 )
                 seconds = time.perf_counter() - began
+                precision = "bf16" if bf16 else "fp32"
                 if done.returncode:
-                    print(f"{arch:<13} {decoder:<10} failed: {done.stderr.strip()[-300:]}")
+                    print(
+                        f"{arch:<13} {decoder:<16} {precision:<9} failed: "
+                        f"{done.stderr.strip()[-300:]}"
+                    )
                     continue
-                peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+                usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+                peak = max(before, usage.ru_maxrss)
+                cpu_seconds = usage.ru_utime + usage.ru_stime - cpu_before
                 print(
-                    f"{arch:<13} {decoder:<10} {seconds:>8.2f} {len(words) / seconds:>8.0f} "
-                    f"{peak / 1024:>13.0f}",
+                    f"{arch:<13} {decoder:<16} {precision:<9} {seconds:>8.2f} "
+                    f"{len(words) / seconds:>8.0f} {cpu_seconds:>7.1f} {peak / 1024:>13.0f}",
                     flush=True,
                 )
             if args.reference_style and arch == "udgn":
                 subset = words[: args.reference_style]
                 seconds = reference_style(run, subset, args.threads)
                 print(
-                    f"{arch:<13} {'ref-style':<10} {seconds:>8.2f} "
-                    f"{len(subset) / seconds:>8.0f} {'':>13}  (first {len(subset)} "
+                    f"{arch:<13} {'ref-style':<16} {'fp32':<9} {seconds:>8.2f} "
+                    f"{len(subset) / seconds:>8.0f} {'':>7} {'':>13}  (first {len(subset)} "
                     f"sentences: batch of 1, MST once per candidate root)",
                     flush=True,
                 )

@@ -107,6 +107,29 @@ def plan_batches(
     return batches
 
 
+def parse_plan(lengths: Sequence[int], batch_tokens: int, max_padding: float) -> list[list[int]]:
+    """Sentence indices for parsing: sorted by length (stable) and cut when ``count x
+    longest`` would exceed ``batch_tokens`` or when the batch's padding would exceed
+    ``max_padding`` of its padded size, so that the parser does little work on padding (the
+    ``padded`` plan of a few hundred WSJ sentences under 4,096 tokens pads 15-30%)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i in order:
+        n = lengths[i]
+        padded = (len(current) + 1) * n  # sorted: the new sentence is the longest
+        fits = padded <= batch_tokens and padded - size - n <= max_padding * padded
+        if current and not fits:
+            batches.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += n
+    if current:
+        batches.append(current)
+    return batches
+
+
 def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
     order = list(range(count))
     random.Random(f"{seed}/{epoch}").shuffle(order)
@@ -171,11 +194,19 @@ def evaluation_batches(
     seed: int,
     rank: int = 0,
     world: int = 1,
+    max_padding: float | None = None,
 ) -> Iterator[Batch]:
     """Batches in sorted-length order with masks from ``seed`` (``mask_rate=None``: unmasked,
-    for parsing).  With several processes each takes every ``world``-th batch."""
+    for parsing).  With several processes each takes every ``world``-th batch.
+    ``max_padding``: batches of :func:`parse_plan` (padding bounded; for parsing, where no
+    mask draw depends on the batches) instead of :func:`plan_batches`."""
     lengths = [len(s) for s in sentences]
-    for b, index in enumerate(plan_batches(lengths, batch_tokens)):
+    plan = (
+        plan_batches(lengths, batch_tokens)
+        if max_padding is None
+        else parse_plan(lengths, batch_tokens, max_padding)
+    )
+    for b, index in enumerate(plan):
         if b % world != rank:
             continue
         generator = (

@@ -30,6 +30,7 @@ def sentence_scores(
     batch_tokens: int,
     device: torch.device,
     cast: Cast = nullcontext,
+    max_padding: float | None = 0.1,
 ) -> Iterator[tuple[int, Scores]]:
     """``(sentence index, its parser scores on the CPU)`` for every sentence, unmasked, from
     the parser alone (``model.structure``: the encoder layers are skipped), under
@@ -37,9 +38,14 @@ def sentence_scores(
     ``lambda: induce.runs.device.inference_autocast(device, True)`` for bfloat16 (trees may
     then differ slightly from fp32's; ``nullcontext``, the default, is fp32).  The
     sentences of a batch share its scores (``Scores.sentences``), so that a read-out can
-    decode the whole batch at once."""
+    decode the whole batch at once.  Batches pad at most ``max_padding`` of their size
+    (:func:`induce.runs.batches.parse_plan`; ``None``: the masked-LM evaluation's batches,
+    15-30% padding on WSJ).  As with any change of ``batch_tokens``, a sentence's scores
+    may then differ from another batching's in the last bits of float32."""
     model.eval()
-    for batch in evaluation_batches(sentences, batch_tokens, specials, None, 0):
+    for batch in evaluation_batches(
+        sentences, batch_tokens, specials, None, 0, max_padding=max_padding
+    ):
         with torch.inference_mode():
             batch = batch.to(device)
             with cast():

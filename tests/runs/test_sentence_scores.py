@@ -1,5 +1,5 @@
 """``sentence_scores`` (inference mode, batches shared by their sentences) gives exactly the
-scores of the parser run batch by batch under ``no_grad``, for every parser kind,
+scores of the parser run on the same batches under ``no_grad``, for every parser kind,
 Kirchhoff edge marginals included (they take a gradient, outside inference mode)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_sentence_scores_equal_the_parser_under_no_grad(arch, settings):
     got = dict(sentence_scores(model, sentences, SPECIALS, 40, torch.device("cpu")))
     assert sorted(got) == list(range(len(sentences)))
     with torch.no_grad():
-        for batch in evaluation_batches(sentences, 40, SPECIALS, None, 0):
+        for batch in evaluation_batches(sentences, 40, SPECIALS, None, 0, max_padding=0.1):
             scores = model.structure(batch.ids, batch.keep)
             for k, index in enumerate(batch.index):
                 expected = scores.sentence(k, len(sentences[index])).to_json()
@@ -45,3 +45,19 @@ def test_sentence_scores_equal_the_parser_under_no_grad(arch, settings):
                     got[index].read_out(words, decoder).heads
                     == scores.sentence(k, len(words)).read_out(words, decoder).heads
                 )
+
+
+def test_max_padding_none_keeps_the_evaluation_batches():
+    """``max_padding=None``: the batches (hence the float32 bits) of the masked-LM
+    evaluation plan, as before padding was bounded."""
+    torch.manual_seed(0)
+    model = build_model("structformer", SIZES, 30, SPECIALS.pad).eval()
+    sentences = [[3 + (k % 20)] * ((5 * k) % 11 + 1) for k in range(30)]
+    got = dict(
+        sentence_scores(model, sentences, SPECIALS, 40, torch.device("cpu"), max_padding=None)
+    )
+    with torch.no_grad():
+        for batch in evaluation_batches(sentences, 40, SPECIALS, None, 0):
+            scores = model.structure(batch.ids, batch.keep)
+            for k, index in enumerate(batch.index):
+                assert got[index].to_json() == scores.sentence(k, len(sentences[index])).to_json()

@@ -237,6 +237,7 @@ def baselines(
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
+    wide: bool = WIDE,
 ) -> None:
     """How far trivial trees get: right/left-branching, balanced and random baselines under
     EVALB (unlabelled) and both unsupervised conventions."""
@@ -253,7 +254,7 @@ def baselines(
         json_path,
         fmt,
         quiet,
-        lambda: _render("baselines", False, rows, f"Baselines on {gold}"),
+        lambda: _render("baselines", wide, rows, "Baselines", gold),
     )
 
 

@@ -161,8 +161,9 @@ _BASELINE_COLUMNS = {
 }
 
 
-def baselines(rows: list[dict], title: str) -> None:
-    table = Table(title=title, title_justify="left")
+def baselines(rows: list[dict], title: str, gold: str = "") -> None:
+    """The baselines table; ``gold`` (the file scored) is named under it like the others'."""
+    table = Table(title=title, title_justify="left", min_width=len(title))
     for column in rows[0]:
         table.add_column(
             _BASELINE_COLUMNS.get(column, column),
@@ -170,4 +171,7 @@ def baselines(rows: list[dict], title: str) -> None:
         )
     for row in rows:
         table.add_row(*[v if isinstance(v, str) else _pct(v) for v in row.values()])
-    _console().print(table)
+    console = _console()
+    console.print(table)
+    if gold:
+        console.print(f"gold: {shorten(gold, console.width - 6)}", soft_wrap=True)

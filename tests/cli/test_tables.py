@@ -59,3 +59,18 @@ def test_the_evalb_title_names_the_mode_once(write):
     assert unlabeled.stdout.splitlines()[0].strip() == "EVALB (unlabeled)"
     collins = CliRunner().invoke(app, ["evaluate", "brackets", gold, pred])
     assert collins.stdout.splitlines()[0].strip() == "EVALB (collins, labelled)"
+
+
+def test_the_baselines_table_names_its_gold_under_it(tmp_path):
+    folder = tmp_path / ("another-long-folder-name-" * 4)
+    folder.mkdir()
+    gold = folder / "gold.mrg"
+    gold.write_text(GOLD)
+    result = CliRunner().invoke(app, ["evaluate", "baselines", str(gold)], env={"COLUMNS": "70"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].strip() == "Baselines"
+    assert lines[-1].startswith("gold: …") and lines[-1].endswith("/gold.mrg")
+    assert len(lines[-1]) <= 70
+    wide = CliRunner().invoke(app, ["evaluate", "baselines", str(gold), "--wide"])
+    assert wide.stdout.splitlines()[-1] == f"gold: {gold}"

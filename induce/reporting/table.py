@@ -11,7 +11,8 @@ record in ``metrics.jsonl``.  Each file is recognised by its contents:
   ``UAS stanford``);
 - masked-LM perplexity (``perplexity``): PPL.
 
-Runs are grouped by everything in their ``config.yaml`` except the seed, so one table row is
+Runs are grouped by everything in their ``config.yaml`` except the seed and the CPU thread
+count (keys a run predates count as their defaults), so one table row is
 one setting over its seeds; the standard deviation is the sample one (``ddof = 1``), as the
 papers report it.  Each row names the protocol (preset) the runs followed and, for the
 dependency columns, the gold conversion scheme the scores are against.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
 from induce.data.files import read_text
+from induce.runs.config import with_defaults
 from induce.runs.directory import METRICS, read_metrics, read_settings
 
 if TYPE_CHECKING:
@@ -50,9 +52,11 @@ class RunResults:
 def read_run(path: str | Path) -> RunResults:
     """The headline numbers of one run directory."""
     folder = Path(path)
-    config = read_settings(folder)
+    config = with_defaults(read_settings(folder))
     train = config.get("train")
     seed = train.pop("seed", None) if isinstance(train, dict) else None
+    if isinstance(train, dict):
+        train.pop("threads", None)  # how fast, not what: seeds on other machines group together
     setting = json.dumps(_plain(config), sort_keys=True)
     protocol = config.get("protocol")
     name = protocol.get("name", "custom") if isinstance(protocol, dict) else "custom"

@@ -116,6 +116,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def with_defaults(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run's ``config.yaml`` with the ``data``/``optim``/``train``/``protocol`` keys it
+    lacks filled in from their defaults: a run written before a key existed then compares
+    equal to one written after it (``report`` groups runs by their settings)."""
+    out = dict(settings)
+    for name, kind in (
+        ("data", DataConfig),
+        ("optim", OptimConfig),
+        ("train", TrainConfig),
+        ("protocol", ProtocolConfig),
+    ):
+        given = out.get(name)
+        if given is None or isinstance(given, dict):
+            out[name] = {**_plain(dataclasses.asdict(kind())), **(given or {})}
+    return out
+
+
 _PAPER = "-ptb-paper"
 
 

@@ -112,3 +112,15 @@ def test_settings_that_are_not_json_still_group_runs(tmp_path):
     b = _run(tmp_path / "b", config="arch: udgn\nwhen: 2024-01-01\n1: x\ntrain: [1, 2]\n")
     assert read_run(a).setting == read_run(b).setting and read_run(a).seed is None
     assert read_settings(a)["train"] == [1, 2]
+
+
+def test_keys_a_run_predates_and_thread_counts_do_not_split_a_setting(tmp_path):
+    old = _run(tmp_path / "old", config="arch: udgn\ntrain:\n  seed: 1\n  bf16: false\n")
+    new = _run(
+        tmp_path / "new",
+        config="arch: udgn\ntrain:\n  seed: 2\n  bf16: false\n  cpu_bf16: false\n  threads: 8\n",
+    )
+    other = _run(tmp_path / "other", config="arch: udgn\ntrain:\n  seed: 3\n  cpu_bf16: true\n")
+    assert read_run(old).setting == read_run(new).setting
+    assert read_run(other).setting != read_run(old).setting  # a real difference still counts
+    assert [read_run(r).seed for r in (old, new, other)] == [1, 2, 3]

@@ -159,20 +159,21 @@ class _ArcBatch:
     it.  The results are exactly the sentence-by-sentence ones."""
 
     def __init__(self, rows: Sequence[ArcScores]) -> None:
-        self.rows = rows
+        # the sentences' tensors, not the sentences: no reference cycle to wait for the GC
+        self.parents = [row.parents for row in rows]
+        self.roots = [row.roots for row in rows]
         self._arcs: list[np.ndarray | None] = [None] * len(rows)
         self._eisner: list[list[int]] | None = None
 
     def arcs(self, k: int) -> np.ndarray:
         found = self._arcs[k]
         if found is None:
-            row = self.rows[k]
-            found = self._arcs[k] = arc_scores(row.parents.numpy(), row.roots.numpy())
+            found = self._arcs[k] = arc_scores(self.parents[k].numpy(), self.roots[k].numpy())
         return found
 
     def eisner(self, k: int) -> list[int]:
         if self._eisner is None:
-            lengths = [len(row.roots) for row in self.rows]
+            lengths = [len(roots) for roots in self.roots]
             longest = max(lengths)
             padded = np.full((len(lengths), longest, longest + 1), -np.inf)
             for b, n in enumerate(lengths):

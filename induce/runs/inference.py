@@ -30,7 +30,7 @@ def sentence_scores(
     batch_tokens: int,
     device: torch.device,
     cast: Cast = nullcontext,
-    max_padding: float | None = 0.1,
+    max_padding: float | None = 0.2,
 ) -> Iterator[tuple[int, Scores]]:
     """``(sentence index, its parser scores on the CPU)`` for every sentence, unmasked, from
     the parser alone (``model.structure``: the encoder layers are skipped), under
@@ -40,8 +40,11 @@ def sentence_scores(
     sentences of a batch share its scores (``Scores.sentences``), so that a read-out can
     decode the whole batch at once.  Batches pad at most ``max_padding`` of their size
     (:func:`induce.runs.batches.parse_plan`; ``None``: the masked-LM evaluation's batches,
-    15-30% padding on WSJ).  As with any change of ``batch_tokens``, a sentence's scores
-    may then differ from another batching's in the last bits of float32."""
+    15-40% padding on WSJ lengths).  0.2 rather than less: StructFormer's convolutions pay
+    for padding, UDGN's packed LSTM does not but runs small batches less efficiently, and
+    every new batch shape costs oneDNN a new kernel.  As with any change of
+    ``batch_tokens``, a sentence's scores may then differ from another batching's in the
+    last bits of float32."""
     model.eval()
     for batch in evaluation_batches(
         sentences, batch_tokens, specials, None, 0, max_padding=max_padding

@@ -31,7 +31,7 @@ CLASSES = bytes(
     for c in range(256)
 )
 _OPEN_NEWLINE = re.compile(r"\([^\S\n]*\n")  # a label on the line after its "("
-_EMPTY_TAG = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")  # "( word)" on one line
+_EMPTY_TAG = re.compile(r"\([^\S\n]+[^\s()]+\s*\)")  # "( word)", its ")" on any line
 
 
 def scan_clean_file(

@@ -28,8 +28,10 @@ PRETERMINAL = re.compile(r"\( ?([^ ()]+) ([^ ()]+) ?\)")
 _STEP = {ord("("): 1, ord(")"): -1}
 _NOT_PAREN_BYTES = bytes(b for b in range(256) if b not in b"()")
 _COREF = re.compile(r"(\([^\s()#]+)#\d+")  # BLLIP labels such as NP-SBJ#2
-# "( word)" on one line: a word with the empty tag (the full reader's rule, line by line).
-EMPTY_TAG_ON_A_LINE = re.compile(r"\([^\S\n]+[^\s()]+[^\S\n]*\)")
+# "( word)": on one line a word with the empty tag, with its ")" on a later line the label of
+# an empty bracket (the full reader's rule, line by line); collapsing whitespace would lose
+# which, so such trees go to the full reader.
+EMPTY_TAG_ON_A_LINE = re.compile(r"\([^\S\n]+[^\s()]+\s*\)")
 _BRACKET = re.compile(r"[()]")
 _OPEN_NEWLINE = re.compile(r"\([^\S\n]*\n\s*")
 

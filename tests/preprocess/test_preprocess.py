@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -449,6 +449,7 @@ _pieces = st.lists(
 
 
 @given(_pieces)
+@example(pieces=["(", " ", "A", "\n", ")"])  # "( word" whose ")" is on the next line
 @settings(max_examples=500, deadline=None)
 def test_fast_reader_agrees_with_the_full_reader(tmp_path_factory, pieces):
     text = "".join(pieces)

@@ -63,8 +63,9 @@ def parse(
     bf16: bool = typer.Option(
         False,
         "--bf16",
-        help="Chart runs: the encoder in bfloat16 on CUDA or on a CPU with AMX/AVX512-BF16 "
-        "(fp32 elsewhere); trees may differ slightly from fp32.",
+        help="The model in bfloat16 on CUDA or on a CPU with AMX/AVX512-BF16 (fp32 "
+        "elsewhere): a chart parser's encoder, a masked LM's parser; trees may differ "
+        "slightly from fp32.",
     ),
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No progress on stderr (warnings and errors still)."

@@ -158,8 +158,9 @@ class Parser:
         decoder: str | None = None,
         bf16: bool = False,
     ) -> None:
-        """``bf16``: chart runs only, the encoder under bfloat16 autocast on CUDA or on a
-        CPU with hardware bf16 (trees may differ slightly from fp32)."""
+        """``bf16``: the model (a chart parser's encoder, a masked LM's parser) under
+        bfloat16 autocast on CUDA or on a CPU with hardware bf16, fp32 elsewhere (trees may
+        differ slightly from fp32; the parsers' scores themselves stay fp32)."""
         from induce.models import trains_on_trees
 
         self.run = open_run(run_path)
@@ -172,8 +173,7 @@ class Parser:
             self.chart = ChartRun(self.run, weights, device, bf16)
             self.has_heads = True  # by head rules over its trees
             return
-        if bf16:
-            raise ConfigError("bf16 parsing is for chart runs only", setting="bf16")
+        self.bf16 = bf16
         self.model = self.run.load_model(weights, device)
         scores_class = type(self.model).scores_class
         if scores_class is None:
@@ -212,6 +212,7 @@ class Parser:
         source: str = "<input>",
     ) -> list[Parsed]:
         """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence."""
+        from induce.runs.device import inference_autocast
         from induce.runs.inference import sentence_scores
 
         if punct not in get_args(Punct):
@@ -231,6 +232,7 @@ class Parser:
             self.specials,
             batch_tokens,
             self.device,
+            lambda: inference_autocast(self.device, self.bf16),
         ):
             outputs[order[index]] = row
         return [

@@ -55,11 +55,9 @@ def cpu_has_fast_bf16() -> bool:
 
 
 def inference_autocast(device: torch.device, bf16: bool) -> AbstractContextManager[object]:
-    """bfloat16 autocast for inference: on CUDA, or on a CPU with hardware bf16
-    (:func:`cpu_has_fast_bf16`); full precision otherwise."""
-    if bf16 and (device.type == "cuda" or cpu_has_fast_bf16()):
-        return torch.autocast(device.type, dtype=torch.bfloat16)
-    return nullcontext()
+    """bfloat16 autocast for inference when ``bf16`` is set: on CUDA, or on a CPU with
+    hardware bf16 (:func:`cpu_has_fast_bf16`); full precision otherwise."""
+    return autocast(device, bf16, cpu_bf16=bf16)
 
 
 def physical_cores() -> int:

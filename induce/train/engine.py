@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import signal
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from induce.runs.directory import (
     read_settings,
     write_run_files,
 )
+from induce.runs.inference import Cast
 from induce.train import checkpoint
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
@@ -367,7 +367,7 @@ class Trainer(CheckpointedRun):
 
 
 def masked_lm_training_loss(
-    net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Callable[[], Any]
+    net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Cast
 ) -> torch.Tensor:
     """The training loss of one batch (already on the model's device): cross-entropy of the
     tied output layer at the masked positions only.  ``net`` is ``model`` or its DDP wrapper;

@@ -76,50 +76,38 @@ BATCHING = ("padded", "summed")
 
 
 def plan_batches(
-    lengths: Sequence[int], batch_tokens: int, rule: str = "padded"
+    lengths: Sequence[int],
+    batch_tokens: int,
+    rule: str = "padded",
+    max_padding: float | None = None,
 ) -> list[list[int]]:
     """Sentence indices grouped into batches of similar length.
 
     ``padded``: sorted by length (stable), cut when ``count x longest`` would exceed
-    ``batch_tokens``.  ``summed`` (the reference code's ``batchify``): sorted longest first,
-    a sentence joins the batch while the batch's summed lengths plus its own stay below
-    ``batch_tokens``.  Either way a sentence longer than the budget goes alone."""
+    ``batch_tokens`` or, with ``max_padding`` (for parsing, where no mask draw depends on the
+    batches), when the batch's padding would exceed that fraction of its padded size (the
+    plain rule pads 15-30% on a few hundred WSJ sentences under 4,096 tokens).  ``summed``
+    (the reference code's ``batchify``): sorted longest first, a sentence joins the batch
+    while the batch's summed lengths plus its own stay below ``batch_tokens``.  Either way a
+    sentence longer than the budget goes alone."""
     if rule not in BATCHING:
         raise ValueError(f"unknown batching rule {rule!r}")
     summed = rule == "summed"
+    if summed and max_padding is not None:
+        raise ValueError("max_padding bounds the padded rule only")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i] if summed else lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []
     size = 0
     for i in order:
-        fits = (
-            size + lengths[i] < batch_tokens
-            if summed
-            else (len(current) + 1) * lengths[i] <= batch_tokens
-        )
-        if current and not fits:
-            batches.append(current)
-            current, size = [], 0
-        current.append(i)
-        size += lengths[i]
-    if current:
-        batches.append(current)
-    return batches
-
-
-def parse_plan(lengths: Sequence[int], batch_tokens: int, max_padding: float) -> list[list[int]]:
-    """Sentence indices for parsing: sorted by length (stable) and cut when ``count x
-    longest`` would exceed ``batch_tokens`` or when the batch's padding would exceed
-    ``max_padding`` of its padded size, so that the parser does little work on padding (the
-    ``padded`` plan of a few hundred WSJ sentences under 4,096 tokens pads 15-30%)."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    size = 0
-    for i in order:
         n = lengths[i]
-        padded = (len(current) + 1) * n  # sorted: the new sentence is the longest
-        fits = padded <= batch_tokens and padded - size - n <= max_padding * padded
+        padded = (len(current) + 1) * n  # padded rule: sorted, the new sentence is the longest
+        if summed:
+            fits = size + n < batch_tokens
+        else:
+            fits = padded <= batch_tokens and (
+                max_padding is None or padded - size - n <= max_padding * padded
+            )
         if current and not fits:
             batches.append(current)
             current, size = [], 0
@@ -198,15 +186,10 @@ def evaluation_batches(
 ) -> Iterator[Batch]:
     """Batches in sorted-length order with masks from ``seed`` (``mask_rate=None``: unmasked,
     for parsing).  With several processes each takes every ``world``-th batch.
-    ``max_padding``: batches of :func:`parse_plan` (padding bounded; for parsing, where no
-    mask draw depends on the batches) instead of :func:`plan_batches`."""
+    ``max_padding``: the padding of each batch bounded (:func:`plan_batches`; for parsing,
+    where no mask draw depends on the batches)."""
     lengths = [len(s) for s in sentences]
-    plan = (
-        plan_batches(lengths, batch_tokens)
-        if max_padding is None
-        else parse_plan(lengths, batch_tokens, max_padding)
-    )
-    for b, index in enumerate(plan):
+    for b, index in enumerate(plan_batches(lengths, batch_tokens, max_padding=max_padding)):
         if b % world != rank:
             continue
         generator = (

@@ -39,7 +39,7 @@ def sentence_scores(
     then differ slightly from fp32's; ``nullcontext``, the default, is fp32).  The
     sentences of a batch share its scores (``Scores.sentences``), so that a read-out can
     decode the whole batch at once.  Batches pad at most ``max_padding`` of their size
-    (:func:`induce.runs.batches.parse_plan`; ``None``: the masked-LM evaluation's batches,
+    (:func:`induce.runs.batches.plan_batches`; ``None``: the masked-LM evaluation's batches,
     15-40% padding on WSJ lengths).  0.2 rather than less: StructFormer's convolutions pay
     for padding, UDGN's packed LSTM does not but runs small batches less efficiently, and
     every new batch shape costs oneDNN a new kernel.  As with any change of

@@ -1,12 +1,13 @@
-"""Parsing batches (``parse_plan``): every sentence once, sorted by length, within the token
-budget, and padding at most ``max_padding`` of each batch unless a sentence is alone."""
+"""Parsing batches (``plan_batches`` with ``max_padding``): every sentence once, sorted by
+length, within the token budget, and padding at most ``max_padding`` of each batch unless a
+sentence is alone."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from induce.runs.batches import Specials, evaluation_batches, parse_plan, plan_batches
+from induce.runs.batches import Specials, evaluation_batches, plan_batches
 
 
 @given(
@@ -15,7 +16,7 @@ from induce.runs.batches import Specials, evaluation_batches, parse_plan, plan_b
     st.sampled_from([0.0, 0.1, 0.3]),
 )
 def test_parse_plan_bounds_padding(lengths, budget, max_padding):
-    plan = parse_plan(lengths, budget, max_padding)
+    plan = plan_batches(lengths, budget, max_padding=max_padding)
     assert sorted(i for batch in plan for i in batch) == list(range(len(lengths)))
     flat = [lengths[i] for batch in plan for i in batch]
     assert flat == sorted(flat)
@@ -34,7 +35,11 @@ def test_wsj_like_lengths_pad_far_less_than_the_training_plan():
     def padding(plan: list[list[int]]) -> float:
         return 1 - real / sum(len(b) * max(lengths[i] for i in b) for b in plan)
 
-    assert padding(parse_plan(lengths, 4096, 0.1)) < 0.1 < padding(plan_batches(lengths, 4096))
+    assert (
+        padding(plan_batches(lengths, 4096, max_padding=0.1))
+        < 0.1
+        < padding(plan_batches(lengths, 4096))
+    )
 
 
 def test_evaluation_batches_keep_their_plan_without_max_padding():
@@ -47,4 +52,4 @@ def test_evaluation_batches_keep_their_plan_without_max_padding():
     parsing = [
         b.index for b in evaluation_batches(sentences, 100, specials, None, 0, max_padding=0.1)
     ]
-    assert parsing == parse_plan([len(s) for s in sentences], 100, 0.1)
+    assert parsing == plan_batches([len(s) for s in sentences], 100, max_padding=0.1)

@@ -224,9 +224,18 @@ class Dataset:
                 yield line.rstrip("\n")
 
     def sentences(self, split: str) -> Iterator[list[str]]:
-        """Model tokens of each sentence of ``split``."""
+        """Model tokens of each sentence of ``split``: the words of ``SPLIT.txt``, normalised
+        here when the manifest says the text keeps the trees' words (``text_normalized:
+        false``, the synthetic datasets: their text reads like their trees)."""
+        norm = None if self.text_normalized else self.normalization
         for line in self.lines(f"{split}.txt"):
-            yield line.split()
+            words = line.split()
+            yield words if norm is None else norm.words(words)
+
+    @property
+    def text_normalized(self) -> bool:
+        """Whether ``SPLIT.txt`` holds model tokens (so does every dataset older than the key)."""
+        return bool(self.manifest.get("text_normalized", True))
 
     @property
     def normalization(self) -> Normalization:

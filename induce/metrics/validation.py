@@ -47,7 +47,7 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
     if not dataset.has(name):
         return Gold([], f"the dataset has no {name}")
     lines = list(dataset.lines(name))
-    tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
+    tokens = list(dataset.sentences(split))
     if dataset.has(f"{split}.align"):  # subword text: the words are in {split}.words
         tokens = [line.split() for line in dataset.lines(f"{split}.words")]
     reader = _GoldReader(

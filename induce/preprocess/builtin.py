@@ -26,7 +26,9 @@ BUILTIN: dict[str, Any] = {
 def builtin_dataset() -> tuple[Path, bool]:
     """The built-in dataset's folder, generated when absent; ``(path, generated now)``."""
     b = BUILTIN
-    path = cache_dir() / "datasets" / f"synthetic-{b['grammar']}-n{b['sentences']}-s{b['seed']}"
+    # "-cased": the text keeps the trees' words (older caches hold lower-cased text)
+    name = f"synthetic-{b['grammar']}-n{b['sentences']}-s{b['seed']}-cased"
+    path = cache_dir() / "datasets" / name
     if (path / "manifest.yaml").is_file():
         return path, False
     path.parent.mkdir(parents=True, exist_ok=True)

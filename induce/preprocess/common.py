@@ -106,8 +106,14 @@ class SplitWriter:
         tokenizer: SubwordTokenizer | None = None,
         with_trees: bool = True,
         vocab: Vocabulary | None = None,
+        normalize_on_read: Normalization | None = None,
     ) -> None:
         self.writer = writer
+        # the text keeps the trees' words (cased, digits as written) and readers normalise it
+        # with this; the vocabulary counts the normalised words
+        self.normalize_on_read = normalize_on_read
+        if normalize_on_read is not None and tokenizer is not None:
+            raise ValueError("subword text is tokenized from normalised words")
         self.tokenizer = tokenizer
         self.with_trees = with_trees
         self.fixed = vocab  # a given vocabulary (a run's, the reference's) instead of counts
@@ -151,7 +157,8 @@ class SplitWriter:
         if self.tokenizer is None:
             w.write_lines(f"{split}.txt", lines)
             stats.tokens += len(words)
-            stats.counts.update(words)
+            norm = self.normalize_on_read
+            stats.counts.update(words if norm is None else norm.words(words))
         else:
             for line in lines:
                 pieces, alignment = self.tokenizer.encode(line.split(" "))
@@ -222,6 +229,8 @@ def manifest(
         "counts": split_writer.split_report(vocab),
         "first_problem": split_writer.problems[0] if split_writer.problems else None,
     }
+    if split_writer.normalize_on_read is not None:
+        out["text_normalized"] = False  # SPLIT.txt holds the trees' words; see Dataset.sentences
     if extra:
         out.update(extra)
     return out

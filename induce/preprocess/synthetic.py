@@ -57,15 +57,18 @@ def preprocess_synthetic(
     total = sum(sizes.values())
     done = 0
     norm = options.normalization
+    # the text keeps the trees' words (cased like test.trees, so a parse of test.txt scores
+    # against it word for word); training and scoring normalise it on read
+    as_written = Normalization(lowercase=False, digits=None, word_tags=norm.word_tags)
     with DatasetWriter(out, force) as writer:
-        splits = SplitWriter(writer)
+        splits = SplitWriter(writer, normalize_on_read=norm)
         for split, size in sizes.items():
             rng = split_rng(options.seed, split)
             chunk: list[tuple[str | None, str]] = []
             deps: list[DepTree] = []
             for k in range(size):
                 s = sample(grammar, rng, options.max_words)
-                chunk.append((s.tree.to_string(), norm.line((t, w) for w, t in s.tree.pos())))
+                chunk.append((s.tree.to_string(), as_written.line((t, w) for w, t in s.tree.pos())))
                 if split != "train":
                     deps.append(DepTree(tuple(s.words), s.heads, tuple(s.tree.tags()), s.labels))
                 if len(chunk) == 2000 or k == size - 1:

@@ -59,7 +59,7 @@ def parse_split(
 ) -> dict[str, float]:
     """UF1 and UAS/UUAS of the model's parses of ``split`` with each score type's default
     decoder, or ``decoder`` (subword scores: word distances and heights, then Algorithm 3)."""
-    tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
+    tokens = list(dataset.sentences(split))
     align = None
     if dataset.has(f"{split}.align"):
         align = [list(map(int, line.split())) for line in dataset.lines(f"{split}.align")]

@@ -3,6 +3,9 @@ dependencies are what validation and `evaluate deps` score against."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import yaml
 from typer.testing import CliRunner
 
@@ -76,10 +79,53 @@ def test_gold_dependencies_line_up_with_trees_and_words(tmp_path):
     out = make(tmp_path)
     deps = read_deps(out / "valid.conllu").sentences
     words = [line.split() for line in (out / "valid.txt").read_text().splitlines()]
-    assert [[w.lower() for w in d.words] for d in deps] == words
+    assert [list(d.words) for d in deps] == words  # the text is cased like the trees
     gold = load_gold(load_dataset(out), "valid")
     assert not gold.problem
     assert [g.heads for g in gold.sentences] == [list(d.heads) for d in deps]
+
+
+def test_text_reads_like_the_trees_and_is_normalised_on_read(tmp_path):
+    """SPLIT.txt holds the trees' words as written (``Chicago``, not ``chicago``); the
+    model sees them lower-cased: the vocabulary, ``Dataset.sentences`` and training ids."""
+    out = make(tmp_path)
+    texts = [line.split() for line in (out / "test.txt").read_text().splitlines()]
+    trees = (out / "test.trees").read_text().splitlines()
+    assert [re.findall(r"\(\S+ ([^()\s]+)\)", t) for t in trees] == texts
+    assert any(w != w.lower() for words in texts for w in words)
+    dataset = load_dataset(out)
+    assert dataset.manifest["text_normalized"] is False and not dataset.text_normalized
+    assert list(dataset.sentences("test")) == [[w.lower() for w in ws] for ws in texts]
+    vocab = dataset.vocab
+    assert vocab is not None and all(t == t.lower() for t in vocab.tokens)
+    assert "<unk>" not in {t for ws in dataset.sentences("train") for t in ws}
+
+
+def test_a_parse_of_the_text_scores_against_the_trees_word_for_word(tmp_path):
+    """The README's tour: parse test.txt, score it with `evaluate brackets` and `evaluate
+    deps` against test.trees / test.conllu; no sentence is skipped for differing words."""
+    from induce.train.engine import TrainOptions, train
+    from tests.train.helpers import tiny
+
+    out = make(tmp_path)
+    run = tmp_path / "run"
+    train(TrainOptions(str(run), "udgn", str(out), tiny("udgn") + ["train.max_steps=2"]))
+    runner = CliRunner()
+    for fmt, gold, command in (
+        ("ptb", "test.trees", "brackets"),
+        ("conllu", "test.conllu", "deps"),
+    ):
+        pred = tmp_path / f"pred.{fmt}"
+        args = ["parse", str(out / "test.txt"), "--pretokenized", "-m", str(run), "-f", fmt]
+        parsed = runner.invoke(app, [*args, "-o", str(pred), "--device", "cpu"])
+        assert parsed.exit_code == 0, parsed.output
+        scored = runner.invoke(app, ["evaluate", command, str(out / gold), str(pred), "-f", "json"])
+        assert scored.exit_code == 0, scored.output
+        report = json.loads(scored.stdout)
+        if command == "brackets":  # EVALB counts a sentence whose words differ as an error
+            assert report["all"]["valid_sentences"] == 40 and report["all"]["error_sentences"] == 0
+        else:
+            assert report["sentences"] == 40 and report["skipped_sentences"] == 0
 
 
 def test_baselines_match_the_evaluate_commands(tmp_path):

@@ -32,7 +32,14 @@ from torch import nn
 from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
-from induce.models.layers import Dropout, Recording, full_precision
+from induce.models.layers import (
+    Dropout,
+    Recording,
+    autocast_active,
+    full_precision,
+    packed_bilstm,
+    padded_bilstm,
+)
 
 
 @dataclass(frozen=True)
@@ -148,17 +155,15 @@ class UDGN(MaskedLM):
     def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         """Eqs. 1-5: ``p [B, L, L]``, row i a distribution over the head j of word i, with
         ``p_ii`` the probability that i is the root."""
-        lengths = keep.sum(1).cpu()
         h = self.parser_embed(ids)
         if self.tag_logits is not None and self.tag_embed is not None:  # slot 0: "no tag"
             tags = torch.softmax(self.tag_logits(ids), dim=-1)
             h = h + self.tag_embed(tags[..., 1:])
         h = self.parser_drop(h)
-        packed = nn.utils.rnn.pack_padded_sequence(
-            h, lengths.clamp_min(1), batch_first=True, enforce_sorted=False
-        )
-        h, _ = self.lstm(packed)  # Eq. 1
-        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])
+        if autocast_active(ids.device):  # the dense kernel: faster, other rounding
+            h = padded_bilstm(self.lstm, h, keep, self.parser_drop)  # Eq. 1
+        else:
+            h = packed_bilstm(self.lstm, h, keep)  # Eq. 1, as fp32 runs always computed it
         parent, child = self.parser_ff(self.parser_drop(h)).float().chunk(2, -1)  # Eqs. 2-3
         with full_precision(ids.device):  # arc scores in fp32 (bf16 runs)
             logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])

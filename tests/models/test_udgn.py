@@ -96,3 +96,32 @@ def test_structure_gives_the_forward_passes_scores():
         full, parser = model(ids, keep), model.structure(ids, keep)
     assert torch.equal(full.scores.parents, parser.parents)
     assert torch.equal(full.scores.roots, parser.roots)
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_padded_bilstm_equals_packed_sequences(layers):
+    """The parser's BiLSTM runs each direction densely, the backward one on sentences
+    reversed within their length: outputs and gradients are those of nn.LSTM on packed
+    sequences, zero at padding."""
+    from torch import nn
+
+    from induce.models.layers import Dropout, padded_bilstm
+
+    torch.manual_seed(0)
+    lstm = nn.LSTM(6, 5, num_layers=layers, bidirectional=True, batch_first=True)
+    lengths = torch.tensor([7, 3, 1, 5])
+    keep = torch.arange(7)[None] < lengths[:, None]
+    x = torch.randn(4, 7, 6)
+    a_in, b_in = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    packed = nn.utils.rnn.pack_padded_sequence(
+        a_in, lengths, batch_first=True, enforce_sorted=False
+    )
+    expected = nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True)[0]
+    got = padded_bilstm(lstm, b_in, keep, Dropout(0.0))
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    weight = torch.randn(4, 7, 10)
+    grads_a = torch.autograd.grad((expected * weight).sum(), [a_in, *lstm.parameters()])
+    grads_b = torch.autograd.grad((got * weight).sum(), [b_in, *lstm.parameters()])
+    for ga, gb in zip(grads_a, grads_b):
+        torch.testing.assert_close(gb, ga, rtol=1e-5, atol=1e-6)
+    assert got[~keep].abs().sum() == 0

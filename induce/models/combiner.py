@@ -15,7 +15,14 @@ Per layer ``l`` (post-LayerNorm, BERT style):
    support only, ``supp(M^^l) | supp(M~^{l-1}) | diagonal``, zero outside, so a connection made
    in a layer is inherited by every layer above.  ``hierarchy: dense`` takes the softmax over
    every key, as a literal reading of Eq. 5 would: then every pair is connected from the first
-   layer and no tree can be read from the connections, hence not the default;
+   layer and no tree can be read from the connections, hence not the default.
+   ``hierarchy: adjacent`` is this project's choice, not the paper's (a Tree-Transformer-like
+   constraint, ``induce.models.combiner_support``): the support is a partition into
+   contiguous blocks, singletons below the first layer; layer ``l`` closes a gap between
+   blocks of layer ``l - 1`` where ``M^`` across it is positive (``adjacent_gap: pair``: the
+   two adjacent words, ``max(M^[g, g+1], M^[g+1, g]) > 0``; ``blocks``: any pair of the two
+   blocks; ``peak``: as ``pair``, at a local maximum of that value among the open gaps),
+   closed gaps stay closed, and the support is every pair inside a block;
 4. Eq. 6 ``H^ = M~ V`` with one ``V`` shared by the heads; Eq. 7 averages ``H^`` over the
    tokens each token is connected to (the row-normalised ``Boolean(M~)``); then the output
    projection, residual, LayerNorm and the feed-forward block.
@@ -34,7 +41,9 @@ to ``none``), but its backward pass sees the soft membership ``w = sigmoid((M - 
 (``T = gate_temperature``; per head and max-pooled over heads for ``gate: head``, as ``M^``
 is; the diagonal and the support inherited from the layer below stay 1, the OR of the forward
 pass taken as an elementwise max), so the language-model loss says whether a connection is
-worth making.  The fixed and top-k thresholds have no gate to train and stay hard.
+worth making.  With ``hierarchy: adjacent`` a gap's soft closure is the soft membership of the
+pairs that close it (1 if closed below) and a pair's the minimum over the gaps between them.
+The fixed and top-k thresholds have no gate to train and stay hard.
 ``gate_sparsity`` (ours, 0 in the presets) adds ``gate_sparsity`` times the mean over layers
 of the soft number of connections per token to the loss, through the backward pass only (the
 logged loss is the language model's); a connection made in layer ``l`` of ``N`` counts in
@@ -56,6 +65,7 @@ from torch import nn
 from induce.data.errors import ConfigError, InputError
 from induce.decode.scores import MergeScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
+from induce.models.combiner_support import GapRule, adjacent_support
 from induce.models.layers import Dropout, Recording
 from induce.models.pretrained import read_bert
 
@@ -73,7 +83,8 @@ class CombinerConfig(BackboneConfig):
     gate_channels: int = 8
     gate_kernel: int = 3
     gate_bias: float = -4.0  # initial bias of tau's linear map: tau starts ~ 0.02
-    hierarchy: Literal["support", "dense"] = "support"
+    hierarchy: Literal["support", "dense", "adjacent"] = "support"
+    adjacent_gap: GapRule = "pair"  # hierarchy: adjacent: which pairs close a gap (ours)
     # how the learned gate's hard support passes gradients back (see the module docstring):
     # straight_through (ours), none (the paper's Boolean as written: tau gets almost none)
     gate_gradient: Literal["straight_through", "none"] = "straight_through"
@@ -187,28 +198,31 @@ class CombinerLayer(Recording):
         attn = torch.softmax(logits.masked_fill(~keep[:, None, None, :], float("-inf")), -1)
         attn = attn.masked_fill(~pair[:, None], 0.0)  # [B, H, L, L]
         gated, soft = self._gated(attn, keep)  # M^ [B, L, L], its soft support or None
-        support = gated > 0
         eye = torch.eye(n, dtype=torch.bool, device=x.device)[None]
-        support = (support | eye) & pair
-        if prev is not None:
-            support = support | (prev > 0)
-        if soft is not None:  # the OR of the hard support, as elementwise max
-            soft = torch.maximum(soft, eye.to(soft.dtype)) * pair
+        if c.hierarchy == "adjacent":  # contiguous blocks (combiner_support)
+            below = None if prev is None else prev.diagonal(1, -2, -1) > 0
+            support, soft = adjacent_support(gated, soft, below, keep, c.adjacent_gap)
+        else:
+            support = ((gated > 0) | eye) & pair
             if prev is not None:
-                soft = torch.maximum(soft, (prev > 0).to(soft.dtype))
-            if c.gate_sparsity > 0 and self.training and torch.is_grad_enabled():
-                per_token = c.gate_sparsity * self.lifetime / keep.sum().clamp_min(1)
-                soft = _AddGradient.apply(soft, per_token * pair.to(soft.dtype))
+                support = support | (prev > 0)
+            if soft is not None:  # the OR of the hard support, as elementwise max
+                soft = torch.maximum(soft, eye.to(soft.dtype)) * pair
+                if prev is not None:
+                    soft = torch.maximum(soft, (prev > 0).to(soft.dtype))
+        if soft is not None and c.gate_sparsity > 0 and self.training and torch.is_grad_enabled():
+            per_token = c.gate_sparsity * self.lifetime / keep.sum().clamp_min(1)
+            soft = _AddGradient.apply(soft, per_token * pair.to(soft.dtype))
         scores = gated + (prev if prev is not None else 0.0)
         # the diagonal keeps a padded row's softmax finite (it is zeroed below)
-        allowed = (support if c.hierarchy == "support" else pair) | eye
+        allowed = (pair if c.hierarchy == "dense" else support) | eye
         tilde = torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1)  # Eq. 5
         tilde = tilde.masked_fill(~pair, 0.0)
         if self.record:
             self.recorded = tilde[:, None].detach()
         h_hat = torch.matmul(self.drop_weights(tilde), self.v(x))  # Eq. 6
         connected = allowed.to(h_hat.dtype)
-        if soft is not None and c.hierarchy == "support":
+        if soft is not None and c.hierarchy != "dense":
             # straight through: the hard support's values (+ exact zeros), the soft gradient
             connected = connected + (soft - soft.detach()).to(connected.dtype)
         h = torch.matmul(connected / connected.sum(-1, keepdim=True).clamp_min(1.0), h_hat)

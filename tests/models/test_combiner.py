@@ -9,6 +9,7 @@ from induce.data.errors import ConfigError
 from induce.decode.merges import divergence_distances, merge_distances
 from induce.models import build_model, model_config
 from induce.models.combiner import CombinerLayer
+from induce.models.combiner_support import adjacent_support, chain_minimum
 from induce.runs.config import load_config
 
 SMALL = ["model.d_model=32", "model.n_layers=3", "model.n_heads=4", "model.d_ff=64"]
@@ -21,6 +22,17 @@ VARIANTS = [
     ["model.threshold=fixed", "model.fixed_tau=0.55"],
     ["model.threshold=topk", "model.top_k=3"],
     ["model.hierarchy=dense"],
+    ["model.hierarchy=adjacent"],
+    ["model.hierarchy=adjacent", "model.gate_bias=-1"],
+    ["model.hierarchy=adjacent", "model.adjacent_gap=blocks", "model.gate=row"],
+]
+ADJACENT = [
+    ["model.hierarchy=adjacent", "model.gate_bias=-1"],
+    ["model.hierarchy=adjacent", "model.gate_bias=-1", "model.adjacent_gap=blocks"],
+    ["model.hierarchy=adjacent", "model.gate_bias=-1", "model.adjacent_gap=peak"],
+    ["model.hierarchy=adjacent", "model.gate_bias=-1", "model.gate=row"],
+    ["model.hierarchy=adjacent", "model.gate_bias=-1", "model.gate=head"],
+    ["model.hierarchy=adjacent", "model.threshold=fixed", "model.fixed_tau=0.3"],
 ]
 
 
@@ -180,7 +192,13 @@ def test_the_straight_through_support_gives_the_gate_gradients_at_full_support(g
 
 
 @pytest.mark.parametrize(
-    "extra", [[], ["model.gate=head"], ["model.gate=row", "model.gate_bias=-1"]]
+    "extra",
+    [
+        [],
+        ["model.gate=head"],
+        ["model.gate=row", "model.gate_bias=-1"],
+        ["model.hierarchy=adjacent", "model.gate_bias=-1"],
+    ],
 )
 def test_the_straight_through_support_leaves_the_forward_pass_unchanged(extra):
     ids, keep = _batch()
@@ -221,3 +239,195 @@ def test_settings_are_checked():
         load_config("combiner", SMALL + ["model.gate_gradient=soft"], preset="demo")
     with pytest.raises(ConfigError, match="gate_sparsity"):
         load_config("combiner", SMALL + ["model.gate_sparsity=-1"], preset="demo")
+    with pytest.raises(ConfigError, match="adjacent_gap: must be one of"):
+        load_config("combiner", SMALL + ["model.adjacent_gap=all"], preset="demo")
+
+
+# hierarchy: adjacent (ours): contiguous blocks that only grow
+
+
+def _blocks(support):
+    """The blocks of a ``[n, n]`` support as lists of positions, in order."""
+    out, seen = [], set()
+    for i in range(support.shape[0]):
+        if i not in seen:
+            block = [j for j in range(support.shape[0]) if bool(support[i, j])]
+            seen.update(block)
+            out.append(block)
+    return out
+
+
+def _is_contiguous_partition(support):
+    """Symmetric, reflexive, transitive, and every class a run of consecutive positions."""
+    s = support.bool()
+    if not (bool((s == s.T).all()) and bool(s.diagonal().all())):
+        return False
+    closure = (s.float() @ s.float()) > 0
+    if not bool((closure == s).all()):
+        return False
+    return all(block == list(range(block[0], block[-1] + 1)) for block in _blocks(s))
+
+
+def test_chain_minimum_by_hand_and_its_gradient_goes_to_the_weakest_gap():
+    gaps = torch.tensor([[0.9, 0.2, 0.5, 0.7]], requires_grad=True)
+    chain = chain_minimum(gaps)
+    assert chain.shape == (1, 5, 5)
+    expected = [
+        [1.0, 0.9, 0.2, 0.2, 0.2],
+        [0.9, 1.0, 0.2, 0.2, 0.2],
+        [0.2, 0.2, 1.0, 0.5, 0.5],
+        [0.2, 0.2, 0.5, 1.0, 0.7],
+        [0.2, 0.2, 0.5, 0.7, 1.0],
+    ]
+    assert torch.allclose(chain[0], torch.tensor(expected))
+    chain[0, 3, 4].backward(retain_graph=True)  # only the gap 3-4 lies between words 3 and 4
+    assert gaps.grad.tolist() == [[0.0, 0.0, 0.0, 1.0]]
+    gaps.grad = None
+    chain[0, 0, 4].backward()  # the weakest gap of 0..3 is gap 1
+    assert gaps.grad.tolist() == [[0.0, 1.0, 0.0, 0.0]]
+
+
+def _hand_gated(n=7):
+    """``M^`` over ``n`` words: adjacent pairs 0-1 (from 1 to 0), 4-5, and 1-3, 2-5 across
+    two words; the rest 0."""
+    gated = torch.zeros(1, n, n)
+    gated[0, 1, 0] = 0.1
+    gated[0, 4, 5] = 0.3
+    gated[0, 1, 3] = gated[0, 2, 5] = 0.2
+    return gated
+
+
+@pytest.mark.parametrize(
+    "rule, below, expected",
+    [
+        ("pair", None, [[0, 1], [2], [3], [4, 5], [6]]),
+        ("blocks", None, [[0, 1], [2], [3], [4, 5], [6]]),  # singletons: the same gaps
+        # below: {0}, {1, 2}, {3}, {4, 5}, {6}; the pair 1-3 joins the blocks {1, 2} and {3},
+        # 2-5 lies across three blocks
+        ("pair", [False, True, False, False, True, False], [[0, 1, 2], [3], [4, 5], [6]]),
+        ("blocks", [False, True, False, False, True, False], [[0, 1, 2, 3], [4, 5], [6]]),
+    ],
+)
+def test_adjacent_blocks_from_a_hand_set_gated_attention(rule, below, expected):
+    gated = _hand_gated()
+    keep = torch.ones(1, 7, dtype=torch.bool)
+    closed = None if below is None else torch.tensor([below])
+    support, soft = adjacent_support(gated, None, closed, keep, rule)
+    assert soft is None
+    assert _is_contiguous_partition(support[0])
+    assert _blocks(support[0]) == expected
+    if closed is not None:  # monotone: every pair joined below stays joined
+        lower, _ = adjacent_support(torch.zeros_like(gated), None, closed, keep, rule)
+        assert bool((support | ~lower).all())
+
+
+@pytest.mark.parametrize(
+    "below, keep, expected",
+    [
+        # gaps 0 and 3 are local maxima, 5 too (after it: none); 2 ties 1 but not 3
+        (None, 7, [[0, 1], [2], [3, 4], [5, 6]]),
+        # open gaps 1, 2, 4, 5 (0.3, 0.3, 0.1, 0.2): 2 and 5 are the peaks
+        ([True, False, False, True, False, False], 7, [[0, 1], [2, 3, 4], [5, 6]]),
+        (None, 5, [[0, 1], [2], [3, 4], [5], [6]]),  # gap 3 has no open gap after it
+    ],
+)
+def test_adjacent_peak_rule_closes_local_maxima_by_hand(below, keep, expected):
+    gated = torch.zeros(1, 7, 7)
+    for g, value in enumerate([0.5, 0.3, 0.3, 0.6, 0.1, 0.2]):
+        gated[0, g + 1, g] = value
+    mask = torch.arange(7)[None] < keep
+    closed = None if below is None else torch.tensor([below])
+    support, _ = adjacent_support(gated, None, closed, mask, "peak")
+    assert _blocks(support[0]) == expected
+    assert _blocks(adjacent_support(gated, None, closed, mask, "pair")[0][0])[:1] == [
+        list(range(keep))
+    ]  # the pair rule closes every gap with a positive value
+
+
+def test_adjacent_soft_support_is_one_where_closed_and_a_chain_minimum_elsewhere():
+    gated = _hand_gated()
+    margin = gated - 0.05
+    soft = torch.sigmoid(margin / 0.05)
+    keep = torch.ones(1, 7, dtype=torch.bool)
+    keep[0, 6] = False  # a padded word: never in a block, its gap never closes
+    below = torch.tensor([[False, True, False, False, True, False]])
+    support, chain = adjacent_support(gated, soft, below, keep, "pair")
+    assert _blocks(support[0]) == [[0, 1, 2], [3], [4, 5], [6]]
+    assert not bool(support[0, 6, :6].any() | support[0, :6, 6].any()) and bool(support[0, 6, 6])
+    low = float(torch.sigmoid(torch.tensor(-1.0)))  # soft membership of an M^ of 0
+    # gap 0 closed here (0.1 > tau): its soft value; gap 1 closed below: 1
+    assert chain[0, 0, 1] == pytest.approx(float(soft[0, 1, 0]))
+    assert chain[0, 0, 2] == pytest.approx(float(soft[0, 1, 0])) and chain[0, 1, 2] == 1.0
+    assert chain[0, 4, 5] == pytest.approx(1.0)  # closed below
+    assert chain[0, 2, 3] == pytest.approx(float(soft[0, 2, 3]))  # open: the pair's soft value
+    assert chain[0, 0, 5] == pytest.approx(low)  # the weakest gap on the way
+    assert float(chain[0, 5, 6]) == 0.0 and float(chain[0, 6, 6]) == 1.0
+    assert bool(((chain > 0.5) == support)[0, :6, :6].all())  # hard = soft > 1/2 here
+
+
+def test_a_hand_set_threshold_gives_adjacent_blocks_through_the_layer(monkeypatch):
+    """The layer builds the block support from ``M^``, takes Eq. 5 over it and hands the
+    closed gaps up through ``M~``; the merge levels are the layers closing each gap."""
+    config = model_config(
+        "combiner",
+        {"d_model": 8, "n_heads": 2, "d_ff": 8, "n_layers": 2, "hierarchy": "adjacent"},
+    )
+    layer = CombinerLayer(config)
+    keep = torch.ones(1, 7, dtype=torch.bool)
+    first = _hand_gated()
+    monkeypatch.setattr(layer, "_gated", lambda attn, keep: (first, None))
+    _, tilde, support = layer(torch.randn(1, 7, 8), keep, None)
+    assert _blocks(support[0]) == [[0, 1], [2], [3], [4, 5], [6]]
+    assert bool(((tilde > 0) == support).all())  # M~ is positive exactly on the blocks
+    second = torch.zeros(1, 7, 7)
+    second[0, 3, 2] = 0.4  # layer 2 closes gap 2-3 only
+    monkeypatch.setattr(layer, "_gated", lambda attn, keep: (second, None))
+    _, tilde2, support2 = layer(torch.randn(1, 7, 8), keep, tilde)
+    assert _blocks(support2[0]) == [[0, 1], [2, 3], [4, 5], [6]]
+    supports = torch.cat([support, support2])
+    distances = merge_distances(supports, torch.cat([tilde, tilde2]))
+    assert [int(d) for d in distances] == [1, 3, 2, 3, 1, 3]
+
+
+@pytest.mark.parametrize("extra", ADJACENT, ids=lambda v: ",".join(v[1:]))
+def test_adjacent_supports_are_growing_contiguous_blocks(extra):
+    model = _model(extra).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        _, tildes, supports = model.encode(ids, keep)
+    for k, n in ((0, 11), (1, 6), (2, 11)):
+        for layer, support in enumerate(supports):
+            s = support[k]
+            assert _is_contiguous_partition(s[:n, :n])
+            assert not bool(s[n:].any() | s[:, n:].any())  # padded words are out
+            if layer:
+                assert bool((s | ~supports[layer - 1][k]).all())
+
+
+@pytest.mark.parametrize("extra", ADJACENT[:4], ids=lambda v: ",".join(v[1:]))
+def test_adjacent_read_out_gives_valid_trees_with_levels_from_the_blocks(extra):
+    model = _model(extra).eval()
+    ids, keep = _batch()
+    words = [f"w{i}" for i in range(11)]
+    with torch.no_grad():
+        scores = model.structure(ids, keep)
+    for k, n in ((0, 11), (1, 6)):
+        one = scores.sentence(k, n)
+        closed = one.supports.diagonal(1, -2, -1)  # [N, n - 1]: gap closed after layer l
+        levels = torch.where(closed.any(0), closed.int().argmax(0) + 1, len(closed) + 1)
+        assert [int(d) for d in one.distances("merge")] == levels.tolist()
+        for decoder in ("merge", "divergence"):
+            tree = one.read_out(words[:n], decoder).tree
+            assert tree is not None and tree.words() == words[:n]
+            assert all(len(node.children) in (1, 2) for node in tree.subtrees())
+
+
+@pytest.mark.parametrize("extra", ADJACENT[:4], ids=lambda v: ",".join(v[1:]))
+def test_gradients_reach_the_gate_with_adjacent_blocks(extra):
+    model = _model(extra).train()
+    ids, keep = _batch()
+    model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean().backward()
+    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert any(float(g.abs().max()) > 1e-6 for g in grads)
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)

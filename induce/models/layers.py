@@ -36,12 +36,13 @@ class _DropoutFunction(torch.autograd.Function):
         drop = bits < int(round(p * 65536)) - 32768  # probability p (to 1/65536)
         ctx.save_for_backward(drop)  # one byte per element
         ctx.scale = 1.0 / (1.0 - p)
-        return x.masked_fill(drop, 0.0) * ctx.scale
+        # scaled in place: one tensor allocated instead of two (the same values)
+        return x.masked_fill(drop, 0.0).mul_(ctx.scale)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
         (drop,) = ctx.saved_tensors
-        return grad.masked_fill(drop, 0.0) * ctx.scale, None
+        return grad.masked_fill(drop, 0.0).mul_(ctx.scale), None
 
 
 class Dropout(nn.Module):

@@ -17,37 +17,36 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import iter_lines
 from induce.data.normalize import is_punctuation
 from induce.data.ptb import leaf_token
 from induce.data.types import Tree
+from induce.parse_input import INPUTS, InputKind, Sentence, iter_sentences, read_sentences
 from induce.runs.directory import open_run
 
 if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
     from induce.decode.scores import Scores
     from induce.runs.chart import ChartRun
 
-InputKind = Literal["text", "pretokenized", "conllu", "trees"]
 Format = Literal["conllu", "ptb", "jsonl", "tree", "html"]
 Punct = Literal["attach", "drop"]
-INPUTS: tuple[InputKind, ...] = get_args(InputKind)
 FORMATS: tuple[Format, ...] = get_args(Format)
 
-__all__ = ["FORMATS", "INPUTS", "Parsed", "Parser", "Sentence", "format_parsed", "is_punctuation"]
-
-
-@dataclass
-class Sentence:
-    tokens: list[str]
-    line: int
-    text: str = ""
-    conllu: Any = None  # the conllu TokenList (CoNLL-U input)
-    punct: list[bool] = field(default_factory=list)
-    tags: list[str] | None = None  # the input's tags (trees, CoNLL-U XPOS), for chart models
+__all__ = [
+    "FORMATS",
+    "INPUTS",
+    "InputKind",
+    "Parsed",
+    "Parser",
+    "Sentence",
+    "format_parsed",
+    "is_punctuation",
+    "iter_sentences",
+    "read_sentences",
+]
 
 
 @dataclass
@@ -57,94 +56,6 @@ class Parsed:
     labels: list[str] | None
     tree: str
     scores: dict[str, Any] | None = None
-
-
-def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
-    """All sentences of ``path`` (``-``: standard input) at once."""
-    return list(iter_sentences(path, kind))
-
-
-def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[Sentence]:
-    """The sentences of ``path`` (``-``: standard input) as they are read.  ``sniff``: read
-    text as CoNLL-U when its first non-blank line is a comment or a 10-column token line
-    (for standard input, which has no ``.conllu`` name to go by)."""
-    if kind not in INPUTS:
-        raise ConfigError(f"must be one of {', '.join(INPUTS)}", setting="input_kind")
-    name = "<stdin>" if path == "-" else path
-    if kind == "trees":
-        yield from _tree_sentences(path)
-        return
-    lines = _named_lines(iter_lines(path), name)
-    if sniff or kind == "conllu":
-        first = next((item for item in lines if item[1].strip()), None)
-        if first is None:
-            return
-        if kind == "conllu" or _looks_like_conllu(first[1]):
-            yield from _conllu_sentences(itertools.chain([first], lines), name)
-            return
-        lines = itertools.chain([first], lines)
-    tokenize = str.split
-    if kind == "text":
-        from nltk.tokenize import TreebankWordTokenizer
-
-        tokenize = TreebankWordTokenizer().tokenize
-    for number, line in lines:
-        yield Sentence(tokenize(line), number, line.strip())
-
-
-def _named_lines(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:
-    """Lines whose errors name ``<stdin>`` rather than ``-``."""
-    try:
-        yield from lines
-    except InputError as err:
-        if err.path == "-":
-            raise InputError(err.reason, name, err.line) from None
-        raise
-
-
-def _looks_like_conllu(line: str) -> bool:
-    if line.startswith("#"):
-        return True
-    cols = line.split("\t")
-    return len(cols) == 10 and cols[0].replace("-", "").replace(".", "").isdigit()
-
-
-def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Sentence]:
-    from induce.data.conll import parse_conllu_block
-
-    block: list[str] = []
-    start = 0
-    for number, line in itertools.chain(lines, [(0, "")]):
-        if line.strip():
-            if not block:
-                start = number
-            block.append(line)
-            continue
-        if not block:
-            continue
-        tokens = parse_conllu_block(block, start, path)
-        block = []
-        words = [t for t in tokens if isinstance(t["id"], int)]
-        for k, t in enumerate(words, 1):
-            if t["id"] != k:
-                raise InputError(f"token IDs must run 1, 2, 3, ...; got {t['id']}", path, start)
-        sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
-        sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
-        xpos = [t["xpos"] for t in words]
-        sentence.tags = xpos if all(tag not in (None, "_") for tag in xpos) else None
-        yield sentence
-
-
-def _tree_sentences(path: str) -> Iterator[Sentence]:
-    """The words and tags of each tree of a treebank file (empty elements left out)."""
-    from induce.data.ptb import read_trees
-    from induce.structure.trees import strip_empty
-
-    trees = read_trees(path)
-    for k, tree in enumerate(trees.trees):
-        clean = strip_empty(tree) if tree is not None else None
-        words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
-        yield Sentence(words, trees.where(k)[1], " ".join(words), tags=tags)
 
 
 class Parser:

@@ -47,9 +47,9 @@ def load_gold(dataset: Dataset, split: str, head_rules: str = "penn2malt") -> Go
     if not dataset.has(name):
         return Gold([], f"the dataset has no {name}")
     lines = list(dataset.lines(name))
-    tokens = list(dataset.sentences(split))
-    if dataset.has(f"{split}.align"):  # subword text: the words are in {split}.words
-        tokens = [line.split() for line in dataset.lines(f"{split}.words")]
+    # the word count of each sentence (subword text: the words are in {split}.words)
+    text = f"{split}.words" if dataset.has(f"{split}.align") else f"{split}.txt"
+    tokens = [line.split() for line in dataset.lines(text)]
     reader = _GoldReader(
         str(dataset.path / name),
         dataset.normalization.word_tags,

@@ -59,11 +59,12 @@ def parse_split(
 ) -> dict[str, float]:
     """UF1 and UAS/UUAS of the model's parses of ``split`` with each score type's default
     decoder, or ``decoder`` (subword scores: word distances and heights, then Algorithm 3)."""
-    tokens = list(dataset.sentences(split))
     align = None
-    if dataset.has(f"{split}.align"):
+    if dataset.has(f"{split}.align"):  # subword text: the words are in {split}.words
         align = [list(map(int, line.split())) for line in dataset.lines(f"{split}.align")]
         tokens = [line.split() for line in dataset.lines(f"{split}.words")]
+    else:  # the tree leaves only: read as written, no normalisation needed
+        tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
     scorer = ParseScorer()
     for index, scores in sentence_scores(
         model, sentences, specials, data.eval_batch_tokens, device, cast

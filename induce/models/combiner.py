@@ -22,10 +22,21 @@ Per layer ``l`` (post-LayerNorm, BERT style):
    blocks of layer ``l - 1`` where ``M^`` across it is positive (``adjacent_gap: pair``: the
    two adjacent words, ``max(M^[g, g+1], M^[g+1, g]) > 0``; ``blocks``: any pair of the two
    blocks; ``peak``: as ``pair``, at a local maximum of that value among the open gaps),
-   closed gaps stay closed, and the support is every pair inside a block;
+   closed gaps stay closed, and the support is every pair inside a block.
+   ``hierarchy: constituent`` (ours, Tree Transformer's constituent attention, Wang et al.
+   2019, in Combiner's frame; ``combiner_support.NeighbourLinks``): a dedicated score per
+   gap decides the blocks instead of ``M^``.  Each word splits a unit of preference between
+   its two neighbours, the link of a gap is the geometric mean of its two words' preferences
+   for each other, and links only grow upward (``a^l = a^{l-1} + (1 - a^{l-1}) link^l``);
+   the blocks are the runs of gaps whose link passes ``link_threshold`` (so the merge level
+   of a gap is the first layer where it does), Eq. 5 stays inside them, and Eq. 7 averages
+   ``H^`` with the constituent prior ``C[i, j]`` (the product of the links between ``i`` and
+   ``j``) as the connection weights instead of ``Boolean(M~)``, which is what trains the
+   links; ``prior_attention`` multiplies the heads' attention by ``C`` too, as Tree
+   Transformer does;
 4. Eq. 6 ``H^ = M~ V`` with one ``V`` shared by the heads; Eq. 7 averages ``H^`` over the
-   tokens each token is connected to (the row-normalised ``Boolean(M~)``); then the output
-   projection, residual, LayerNorm and the feed-forward block.
+   tokens each token is connected to (the row-normalised ``Boolean(M~)``, or ``C`` above);
+   then the output projection, residual, LayerNorm and the feed-forward block.
 
 The gate's bias starts at ``gate_bias`` (-4: ``tau`` ~ 0.02), low enough that ``M^`` is not
 all zero at the start: where ``M^`` is zero, ``relu`` passes ``tau`` no gradient.  Where every
@@ -62,12 +73,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError
 from induce.decode.scores import MergeScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
-from induce.models.combiner_support import GapRule, adjacent_support
+from induce.models.combiner_support import (
+    GapRule,
+    NeighbourLinks,
+    adjacent_support,
+    chain_minimum,
+    constituent_prior,
+)
 from induce.models.layers import Dropout, Recording
-from induce.models.pretrained import read_bert
+from induce.models.pretrained import BertWeights, read_bert
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,7 @@ class CombinerConfig(BackboneConfig):
     gate_channels: int = 8
     gate_kernel: int = 3
     gate_bias: float = -4.0  # initial bias of tau's linear map: tau starts ~ 0.02
-    hierarchy: Literal["support", "dense", "adjacent"] = "support"
+    hierarchy: Literal["support", "dense", "adjacent", "constituent"] = "support"
     adjacent_gap: GapRule = "pair"  # hierarchy: adjacent: which pairs close a gap (ours)
     # how the learned gate's hard support passes gradients back (see the module docstring):
     # straight_through (ours), none (the paper's Boolean as written: tau gets almost none)
@@ -91,6 +108,9 @@ class CombinerConfig(BackboneConfig):
     gate_temperature: float = 0.05  # T of the soft membership sigmoid((M - tau) / T)
     # weight of an auxiliary cost on the soft support (ours; 0: none; straight_through only)
     gate_sparsity: float = 0.0
+    # hierarchy: constituent: multiply the heads' attention by the constituent prior too
+    prior_attention: bool = False
+    link_threshold: float = 0.5  # hierarchy: constituent: a gap closes once its link passes it
 
     def check(self) -> None:
         super().check()
@@ -104,6 +124,7 @@ class CombinerConfig(BackboneConfig):
         if not 0 <= self.gate_layers <= 8:
             raise ConfigError(f"model.gate_layers must be in [0, 8], got {self.gate_layers}")
         check_rate("model.fixed_tau", self.fixed_tau)
+        check_rate("model.link_threshold", self.link_threshold)
         if not self.gate_temperature > 0:
             raise ConfigError(
                 f"model.gate_temperature must be positive, got {self.gate_temperature}"
@@ -170,6 +191,7 @@ class CombinerLayer(Recording):
         self.v = nn.Linear(c.d_model, c.d_model)  # Eq. 6: one V for all heads
         self.out = nn.Linear(c.d_model, c.d_model)
         self.gate = SparseGate(c) if c.threshold == "learned" else None
+        self.links = NeighbourLinks(c.d_model) if c.hierarchy == "constituent" else None
         self.norm_attn = nn.LayerNorm(c.d_model)
         self.ff = nn.Sequential(
             nn.Linear(c.d_model, c.d_ff), nn.GELU(), nn.Linear(c.d_ff, c.d_model)
@@ -188,8 +210,12 @@ class CombinerLayer(Recording):
             nn.init.zeros_(linear.bias)
 
     def forward(
-        self, x: torch.Tensor, keep: torch.Tensor, prev: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        self,
+        x: torch.Tensor,
+        keep: torch.Tensor,
+        prev: torch.Tensor | None,
+        links: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
         c = self.c
         b, n, d = x.shape
         q, k = self.qk(x).view(b, n, 2, c.n_heads, d // c.n_heads).permute(2, 0, 3, 1, 4)
@@ -197,9 +223,19 @@ class CombinerLayer(Recording):
         pair = keep[:, :, None] & keep[:, None, :]  # [B, L, L]
         attn = torch.softmax(logits.masked_fill(~keep[:, None, None, :], float("-inf")), -1)
         attn = attn.masked_fill(~pair[:, None], 0.0)  # [B, H, L, L]
-        gated, soft = self._gated(attn, keep)  # M^ [B, L, L], its soft support or None
         eye = torch.eye(n, dtype=torch.bool, device=x.device)[None]
-        if c.hierarchy == "adjacent":  # contiguous blocks (combiner_support)
+        prior = None
+        if self.links is not None:  # constituent: blocks of the gaps whose links pass 1/2
+            links = self.links(x, keep, links)
+            closed = links > c.link_threshold
+            closed = chain_minimum(closed.to(links.dtype)) > 0 if n > 1 else eye
+            prior = constituent_prior(links, pair) if n > 1 else (eye & pair).to(x.dtype)
+            if c.prior_attention:  # Tree Transformer: the heads see through the prior
+                attn = attn * prior[:, None].to(attn.dtype)
+        gated, soft = self._gated(attn, keep)  # M^ [B, L, L], its soft support or None
+        if self.links is not None:
+            support, soft = (closed & pair) | eye, None
+        elif c.hierarchy == "adjacent":  # contiguous blocks (combiner_support)
             below = None if prev is None else prev.diagonal(1, -2, -1) > 0
             support, soft = adjacent_support(gated, soft, below, keep, c.adjacent_gap)
         else:
@@ -221,14 +257,14 @@ class CombinerLayer(Recording):
         if self.record:
             self.recorded = tilde[:, None].detach()
         h_hat = torch.matmul(self.drop_weights(tilde), self.v(x))  # Eq. 6
-        connected = allowed.to(h_hat.dtype)
+        connected = allowed.to(h_hat.dtype) if prior is None else prior.to(h_hat.dtype)
         if soft is not None and c.hierarchy != "dense":
             # straight through: the hard support's values (+ exact zeros), the soft gradient
             connected = connected + (soft - soft.detach()).to(connected.dtype)
         h = torch.matmul(connected / connected.sum(-1, keepdim=True).clamp_min(1.0), h_hat)
         x = self.norm_attn(x + self.drop(self.out(h)))  # Eq. 7, projection, residual
         x = self.norm_ff(x + self.drop(self.ff(x)))
-        return x, tilde, allowed & pair
+        return x, tilde, allowed & pair, links
 
     def _gated(
         self, attn: torch.Tensor, keep: torch.Tensor
@@ -257,43 +293,6 @@ class CombinerLayer(Recording):
         return gated, torch.sigmoid(margin / c.gate_temperature).amax(1)
 
 
-class _Weights:
-    """A BERT checkpoint's tensors, copied into parameters with their shapes checked."""
-
-    def __init__(self, tensors: dict[str, torch.Tensor], folder: str) -> None:
-        self.tensors, self.folder = tensors, folder
-
-    def take(self, name: str) -> torch.Tensor:
-        if name not in self.tensors:
-            raise InputError(f"the BERT checkpoint has no {name}", self.folder)
-        return self.tensors[name]
-
-    def copy(self, target: torch.Tensor, value: torch.Tensor, name: str) -> None:
-        if target.shape != value.shape:
-            raise ConfigError(
-                f"{name} is {list(value.shape)} in the BERT checkpoint, {list(target.shape)} "
-                "here: the dataset must be made with its WordPiece vocabulary (--tokenizer "
-                "wordpiece) and the model sizes are the checkpoint's"
-            )
-        target.copy_(value)
-
-    def into(self, target: torch.Tensor, name: str, plus: torch.Tensor | None = None) -> None:
-        value = self.take(name)
-        self.copy(target, value if plus is None else value + plus, name)
-
-    def linear(self, target: nn.Linear, name: str) -> None:
-        self.into(target.weight, f"{name}.weight")
-        self.into(target.bias, f"{name}.bias")
-
-    def has_norm(self, name: str) -> bool:
-        return f"{name}.weight" in self.tensors or f"{name}.gamma" in self.tensors
-
-    def norm(self, target: nn.LayerNorm, name: str) -> None:
-        old = f"{name}.gamma" in self.tensors  # checkpoints converted from TensorFlow
-        self.into(target.weight, f"{name}.{'gamma' if old else 'weight'}")
-        self.into(target.bias, f"{name}.{'beta' if old else 'bias'}")
-
-
 class Combiner(MaskedLM):
     """Word embeddings (+ learned positions) and their LayerNorm, ``n_layers`` Combiner
     layers, the tied output layer.  ``structure`` returns each layer's connections and
@@ -318,9 +317,10 @@ class Combiner(MaskedLM):
         """``hidden [B, L, D]``, and per layer ``M~ [B, L, L]`` and the support."""
         h = self.drop(self.embed_norm(self.embed_tokens(ids)))
         prev: torch.Tensor | None = None
+        links: torch.Tensor | None = None
         tildes, supports = [], []
         for layer in self.layers:
-            h, prev, support = cast(CombinerLayer, layer)(h, keep, prev)
+            h, prev, support, links = cast(CombinerLayer, layer)(h, keep, prev, links)
             tildes.append(prev)
             supports.append(support)
         return h, tildes, supports
@@ -340,7 +340,7 @@ class Combiner(MaskedLM):
         and feed-forward, and the MLM head's output bias and LayerNorm.  BERT's per-head values
         are Eq. 6's shared ``V`` as they are; the gates start fresh, and so does the MLM
         head's dense transform, which this model does not have."""
-        bert = _Weights(read_bert(folder), folder)
+        bert = BertWeights(read_bert(folder), folder)
         bert.into(self.embed.weight, "embeddings.word_embeddings.weight")
         if self.positions is not None:
             segment = bert.take("embeddings.token_type_embeddings.weight")[0]

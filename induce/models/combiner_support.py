@@ -26,10 +26,14 @@ Shapes: ``B`` batch, ``L`` length.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import torch
 import torch.nn.functional as F
+from torch import nn
+
+from induce.models.layers import full_precision
 
 GapRule = Literal["pair", "blocks", "peak"]
 
@@ -112,3 +116,48 @@ def adjacent_support(
     gaps = torch.where(below, torch.ones_like(soft[:, 0, 1:]), _across(soft, same, pair, rule))
     soft_support = torch.maximum(chain_minimum(gaps * valid) * pair, eye.to(gaps.dtype))
     return support, soft_support
+
+
+class NeighbourLinks(nn.Module):
+    """``hierarchy: constituent`` (ours, after Tree Transformer's constituent attention,
+    Wang et al. 2019, Eqs. 1-3 of its Sec. 3): each word splits a unit of preference between
+    its left and right neighbour (a softmax over the two scores ``q_i . k_{i+-1} / sqrt(D)``),
+    the link of gap ``g`` is ``a_g = sqrt(p_{g -> g+1} p_{g+1 -> g})``, and links only grow
+    upward: ``a^_g^l = a^_g^{l-1} + (1 - a^_g^{l-1}) a_g^l``.  The competition keeps a word
+    from binding to both sides at once, so a gap stays open where its words look away from
+    each other.  ``x [B, L, D]``, ``keep [B, L]``, the links below ``[B, L - 1]`` or ``None``
+    -> ``a^ [B, L - 1]`` (fp32; 0 on gaps that touch padding)."""
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.qk = nn.Linear(d_model, 2 * d_model)
+
+    def forward(
+        self, x: torch.Tensor, keep: torch.Tensor, below: torch.Tensor | None
+    ) -> torch.Tensor:
+        with full_precision(x.device):
+            q, k = self.qk(x.float()).chunk(2, -1)
+            scale = 1.0 / math.sqrt(q.shape[-1])
+            valid = keep[:, :-1] & keep[:, 1:]  # [B, L - 1]
+            right = ((q[:, :-1] * k[:, 1:]).sum(-1) * scale).masked_fill(~valid, -1e4)
+            left = ((q[:, 1:] * k[:, :-1]).sum(-1) * scale).masked_fill(~valid, -1e4)
+            # word i chooses between gap i - 1 (left) and gap i (right); -1e4: no neighbour
+            choice = torch.stack(
+                [F.pad(left, (1, 0), value=-1e4), F.pad(right, (0, 1), value=-1e4)], -1
+            )
+            p = torch.softmax(choice, -1)  # [B, L, 2]
+            link = (p[:, :-1, 1] * p[:, 1:, 0]).clamp_min(1e-12).sqrt() * valid
+            return link if below is None else below + (1.0 - below) * link
+
+
+def constituent_prior(links: torch.Tensor, pair: torch.Tensor) -> torch.Tensor:
+    """``links [B, L - 1]`` in [0, 1], ``pair [B, L, L]`` -> ``C [B, L, L]``: the product of
+    the links between ``i`` and ``j`` (1 on the diagonal, 0 off the sentence), in log space."""
+    b, m = links.shape
+    n = m + 1
+    total = F.pad(links.float().clamp_min(1e-9).log().cumsum(-1), (1, 0))  # [B, L]
+    upper = torch.ones(n, n, dtype=torch.bool, device=links.device).triu(1)
+    diff = (total[:, None, :] - total[:, :, None]).masked_fill(~upper, float("-inf"))
+    prior = diff.exp()
+    eye = torch.eye(n, dtype=prior.dtype, device=links.device)
+    return (prior + prior.transpose(-1, -2) + eye) * pair

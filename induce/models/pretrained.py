@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from induce.data.errors import ConfigError, InputError
 
@@ -68,3 +69,40 @@ def _config(base: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError("config.json is not a JSON object", str(path))
     return data
+
+
+class BertWeights:
+    """A BERT checkpoint's tensors, copied into parameters with their shapes checked."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor], folder: str) -> None:
+        self.tensors, self.folder = tensors, folder
+
+    def take(self, name: str) -> torch.Tensor:
+        if name not in self.tensors:
+            raise InputError(f"the BERT checkpoint has no {name}", self.folder)
+        return self.tensors[name]
+
+    def copy(self, target: torch.Tensor, value: torch.Tensor, name: str) -> None:
+        if target.shape != value.shape:
+            raise ConfigError(
+                f"{name} is {list(value.shape)} in the BERT checkpoint, {list(target.shape)} "
+                "here: the dataset must be made with its WordPiece vocabulary (--tokenizer "
+                "wordpiece) and the model sizes are the checkpoint's"
+            )
+        target.copy_(value)
+
+    def into(self, target: torch.Tensor, name: str, plus: torch.Tensor | None = None) -> None:
+        value = self.take(name)
+        self.copy(target, value if plus is None else value + plus, name)
+
+    def linear(self, target: nn.Linear, name: str) -> None:
+        self.into(target.weight, f"{name}.weight")
+        self.into(target.bias, f"{name}.bias")
+
+    def has_norm(self, name: str) -> bool:
+        return f"{name}.weight" in self.tensors or f"{name}.gamma" in self.tensors
+
+    def norm(self, target: nn.LayerNorm, name: str) -> None:
+        old = f"{name}.gamma" in self.tensors  # checkpoints converted from TensorFlow
+        self.into(target.weight, f"{name}.{'gamma' if old else 'weight'}")
+        self.into(target.bias, f"{name}.{'beta' if old else 'bias'}")

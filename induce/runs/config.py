@@ -74,9 +74,10 @@ class TrainConfig:
     valid_decoder: str | None = None
     # a local BERT folder the model starts from (combiner; its sizes become the model's)
     init_from: str | None = None
-    # chart: updates of linear learning-rate warm-up, dev evaluations per epoch (0: use
-    # eval_every) and the EVALB preset of dev F1 (the plateau and patience then follow F1)
+    # updates of linear learning-rate warm-up (every arch; the plateau schedule starts after)
     warmup: int = 0
+    # chart: dev evaluations per epoch (0: use eval_every) and the EVALB preset of dev F1
+    # (the plateau and patience then follow F1)
     evals_per_epoch: int = 0
     evalb: str = "collins"
 

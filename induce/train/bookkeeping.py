@@ -89,6 +89,15 @@ class CheckpointedRun:
         if self.main:
             self.on_event(kind, data)
 
+    def warm_up(self, lr: float, warmup: int) -> None:
+        """Linear learning-rate warm-up: the update numbered ``k`` (from 1) of the first
+        ``warmup`` runs at ``lr * k / warmup``; after them the plateau schedule owns the rate.
+        Set from the step count, so a resumed run continues the same ramp."""
+        step = self.state["step"] + 1
+        if warmup and step <= warmup:
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr * step / warmup
+
     def update(self, loss: torch.Tensor, clip: float) -> torch.Tensor:
         """One optimizer update from ``loss`` (gradients clipped to norm ``clip`` when > 0);
         returns the loss detached, still on the device: reading it as a number would wait

@@ -181,14 +181,6 @@ class ChartTrainer(CheckpointedRun):
         self.state["seconds"], self.began = self._elapsed(), time.perf_counter()
 
     # -- the loop --------------------------------------------------------------------------
-    def _set_lr(self) -> None:
-        """Linear warm-up over ``train.warmup`` updates (the plateau schedule after it)."""
-        warmup = self.config.train.warmup
-        step = self.state["step"] + 1
-        if warmup and step <= warmup:
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.config.optim.lr * step / warmup
-
     def train_step(self, indices: list[int], rng: random.Random) -> torch.Tensor:
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
@@ -208,7 +200,7 @@ class ChartTrainer(CheckpointedRun):
                 tag_logits.flatten(0, 1), tags.flatten().to(self.device), ignore_index=-100
             )
             loss = loss + self.model.config.tag_loss_scale * tag_loss
-        self._set_lr()
+        self.warm_up(self.config.optim.lr, self.config.train.warmup)
         return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:

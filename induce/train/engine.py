@@ -240,6 +240,7 @@ class Trainer(CheckpointedRun):
 
     def train_step(self, batch: Batch) -> torch.Tensor:
         loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
+        self.warm_up(self.config.optim.lr, self.config.train.warmup)
         return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:
@@ -277,7 +278,8 @@ class Trainer(CheckpointedRun):
                     c.train.valid_decoder,
                 )
             )
-        self.scheduler.step(loss)
+        if self.state["step"] >= c.train.warmup:  # the plateau schedule starts after it
+            self.scheduler.step(loss)
         improved = loss < self.state["best_loss"]
         if improved:
             self.state["best_loss"] = loss

@@ -12,7 +12,14 @@ from induce.models.combiner import CombinerLayer
 from induce.models.combiner_support import adjacent_support, chain_minimum
 from induce.runs.config import load_config
 
-SMALL = ["model.d_model=32", "model.n_layers=3", "model.n_heads=4", "model.d_ff=64"]
+# the paper's hierarchy (the demo config names this project's constituent one)
+SMALL = [
+    "model.d_model=32",
+    "model.n_layers=3",
+    "model.n_heads=4",
+    "model.d_ff=64",
+    "model.hierarchy=support",
+]
 VARIANTS = [
     [],
     ["model.gate=row"],
@@ -106,7 +113,7 @@ def test_a_hand_set_threshold_gives_the_groups_computed_by_hand(monkeypatch):
     assert torch.allclose(soft, torch.sigmoid((attn.amax(1) - 0.5) / 0.05))
     # support of M^ plus the diagonal: {0,1} and {2,3} are the connected groups
     monkeypatch.setattr(layer, "_gated", lambda attn, keep: (expected, soft))
-    _, _, support = layer(torch.randn(1, 4, 8), keep, None)
+    _, _, support, _ = layer(torch.randn(1, 4, 8), keep, None)
     sym = support[0] | support[0].T
     assert sym.tolist() == [
         [True, True, False, False],
@@ -376,13 +383,13 @@ def test_a_hand_set_threshold_gives_adjacent_blocks_through_the_layer(monkeypatc
     keep = torch.ones(1, 7, dtype=torch.bool)
     first = _hand_gated()
     monkeypatch.setattr(layer, "_gated", lambda attn, keep: (first, None))
-    _, tilde, support = layer(torch.randn(1, 7, 8), keep, None)
+    _, tilde, support, _ = layer(torch.randn(1, 7, 8), keep, None)
     assert _blocks(support[0]) == [[0, 1], [2], [3], [4, 5], [6]]
     assert bool(((tilde > 0) == support).all())  # M~ is positive exactly on the blocks
     second = torch.zeros(1, 7, 7)
     second[0, 3, 2] = 0.4  # layer 2 closes gap 2-3 only
     monkeypatch.setattr(layer, "_gated", lambda attn, keep: (second, None))
-    _, tilde2, support2 = layer(torch.randn(1, 7, 8), keep, tilde)
+    _, tilde2, support2, _ = layer(torch.randn(1, 7, 8), keep, tilde)
     assert _blocks(support2[0]) == [[0, 1], [2, 3], [4, 5], [6]]
     supports = torch.cat([support, support2])
     distances = merge_distances(supports, torch.cat([tilde, tilde2]))

@@ -92,6 +92,40 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     ]
 
 
+def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path):
+    settings = tiny("structformer") + [
+        "train.max_steps=12",
+        "train.eval_every=3",
+        "train.log_every=1",
+        "train.warmup=8",
+        "optim.lr=2e-3",
+        "optim.plateau_patience=0",
+    ]
+    whole = tmp_path / "whole"
+    train(TrainOptions(str(whole), "structformer", str(data), settings, device="cpu"))
+    rates = [r["lr"] for r in _records(whole, "train")]
+    assert rates[:8] == pytest.approx([2e-3 * k / 8 for k in range(1, 9)])
+    # the plateau schedule (patience 0) starts only after the warm-up
+    assert rates[8] == pytest.approx(2e-3)
+
+    part = tmp_path / "part"
+    holder = {}
+
+    def stop_at_5(kind, record):
+        if kind == "train" and record["step"] == 5:
+            holder["trainer"].request_stop()
+
+    trainer = Trainer(
+        TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_at_5
+    )
+    holder["trainer"] = trainer
+    assert trainer.fit() == "interrupted"
+    assert train(TrainOptions(str(part), resume=True, device="cpu")) == "done"
+    assert [r["lr"] for r in _records(part, "train")] == rates
+    a, b = _final_weights(whole), _final_weights(part)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_settings_are_checked(data, tmp_path):
     with pytest.raises(ConfigError, match="unknown setting"):
         load_config("structformer", ["optim.learning_rate=1"])

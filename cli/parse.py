@@ -46,7 +46,7 @@ def parse(
         "--decoder",
         help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | "
         "eisner | mst-uniform-root (the official UDGN test decoder); combiner: merge (default) "
-        "| divergence; chart: CKY only.  Default: the run's "
+        "| divergence | levels (hierarchy: constituent); chart: CKY only.  Default: the run's "
         "protocol.test_decoder (mst-uniform-root for udgn-ptb-paper), else the model's.",
     ),
     punct: Punct = typer.Option(

@@ -6,7 +6,11 @@ the two are in one connected component of the symmetrised support (``N + 1`` if 
 plus ``0.5 * (1 - a)`` where ``a`` is the attention the two pay each other at that layer
 (the last layer if never): pairs joined in the same layer are split first where they attend
 least to each other.  ``divergence``: the mean over layers of the Jensen-Shannon divergence
-between the attention rows of ``i`` and ``i + 1``.  Either way the distances go to Algorithm 1.
+between the attention rows of ``i`` and ``i + 1``.  ``levels`` (``hierarchy: constituent``
+only): the soft merge level ``1 + sum_l (1 - a^l_g)`` of the gap's links ``a^l_g``; where the
+links are 0 or 1 it is the ``merge`` level, else it keeps how far each link is from closing
+its gap in every layer, where ``merge`` keeps only the first layer past the threshold.
+The distances go to Algorithm 1.
 
 Shapes: ``N`` layers, ``n`` words.
 """
@@ -50,3 +54,9 @@ def divergence_distances(attention: torch.Tensor) -> list[float]:
         return (a * ratio.log()).sum(-1)
 
     return ((kl(p, m) + kl(q, m)) / 2).mean(0).tolist()
+
+
+def soft_levels(links: torch.Tensor) -> list[float]:
+    """``links [N, n - 1]`` (each layer's links, growing upward) -> ``n - 1`` soft merge
+    levels ``1 + sum_l (1 - links[l])``."""
+    return (1.0 + (1.0 - links.double()).sum(0)).tolist()

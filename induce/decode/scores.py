@@ -23,7 +23,7 @@ from induce.data.errors import ConfigError
 from induce.decode.dependencies import arc_scores, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
-from induce.decode.merges import divergence_distances, merge_distances
+from induce.decode.merges import divergence_distances, merge_distances, soft_levels
 from induce.structure.subwords import word_distances, word_heights
 
 
@@ -188,22 +188,34 @@ class MergeScores(Scores):
     connected to after each layer) and ``attention [B, N, L, L]`` (each layer's ``M~``).
 
     Decoders (``induce.decode.merges``): ``merge`` (the layer at which adjacent words join,
-    ties by their mutual attention) and ``divergence`` (Jensen-Shannon divergence of adjacent
-    attention rows); the tree is Algorithm 1 on those distances, with no dependencies."""
+    ties by their mutual attention), ``divergence`` (Jensen-Shannon divergence of adjacent
+    attention rows) and, where the model has neighbour links (``links [B, N, L - 1]``,
+    ``hierarchy: constituent``), ``levels`` (soft merge levels); the tree is Algorithm 1 on
+    those distances, with no dependencies."""
 
     supports: torch.Tensor
     attention: torch.Tensor
-    decoders: ClassVar[tuple[str, ...]] = ("merge", "divergence")
+    links: torch.Tensor | None = None
+    decoders: ClassVar[tuple[str, ...]] = ("merge", "divergence", "levels")
     has_heads: ClassVar[bool] = False
 
     def sentence(self, k: int, n: int) -> MergeScores:
+        links = None if self.links is None else self.links[k, :, : max(n - 1, 0)].float().cpu()
         return MergeScores(
-            self.supports[k, :, :n, :n].cpu(), self.attention[k, :, :n, :n].float().cpu()
+            self.supports[k, :, :n, :n].cpu(), self.attention[k, :, :n, :n].float().cpu(), links
         )
 
     def distances(self, decoder: str | None = None) -> list[float]:
-        if self.check_decoder(decoder) == "divergence":
+        chosen = self.check_decoder(decoder)
+        if chosen == "divergence":
             return divergence_distances(self.attention)
+        if chosen == "levels":
+            if self.links is None:
+                raise ConfigError(
+                    "levels needs a Combiner with hierarchy: constituent (neighbour links)",
+                    setting="decoder",
+                )
+            return soft_levels(self.links)
         return merge_distances(self.supports, self.attention)
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
@@ -214,7 +226,10 @@ class MergeScores(Scores):
         return decode_sentence(words, word_distances(self.distances(), list(align)), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "distances": self.distances("merge"),
             "divergences": self.distances("divergence"),
         }
+        if self.links is not None:
+            out["levels"] = self.distances("levels")
+        return out

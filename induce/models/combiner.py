@@ -179,8 +179,10 @@ class _AddGradient(torch.autograd.Function):
 
 class CombinerLayer(Recording):
     """One layer: Eqs. 3-7, then the output projection, residual, LayerNorm and
-    feed-forward (post-LN).  ``forward(x [B, L, D], keep [B, L], prev [B, L, L] or None)``
-    returns ``(x', M~ [B, L, L], support [B, L, L])``."""
+    feed-forward (post-LN).  ``forward(x [B, L, D], keep [B, L], prev [B, L, L] or None,
+    links [B, L - 1] or None)`` returns ``(x', M~ [B, L, L], support [B, L, L], links)``:
+    ``prev`` and ``links`` are the layer below's ``M~`` and links (``hierarchy:
+    constituent``; ``None`` otherwise)."""
 
     def __init__(self, c: CombinerConfig, index: int = 0) -> None:
         super().__init__()
@@ -225,7 +227,7 @@ class CombinerLayer(Recording):
         attn = attn.masked_fill(~pair[:, None], 0.0)  # [B, H, L, L]
         eye = torch.eye(n, dtype=torch.bool, device=x.device)[None]
         prior = None
-        if self.links is not None:  # constituent: blocks of the gaps whose links pass 1/2
+        if self.links is not None:  # constituent: blocks of the gaps whose links pass the threshold
             links = self.links(x, keep, links)
             closed = links > c.link_threshold
             closed = chain_minimum(closed.to(links.dtype)) > 0 if n > 1 else eye
@@ -315,23 +317,37 @@ class Combiner(MaskedLM):
         self, ids: torch.Tensor, keep: torch.Tensor
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         """``hidden [B, L, D]``, and per layer ``M~ [B, L, L]`` and the support."""
+        h, tildes, supports, _ = self._layers(ids, keep)
+        return h, tildes, supports
+
+    def _layers(
+        self, ids: torch.Tensor, keep: torch.Tensor
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
+        """``encode``'s, and per layer the neighbour links ``[B, L - 1]`` (``hierarchy:
+        constituent``; none otherwise)."""
         h = self.drop(self.embed_norm(self.embed_tokens(ids)))
         prev: torch.Tensor | None = None
         links: torch.Tensor | None = None
-        tildes, supports = [], []
+        tildes, supports, all_links = [], [], []
         for layer in self.layers:
             h, prev, support, links = cast(CombinerLayer, layer)(h, keep, prev, links)
             tildes.append(prev)
             supports.append(support)
-        return h, tildes, supports
+            if links is not None:
+                all_links.append(links)
+        return h, tildes, supports, all_links
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
         h, _, _ = self.encode(ids, keep)
         return EncoderOutput(self.finish(h))
 
     def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> MergeScores:
-        _, tildes, supports = self.encode(ids, keep)
-        return MergeScores(torch.stack(supports, 1), torch.stack(tildes, 1).float())
+        _, tildes, supports, links = self._layers(ids, keep)
+        return MergeScores(
+            torch.stack(supports, 1),
+            torch.stack(tildes, 1).float(),
+            torch.stack(links, 1).float() if links else None,
+        )
 
     @torch.no_grad()
     def load_pretrained(self, folder: str) -> None:

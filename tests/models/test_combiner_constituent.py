@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from induce.decode.merges import merge_distances
+from induce.data.errors import ConfigError
+from induce.decode.merges import merge_distances, soft_levels
 from induce.models import build_model, combiner_support
 from induce.models.combiner_support import NeighbourLinks, constituent_prior
 from induce.runs.config import load_config
@@ -169,3 +170,26 @@ def test_gradients_reach_the_links(extra):
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
     assert all(float(g.abs().max()) > 0 for g in grads)  # every layer's links learn
     assert any(float(g.abs().max()) > 1e-5 for g in grads)
+
+
+def test_soft_levels_by_hand_and_as_a_decoder():
+    links = torch.tensor([[0.2, 1.0, 0.0], [0.6, 1.0, 0.5]])
+    assert soft_levels(links) == pytest.approx([2.2, 1.0, 2.5])
+    # hard links give the merge levels: closed from layer 1, from layer 2, never (N + 1)
+    assert soft_levels(torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])) == [1.0, 2.0, 3.0]
+    model = _model(["model.hierarchy=constituent"]).eval()
+    ids, keep = _batch()
+    with torch.no_grad():
+        scores = model.structure(ids, keep)
+    assert scores.links is not None and scores.links.shape == (3, 3, 10)
+    one = scores.sentence(1, 6)
+    assert one.distances("levels") == pytest.approx(soft_levels(scores.links[1, :, :5]))
+    assert set(one.to_json()) == {"distances", "divergences", "levels"}
+    tree = one.read_out([f"w{i}" for i in range(6)], "levels").tree
+    assert tree is not None and len(tree.words()) == 6
+    plain = _model(["model.hierarchy=support"]).eval()
+    with torch.no_grad():
+        other = plain.structure(ids, keep).sentence(0, 11)
+    assert other.links is None and "levels" not in other.to_json()
+    with pytest.raises(ConfigError, match="hierarchy: constituent"):
+        other.distances("levels")

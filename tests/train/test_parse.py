@@ -28,6 +28,9 @@ def runs(tmp_path_factory):
                 str(out[arch]), arch, str(data), tiny(arch) + ["train.max_steps=2"], device="cpu"
             )
         )
+    out["constituent"] = root / "constituent"
+    settings = tiny("combiner") + ["train.max_steps=2", "model.hierarchy=constituent"]
+    train(TrainOptions(str(out["constituent"]), "combiner", str(data), settings, device="cpu"))
     return out
 
 
@@ -77,6 +80,21 @@ def test_combiner_parses_constituency_trees_only(runs, tmp_path, decoder):
     conllu = _run(src, "-m", runs["combiner"], "-f", "conllu")
     assert conllu.exit_code == 2
     assert "--format conllu needs dependencies" in conllu.stderr and "ptb or jsonl" in conllu.stderr
+
+
+def test_combiner_levels_need_neighbour_links(runs, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    ptb = _run(src, "-m", runs["constituent"], "-f", "ptb", "--decoder", "levels")
+    assert ptb.exit_code == 0, ptb.output
+    assert ptb.stdout.split("\n")[0].count("(X ") >= 5
+    jsonl = _run(src, "-m", runs["constituent"], "-f", "jsonl", "--scores")
+    first = json.loads(jsonl.stdout.splitlines()[0])
+    assert len(first["scores"]["levels"]) == 3
+    out = tmp_path / "out.ptb"
+    refused = _run(src, "-m", runs["combiner"], "-f", "ptb", "--decoder", "levels", "-o", out)
+    assert refused.exit_code == 2 and "hierarchy: constituent" in refused.stderr
+    assert "Traceback" not in refused.output and not out.exists()
 
 
 def test_ptb_and_drop(runs, tmp_path):

@@ -263,6 +263,8 @@ def _check_decoder(config: RunConfig) -> None:
         if decoder is not None and decoder not in choices:
             allowed = ", ".join(choices) or f"none: a {config.arch} model has no parser"
             raise ConfigError(f"{key} must be one of {allowed}, got {decoder!r}")
+        if decoder == "levels" and config.model.get("hierarchy") != "constituent":
+            raise ConfigError(f"{key}: levels needs model.hierarchy: constituent")
 
 
 def _between(

@@ -12,13 +12,16 @@ from induce.models.combiner import CombinerLayer
 from induce.models.combiner_support import adjacent_support, chain_minimum
 from induce.runs.config import load_config
 
-# the paper's hierarchy (the demo config names this project's constituent one)
+# the paper's hierarchy and read-out (the demo config names this project's constituent
+# hierarchy and its levels read-out)
 SMALL = [
     "model.d_model=32",
     "model.n_layers=3",
     "model.n_heads=4",
     "model.d_ff=64",
     "model.hierarchy=support",
+    "train.valid_decoder=merge",
+    "protocol.test_decoder=merge",
 ]
 VARIANTS = [
     [],

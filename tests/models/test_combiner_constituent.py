@@ -187,7 +187,8 @@ def test_soft_levels_by_hand_and_as_a_decoder():
     assert set(one.to_json()) == {"distances", "divergences", "levels"}
     tree = one.read_out([f"w{i}" for i in range(6)], "levels").tree
     assert tree is not None and len(tree.words()) == 6
-    plain = _model(["model.hierarchy=support"]).eval()
+    paper = ["model.hierarchy=support", "train.valid_decoder=merge", "protocol.test_decoder=merge"]
+    plain = _model(paper).eval()
     with torch.no_grad():
         other = plain.structure(ids, keep).sentence(0, 11)
     assert other.links is None and "levels" not in other.to_json()

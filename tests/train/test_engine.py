@@ -134,6 +134,10 @@ def test_settings_are_checked(data, tmp_path):
     with pytest.raises(ConfigError, match="unknown architecture"):
         load_config("lstm")
     assert load_config("structformer", ["model.d_model=256"]).model["d_model"] == 256
+    # the soft merge levels need neighbour links: the demo has them, the paper preset not
+    assert load_config("combiner", preset="demo").protocol.test_decoder == "levels"
+    with pytest.raises(ConfigError, match="levels needs model.hierarchy: constituent"):
+        load_config("combiner", ["train.valid_decoder=levels"], preset="paper")
     with pytest.raises(ConfigError, match="conv_sise"):
         Trainer(
             TrainOptions(

@@ -229,14 +229,14 @@ class CombinerLayer(Recording):
         prior = None
         if self.links is not None:  # constituent: blocks of the gaps whose links pass the threshold
             links = self.links(x, keep, links)
-            closed = links > c.link_threshold
-            closed = chain_minimum(closed.to(links.dtype)) > 0 if n > 1 else eye
-            prior = constituent_prior(links, pair) if n > 1 else (eye & pair).to(x.dtype)
+            closed = (links > c.link_threshold).to(links.dtype)
+            constituent_support = ((chain_minimum(closed) > 0) & pair) | eye
+            prior = constituent_prior(links, pair)
             if c.prior_attention:  # Tree Transformer: the heads see through the prior
                 attn = attn * prior[:, None].to(attn.dtype)
         gated, soft = self._gated(attn, keep)  # M^ [B, L, L], its soft support or None
-        if self.links is not None:
-            support, soft = (closed & pair) | eye, None
+        if prior is not None:  # the links decide the blocks: the gate's soft support is unused
+            support, soft = constituent_support, None
         elif c.hierarchy == "adjacent":  # contiguous blocks (combiner_support)
             below = None if prev is None else prev.diagonal(1, -2, -1) > 0
             support, soft = adjacent_support(gated, soft, below, keep, c.adjacent_gap)

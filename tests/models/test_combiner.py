@@ -7,10 +7,11 @@ import torch
 
 from induce.data.errors import ConfigError
 from induce.decode.merges import divergence_distances, merge_distances
-from induce.models import build_model, model_config
+from induce.models import model_config
 from induce.models.combiner import CombinerLayer
 from induce.models.combiner_support import adjacent_support, chain_minimum
 from induce.runs.config import load_config
+from tests.models.combiner_helpers import gradients_of, padded_batch, small_combiner
 
 # the paper's hierarchy and read-out (the demo config names this project's constituent
 # hierarchy and its levels read-out)
@@ -47,24 +48,13 @@ ADJACENT = [
 
 
 def _model(extra=(), seed=0):
-    config = load_config("combiner", SMALL + list(extra), preset="demo")
-    torch.manual_seed(seed)
-    return build_model("combiner", config.model, 60, 1)
-
-
-def _batch(seed=1):
-    torch.manual_seed(seed)
-    ids = torch.randint(3, 60, (3, 11))
-    keep = torch.ones(3, 11, dtype=torch.bool)
-    keep[1, 6:] = False
-    ids[1, 6:] = 1
-    return ids, keep
+    return small_combiner(SMALL + list(extra), seed)
 
 
 @pytest.mark.parametrize("extra", VARIANTS, ids=lambda v: ",".join(v) or "paper")
 def test_connections_are_inherited_and_stay_inside_the_sentence(extra):
     model = _model(extra).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         _, tildes, supports = model.encode(ids, keep)
     for lower, upper in zip(supports, supports[1:]):
@@ -80,7 +70,7 @@ def test_connections_are_inherited_and_stay_inside_the_sentence(extra):
 
 def test_dense_hierarchy_connects_everything_at_once():
     model = _model(["model.hierarchy=dense"]).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         scores = model.structure(ids, keep).sentence(0, 11)
     assert bool(scores.supports.all())
@@ -150,7 +140,7 @@ def test_divergence_read_out():
 @pytest.mark.parametrize("decoder", ["merge", "divergence"])
 def test_read_out_trees_are_binary_deterministic_and_cover_the_words(decoder):
     model = _model().eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     words = [f"w{i}" for i in range(11)]
     with torch.no_grad():
         first = model.structure(ids, keep)
@@ -169,10 +159,7 @@ def test_read_out_trees_are_binary_deterministic_and_cover_the_words(decoder):
 @pytest.mark.parametrize("extra", [[], ["model.gate=row"], ["model.gate=head"]])
 def test_gradients_reach_the_gate(extra):
     model = _model(extra + ["model.gate_bias=-1.0"]).train()
-    ids, keep = _batch()
-    out = model(ids, keep)
-    model.logits(out.hidden[keep]).logsumexp(-1).mean().backward()
-    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    grads = gradients_of(model, *padded_batch(), ".gate.")
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
     assert any(float(g.abs().sum()) > 0 for g in grads)
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
@@ -180,13 +167,12 @@ def test_gradients_reach_the_gate(extra):
 
 def _gate_gradient(extra):
     model = _model(extra).train()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         _, _, supports = model.encode(ids, keep)
     pair = keep[:, :, None] & keep[:, None, :]
     full = bool(supports[0][pair].all())
-    model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean().backward()
-    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    grads = gradients_of(model, ids, keep, ".gate.")
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
     return full, max(float(g.abs().max()) for g in grads if g is not None)
 
@@ -211,7 +197,7 @@ def test_the_straight_through_support_gives_the_gate_gradients_at_full_support(g
     ],
 )
 def test_the_straight_through_support_leaves_the_forward_pass_unchanged(extra):
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     runs = []
     for how in ("straight_through", "none"):
         model = _model(extra + [f"model.gate_gradient={how}"]).eval()
@@ -224,7 +210,7 @@ def test_the_straight_through_support_leaves_the_forward_pass_unchanged(extra):
 
 
 def test_the_sparsity_cost_pushes_tau_up_without_changing_the_loss():
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     biases, losses = [], []
     for weight in (0.0, 1.0):
         model = _model([f"model.gate_sparsity={weight}"]).train()
@@ -251,6 +237,8 @@ def test_settings_are_checked():
         load_config("combiner", SMALL + ["model.gate_sparsity=-1"], preset="demo")
     with pytest.raises(ConfigError, match="adjacent_gap: must be one of"):
         load_config("combiner", SMALL + ["model.adjacent_gap=all"], preset="demo")
+    with pytest.raises(ConfigError, match="link_threshold"):
+        load_config("combiner", SMALL + ["model.link_threshold=1.5"], preset="demo")
 
 
 # hierarchy: adjacent (ours): contiguous blocks that only grow
@@ -402,7 +390,7 @@ def test_a_hand_set_threshold_gives_adjacent_blocks_through_the_layer(monkeypatc
 @pytest.mark.parametrize("extra", ADJACENT, ids=lambda v: ",".join(v[1:]))
 def test_adjacent_supports_are_growing_contiguous_blocks(extra):
     model = _model(extra).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         _, tildes, supports = model.encode(ids, keep)
     for k, n in ((0, 11), (1, 6), (2, 11)):
@@ -417,7 +405,7 @@ def test_adjacent_supports_are_growing_contiguous_blocks(extra):
 @pytest.mark.parametrize("extra", ADJACENT[:4], ids=lambda v: ",".join(v[1:]))
 def test_adjacent_read_out_gives_valid_trees_with_levels_from_the_blocks(extra):
     model = _model(extra).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     words = [f"w{i}" for i in range(11)]
     with torch.no_grad():
         scores = model.structure(ids, keep)
@@ -435,9 +423,8 @@ def test_adjacent_read_out_gives_valid_trees_with_levels_from_the_blocks(extra):
 @pytest.mark.parametrize("extra", ADJACENT[:4], ids=lambda v: ",".join(v[1:]))
 def test_gradients_reach_the_gate_with_adjacent_blocks(extra):
     model = _model(extra).train()
-    ids, keep = _batch()
-    model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean().backward()
-    grads = [p.grad for name, p in model.named_parameters() if ".gate." in name]
+    ids, keep = padded_batch()
+    grads = gradients_of(model, ids, keep, ".gate.")
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
     assert any(float(g.abs().max()) > 1e-6 for g in grads)
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)

@@ -10,9 +10,9 @@ import torch
 
 from induce.data.errors import ConfigError
 from induce.decode.merges import merge_distances, soft_levels
-from induce.models import build_model, combiner_support
+from induce.models import combiner_support
 from induce.models.combiner_support import NeighbourLinks, constituent_prior
-from induce.runs.config import load_config
+from tests.models.combiner_helpers import gradients_of, padded_batch, small_combiner
 
 SMALL = ["model.d_model=32", "model.n_layers=3", "model.n_heads=4", "model.d_ff=64"]
 CONSTITUENT = [
@@ -85,18 +85,7 @@ def test_constituent_prior_is_the_product_of_the_links_between():
 
 
 def _model(extra, seed=0):
-    config = load_config("combiner", SMALL + list(extra), preset="demo")
-    torch.manual_seed(seed)
-    return build_model("combiner", config.model, 60, 1)
-
-
-def _batch():
-    torch.manual_seed(1)
-    ids = torch.randint(3, 60, (3, 11))
-    keep = torch.ones(3, 11, dtype=torch.bool)
-    keep[1, 6:] = False
-    ids[1, 6:] = 1
-    return ids, keep
+    return small_combiner(SMALL + list(extra), seed)
 
 
 def _recorded_links(monkeypatch):
@@ -119,7 +108,7 @@ def test_blocks_are_the_gaps_whose_links_pass_one_half(extra, monkeypatch):
     for layer in model.layers:
         torch.nn.init.normal_(layer.links.qk.weight, std=1.0)
     seen = _recorded_links(monkeypatch)
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         scores = model.structure(ids, keep)
     links = torch.stack(seen, 1)  # [B, N, L - 1]
@@ -152,9 +141,21 @@ def test_blocks_are_the_gaps_whose_links_pass_one_half(extra, monkeypatch):
     )
 
 
+def test_a_one_word_sentence_is_its_own_block():
+    model = _model(["model.hierarchy=constituent", "model.prior_attention=true"]).eval()
+    ids, keep = padded_batch()
+    with torch.no_grad():
+        scores = model.structure(ids[:, :1], keep[:, :1])
+        alone = model(ids[:1, :1], keep[:1, :1]).hidden
+    assert scores.supports.shape == (3, 3, 1, 1) and bool(scores.supports.all())
+    assert scores.links is not None and scores.links.shape == (3, 3, 0)
+    assert torch.isfinite(alone).all()
+    assert scores.sentence(0, 1).distances("levels") == []
+
+
 def test_padding_changes_nothing():
     model = _model(["model.hierarchy=constituent", "model.prior_attention=true"]).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         alone = model(ids[1:2, :6], keep[1:2, :6]).hidden
         padded = model(ids[1:2], keep[1:2]).hidden[:, :6]
@@ -164,9 +165,7 @@ def test_padding_changes_nothing():
 @pytest.mark.parametrize("extra", CONSTITUENT[:2], ids=lambda v: ",".join(v[1:]) or "plain")
 def test_gradients_reach_the_links(extra):
     model = _model(extra).train()
-    ids, keep = _batch()
-    model.logits(model(ids, keep).hidden[keep]).logsumexp(-1).mean().backward()
-    grads = [p.grad for name, p in model.named_parameters() if ".links." in name]
+    grads = gradients_of(model, *padded_batch(), ".links.")
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
     assert all(float(g.abs().max()) > 0 for g in grads)  # every layer's links learn
     assert any(float(g.abs().max()) > 1e-5 for g in grads)
@@ -178,7 +177,7 @@ def test_soft_levels_by_hand_and_as_a_decoder():
     # hard links give the merge levels: closed from layer 1, from layer 2, never (N + 1)
     assert soft_levels(torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])) == [1.0, 2.0, 3.0]
     model = _model(["model.hierarchy=constituent"]).eval()
-    ids, keep = _batch()
+    ids, keep = padded_batch()
     with torch.no_grad():
         scores = model.structure(ids, keep)
     assert scores.links is not None and scores.links.shape == (3, 3, 10)

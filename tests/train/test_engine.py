@@ -64,25 +64,31 @@ def _final_weights(run):
     return load_file(str(weights_file(run, "last")))
 
 
+def _stopped_then_resumed(part, data, settings, stop):
+    """A structformer run asked to stop after update ``stop`` (its checkpoint says so), then
+    resumed to the end: its run directory."""
+    holder = {}
+
+    def stop_there(kind, record):
+        if kind == "train" and record["step"] == stop:
+            holder["trainer"].request_stop()
+
+    trainer = Trainer(
+        TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_there
+    )
+    holder["trainer"] = trainer
+    assert trainer.fit() == "interrupted"
+    assert last_state(part)["progress"]["step"] == stop
+    assert train(TrainOptions(str(part), resume=True, device="cpu")) == "done"
+    return part
+
+
 def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     settings = tiny("structformer") + ["train.max_steps=14", "train.eval_every=5"]
     whole = tmp_path / "whole"
     train(TrainOptions(str(whole), "structformer", str(data), settings, device="cpu"))
 
-    part = tmp_path / "part"
-    holder = {}
-
-    def stop_at_7(kind, record):
-        if kind == "train" and record["step"] == 7:
-            holder["trainer"].request_stop()
-
-    trainer = Trainer(
-        TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_at_7
-    )
-    holder["trainer"] = trainer
-    assert trainer.fit() == "interrupted"
-    assert last_state(part)["progress"]["step"] == 7
-    assert train(TrainOptions(str(part), resume=True, device="cpu")) == "done"
+    part = _stopped_then_resumed(tmp_path / "part", data, settings, stop=7)
     a, b = _final_weights(whole), _final_weights(part)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -108,19 +114,7 @@ def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path)
     # the plateau schedule (patience 0) starts only after the warm-up
     assert rates[8] == pytest.approx(2e-3)
 
-    part = tmp_path / "part"
-    holder = {}
-
-    def stop_at_5(kind, record):
-        if kind == "train" and record["step"] == 5:
-            holder["trainer"].request_stop()
-
-    trainer = Trainer(
-        TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_at_5
-    )
-    holder["trainer"] = trainer
-    assert trainer.fit() == "interrupted"
-    assert train(TrainOptions(str(part), resume=True, device="cpu")) == "done"
+    part = _stopped_then_resumed(tmp_path / "part", data, settings, stop=5)
     assert [r["lr"] for r in _records(part, "train")] == rates
     a, b = _final_weights(whole), _final_weights(part)
     assert all(torch.equal(a[k], b[k]) for k in a)

@@ -4,9 +4,13 @@ step (the engine's loss, backward, clipping, Adam) on the batches of
 ``bench/side_by_side.py``.
 
     python bench/profile_step.py --arch udgn [--size paper] [--steps 3] [--threads 2]
-        [--set train.cpu_bf16=true] [--rows 15]
+        [--device cpu|cuda] [--compile] [--set train.cpu_bf16=true] [--rows 15]
 
-Prints tokens/s over the profiled steps and the operators sorted by their own CPU time.
+Prints tokens/s over the profiled steps and the operators sorted by their own time on the
+device (CPU time on CPU; on CUDA, kernel time, with the kernel launches per step and the
+share of the wall time the GPU was busy: a step of these small models on a GPU is bound by
+launches rather than arithmetic).  ``--compile``: the model under
+``torch.compile(dynamic=True)``, compiled in the warm-up steps, outside the profile.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ def main() -> None:
     ap.add_argument("--size", default="paper", choices=["paper", "small"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--rows", type=int, default=15)
     ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
@@ -42,32 +48,71 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    work = sbs.batches(sbs.corpus(Path(args.shared), 20_000), args.steps + 1)
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    warm = 4 if args.compile else 2  # compiling: a static graph, then the dynamic one
+    work = sbs.batches(sbs.corpus(Path(args.shared), 20_000), args.steps + warm)
     model, config = sbs.induce_model(args.arch, args.size, args.set)
+    model = model.to(device)
+    net = torch.compile(model, dynamic=True) if args.compile else model
     optimizer = build_optimizer(model, config.optim)[0]
-    cpu, t = torch.device("cpu"), config.train
+    t = config.train
 
-    def step(batch: Any) -> None:
+    def step(batch: Any) -> None:  # the engine's train_step and update
         loss = masked_lm_training_loss(
-            model, model, batch, lambda: autocast(cpu, t.bf16, t.cpu_bf16)
+            net, model, batch.to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
         )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip)
         optimizer.step()
 
-    step(work[0])  # warm-up, outside the profile
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    for batch in work[:warm]:  # warm-up (kernels chosen, memory cached), outside the profile
+        step(batch)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        if cuda:
+            torch.cuda.synchronize(device)
         began, tokens = time.perf_counter(), 0
-        for batch in work[1:]:
+        for batch in work[warm:]:
             step(batch)
             tokens += batch.tokens
+        if cuda:
+            torch.cuda.synchronize(device)
         seconds = time.perf_counter() - began
+    events = prof.key_averages()
+    launches = sum(e.count for e in events if e.key.startswith(LAUNCHES))
+    busy = sum(_device_time(e) for e in events) / 1e6 / seconds  # kernels' time / wall time
     print(
-        f"{args.arch} {args.size}, {args.threads} threads, {' '.join(args.set) or 'fp32'}: "
-        f"{tokens / seconds:.0f} tokens/s over {args.steps} steps (under the profiler)"
+        f"{args.arch} {args.size} on {args.device}{' compiled' if args.compile else ''}, "
+        f"{' '.join(args.set) or 'fp32'}: {tokens / seconds:.0f} tokens/s over {args.steps} "
+        "steps (under the profiler)"
+        + (
+            f"; {launches / args.steps:.0f} kernel launches and {1e3 * seconds / args.steps:.1f}"
+            f" ms per step, the GPU busy {100 * busy:.0f}% of it"
+            if cuda
+            else ""
+        )
     )
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows))
+    key = "self_cpu_time_total"
+    if cuda:
+        key = (
+            "self_device_time_total"
+            if hasattr(events[0], "self_device_time_total")
+            else ("self_cuda_time_total")
+        )
+    print(events.table(sort_by=key, row_limit=args.rows))
+
+
+LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch")
+
+
+def _device_time(event: Any) -> float:
+    """An operator's own time on the GPU in microseconds (the name changed in torch 2.4)."""
+    value = getattr(event, "self_device_time_total", None)
+    if value is None:
+        value = getattr(event, "self_cuda_time_total", 0.0)
+    return float(value)
 
 
 if __name__ == "__main__":

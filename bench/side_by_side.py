@@ -2,25 +2,32 @@
 """Official StructFormer/UDGN code against ``induce``, side by side on this machine.
 
     python bench/side_by_side.py --official PATH [--archs structformer,udgn]
-        [--sizes small,paper] [--rounds 2] [--steps 6] [--warmup 2] [--threads 2]
-        [--parse] [--parse-sentences 400] [--set KEY=VALUE ...] [--json FILE]
+        [--sizes small,paper] [--device cpu|cuda] [--sides official,induce,induce-bf16]
+        [--rounds 2] [--steps 6] [--warmup 2] [--threads 2] [--parse [--no-train]]
+        [--parse-sentences 400] [--set KEY=VALUE ...] [--json FILE]
 
 ``PATH`` is a checkout of github.com/yikangshen/UDGN (its ``models.py`` holds the official
 ``StructFormer`` and ``UDGN``); nothing of it is copied or vendored: the measuring process
 imports it from where the user put it.  Every measurement is a fresh process and the sides
-alternate (official, induce, official, induce, ...), so that a machine that slows down
-during the run penalises both.  Both sides get the same model sizes (``paper``: our presets
-``structformer-udgn-repo`` and ``udgn-ptb-paper``, which are the official ``main.py``
-defaults; ``small``: d_model 256, 4 layers), the same 4,096-token batches (the official
-``batchify``: longest first, summed lengths below the budget) of sentences with the lengths
-of WSJ section 22 (``../shared`` when it is there, a WSJ-like distribution otherwise), the
-same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` side runs the training
-engine's own loss function and precision choice (``induce.train.engine``); ``--set``
-passes settings to it (``--set train.bf16=true``).
+alternate (official, induce, induce-bf16, official, ...), so that a machine that slows down
+during the run penalises every side.  All sides get the same model sizes (``paper``: our
+presets ``structformer-udgn-repo`` and ``udgn-ptb-paper``, which are the official
+``main.py`` defaults; ``small``: d_model 256, 4 layers), the same 4,096-token batches (the
+official ``batchify``: longest first, summed lengths below the budget) of sentences with the
+lengths of WSJ section 22 (``../shared`` when it is there, a WSJ-like distribution
+otherwise), the same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` sides run the
+training engine's own loss function, optimizer and precision choice (``induce.train``);
+``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or ``train.cpu_bf16=true`` (CPU);
+``--set`` passes further settings to both.
 
-Training: tokens/s over the timed steps (real tokens, padding excluded) and the process's
-peak RSS.  ``--parse``: sentences/s of the official test loop (one sentence per forward of
-the whole model; UDGN then decodes with ``dms``, one Chu-Liu/Edmonds per candidate root via
+``--device cuda``: the official side keeps its batches on the GPU from the start, as its
+``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
+(page-locked, asynchronous).  No side reads a number back during the timed steps.
+
+Training: tokens/s over the timed steps (real tokens, padding excluded), the process's peak
+RSS and, on CUDA, peak GPU memory (``torch.cuda.max_memory_allocated``).  ``--parse``:
+sentences/s of the official test loop (one sentence per forward of the whole model; UDGN
+then decodes with ``dms``, one Chu-Liu/Edmonds per candidate root via
 ``ufal.chu_liu_edmonds`` when installed) against ``induce``'s batched parser read-out
 (``induce.runs.inference.sentence_scores`` + the protocol's test decoder), fresh weights.
 """
@@ -31,6 +38,7 @@ import argparse
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -105,51 +113,82 @@ def induce_model(arch: str, size: str, overrides: list[str]) -> tuple[Any, Any]:
     return build_model(arch, config.model, VOCAB, PAD), config
 
 
+def _sync(device: Any) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _peaks(device: Any) -> dict[str, float]:
+    import torch
+
+    out = {"peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+    if device.type == "cuda":
+        out["peak_gpu_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    return out
+
+
+def side_settings(side: str, device: str, overrides: list[str]) -> list[str]:
+    """``induce``'s settings for a side: ``induce-bf16`` autocasts to bfloat16."""
+    if side == "induce-bf16":
+        return [*overrides, "train.bf16=true" if device == "cuda" else "train.cpu_bf16=true"]
+    return overrides
+
+
 def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    device = torch.device(args.device)
     work = batches(corpus(Path(args.shared), 20_000), args.warmup + args.steps)
     if side == "official":
-        model = official_model(args.official, arch, size).train()
+        model = official_model(args.official, arch, size).to(device).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
+        on_device = [b.to(device) for b in work]  # batchify puts every batch on the device
 
-        def loss_of(b: Any) -> Any:
+        def loss_of(k: int) -> Any:
+            b = on_device[k]
             targets = torch.full_like(b.ids, PAD).masked_scatter(b.masked, b.targets)
-            pos = torch.arange(b.ids.shape[1])[None, :]
+            pos = torch.arange(b.ids.shape[1], device=device)[None, :]
             return model(b.ids, targets, pos)[0]
 
+        clip = 0.25
     else:
         from induce.runs.device import autocast
         from induce.train.engine import build_optimizer, masked_lm_training_loss
 
-        model, config = induce_model(arch, size, args.set)
+        model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
+        model = model.to(device)
         opt = build_optimizer(model, config.optim)[0]
-        device, t = torch.device("cpu"), config.train
+        t, clip = config.train, config.optim.clip
 
-        def loss_of(b: Any) -> Any:
+        def loss_of(k: int) -> Any:  # the engine's train_step: the batch moves here
             return masked_lm_training_loss(
-                model, model, b, lambda: autocast(device, t.bf16, t.cpu_bf16)
+                model, model, work[k].to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
             )
 
     tokens, began, losses = 0, 0.0, []
     for k, b in enumerate(work):
         if k == args.warmup:
+            _sync(device)
             began, tokens = time.perf_counter(), 0
-        loss = loss_of(b)
+        loss = loss_of(k)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         tokens += b.tokens
-        losses.append(float(loss.detach()))
+        losses.append(loss.detach())  # read after the timed steps: no wait per step
+    _sync(device)
     seconds = time.perf_counter() - began
     return {
         "tokens_per_s": tokens / seconds,
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        **_peaks(device),
         "parameters": sum(p.numel() for p in model.parameters()),
-        "first_loss": losses[0],
+        "first_loss": float(losses[0]),
+        "last_loss": float(losses[-1]),
     }
 
 
@@ -183,16 +222,18 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    device = torch.device(args.device)
     sents = corpus(Path(args.shared), args.parse_sentences, seed=2)
-    began = time.perf_counter()
     if side == "official":
-        model = official_model(args.official, arch, size).eval()
+        model = official_model(args.official, arch, size).to(device).eval()
+        _sync(device)
+        began = time.perf_counter()
         decoded = 0
         with torch.no_grad():
             for s in sents:
-                x = torch.tensor([s])
-                _, p = model(x, x, torch.arange(len(s))[None, :])
-                head = p["head"][0].numpy()
+                x = torch.tensor([s], device=device)
+                _, p = model(x, x, torch.arange(len(s), device=device)[None, :])
+                head = p["head"][0].cpu().numpy()
                 if arch == "udgn":
                     try:
                         _dms(head.astype("float64"))
@@ -209,33 +250,33 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         from induce.runs.device import inference_autocast
         from induce.runs.inference import sentence_scores
 
-        model, config = induce_model(arch, size, args.set)
+        model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
+        model = model.to(device)
         decoder = config.protocol.test_decoder if arch == "udgn" else None
-        device = torch.device("cpu")
+        bf16 = config.train.bf16 or config.train.cpu_bf16
         words = [[str(t) for t in s] for s in sents]
+        _sync(device)
+        began = time.perf_counter()
         for index, scores in sentence_scores(
             model,
             sents,
             Specials(pad=PAD, unk=UNK, mask=MASK),
             config.data.eval_batch_tokens,
             device,
-            lambda: inference_autocast(device, config.train.bf16),
+            lambda: inference_autocast(device, bf16),
         ):
             scores.read_out(words[index], decoder)
         note = decoder or "default"
+    _sync(device)
     seconds = time.perf_counter() - began
-    return {
-        "sentences_per_s": len(sents) / seconds,
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-        "decoder": note,
-    }
+    return {"sentences_per_s": len(sents) / seconds, **_peaks(device), "decoder": note}
 
 
 def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
     command = [sys.executable, __file__, "--one", *job, "--official", args.official]
     command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
     command += ["--threads", str(args.threads), "--shared", args.shared]
-    command += ["--parse-sentences", str(args.parse_sentences)]
+    command += ["--parse-sentences", str(args.parse_sentences), "--device", args.device]
     for item in args.set:
         command += ["--set", item]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -254,7 +295,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    ap.add_argument(
+        "--sides",
+        help="official, induce, induce-bf16 (default: the first two on CPU, all three on CUDA)",
+    )
     ap.add_argument("--parse", action="store_true", help="also time parsing")
+    ap.add_argument("--no-train", action="store_true", help="time parsing only (with --parse)")
     ap.add_argument("--parse-sentences", type=int, default=400)
     ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
@@ -268,48 +315,73 @@ def main() -> None:
         return
     if not (Path(args.official) / "models.py").exists():
         sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
-    tasks = ["train"] + (["parse"] if args.parse else [])
+    default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
+    sides = (args.sides or default).split(",")
+    if not set(sides) <= {"official", "induce", "induce-bf16"} or "official" not in sides:
+        sys.exit("error: --sides: official and any of induce, induce-bf16")
+    tasks = ([] if args.no_train else ["train"]) + (["parse"] if args.parse else [])
     print(
-        f"{args.threads} threads; training: 4,096-token batches, {args.steps} timed steps after "
-        f"{args.warmup}; parsing: {args.parse_sentences} sentences; induce settings: "
-        f"{' '.join(args.set) or 'the presets'}; {args.rounds} alternating rounds; "
-        f"padding {100 * padding(corpus(Path(args.shared), 20_000)):.1f}% of batch cells"
+        f"device {device_name(args.device)}; {args.threads} threads; training: 4,096-token "
+        f"batches, {args.steps} timed steps after {args.warmup}; parsing: "
+        f"{args.parse_sentences} sentences; induce settings: {' '.join(args.set) or 'the presets'}"
+        f"; {args.rounds} alternating rounds; padding "
+        f"{100 * padding(corpus(Path(args.shared), 20_000)):.1f}% of batch cells"
     )
-    records = []
+    records: list[dict[str, Any]] = []
     for task in tasks:
         unit = "tokens_per_s" if task == "train" else "sentences_per_s"
-        print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, then the median ratio")
-        head = f"{'arch':<13} {'size':<6} {'official':>22} {'induce':>22}"
-        print(f"{head} {'ratio':>6} {'RSS GiB':>12}")
+        print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, median, ratio to official")
+        print(
+            f"{'arch':<13} {'size':<6} {'side':<12} {'rounds':>22} {'median':>9} {'ratio':>7} "
+            f"{'RSS GiB':>8} {'GPU GiB':>8}"
+        )
         for arch in args.archs.split(","):
             for size in args.sizes.split(","):
-                seen: dict[str, list[dict[str, Any]]] = {"official": [], "induce": []}
+                seen: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
                 for _ in range(args.rounds):
-                    for side in ("official", "induce"):
+                    for side in sides:
                         result = run_child(args, [task, side, arch, size])
                         if isinstance(result, str):
-                            print(f"{arch:<13} {size:<6} {side} {result}")
+                            print(f"{arch:<13} {size:<6} {side:<12} {result}", flush=True)
                             continue
                         seen[side].append(result)
                         records.append(
                             {"task": task, "side": side, "arch": arch, "size": size} | result
                         )
-                if not (seen["official"] and seen["induce"]):
-                    continue
-                rates = {s: sorted(r[unit] for r in v) for s, v in seen.items()}
-                rss = {s: max(r["peak_rss_gib"] for r in v) for s, v in seen.items()}
-                ratio = (
-                    rates["induce"][len(rates["induce"]) // 2]
-                    / rates["official"][len(rates["official"]) // 2]
-                )
-                show = {s: "/".join(f"{x:.0f}" for x in rates[s]) for s in rates}
-                print(
-                    f"{arch:<13} {size:<6} {show['official']:>22} {show['induce']:>22} "
-                    f"{ratio:>5.2f}x {rss['official']:>5.2f}/{rss['induce']:<5.2f}",
-                    flush=True,
-                )
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+                        if args.json:  # after every measurement: a cut-off run keeps its figures
+                            Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+                for line in summary(arch, size, seen, unit):
+                    print(line, flush=True)
+
+
+def device_name(device: str) -> str:
+    if not device.startswith("cuda"):
+        return device
+    import torch
+
+    return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+
+
+def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: str) -> list[str]:
+    """One line per side: each round's rate, the median, its ratio to the official median,
+    the largest peak RSS and peak GPU memory."""
+    if not seen.get("official"):
+        return []
+    base = statistics.median(r[unit] for r in seen["official"])
+    lines = []
+    for side, results in seen.items():
+        if not results:
+            continue
+        rates = [r[unit] for r in results]
+        rss = max(r["peak_rss_gib"] for r in results)
+        gpu = max((r.get("peak_gpu_gib", 0.0) for r in results), default=0.0)
+        median = statistics.median(rates)
+        shown = "/".join(f"{x:.0f}" for x in rates)
+        lines.append(
+            f"{arch:<13} {size:<6} {side:<12} {shown:>22} {median:>9.0f} {median / base:>6.2f}x "
+            f"{rss:>8.2f} {gpu:>8.2f}"
+        )
+    return lines
 
 
 if __name__ == "__main__":

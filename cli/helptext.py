@@ -104,9 +104,9 @@ def _no_type_for_flags() -> None:
     it takes, so show neither (the Click help formatter shows neither)."""
     from typer.core import TyperArgument, TyperOption
 
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "induce", False):
-        return
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "induce", False):
+        return  # a Typer without rich type display (before 0.16) shows no types to hide
 
     def option_type(self: TyperOption, ctx: Any) -> str | None:
         if self.is_flag and not self.metavar:

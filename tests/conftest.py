@@ -33,3 +33,17 @@ def write(tmp_path):
         return str(path)
 
     return _write
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` skip (cleanly) where no CUDA device is available: CI and laptops."""
+    marked = [item for item in items if item.get_closest_marker("gpu")]
+    if not marked:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in marked:
+        item.add_marker(skip)

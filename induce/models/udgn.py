@@ -54,6 +54,13 @@ class UDGNConfig(BackboneConfig):
     relative_bias: bool = True
     edge_marginals: Literal["softmax", "kirchhoff"] = "softmax"  # Eq. 5 | matrix-tree
     n_tags: int = 0  # latent tag embeddings of the parser (0: off)
+    # how the parser BiLSTM runs over padded sentences (same values to float rounding):
+    # packed (pack_padded_sequence, as the reference; its lengths are read on the host, which
+    # makes a GPU wait once per step), dense (one call per direction and layer, sentences
+    # reversed within their length: oneDNN's fused kernel on CPU, cuDNN with no host read on
+    # CUDA), auto (dense under bf16 autocast or on CUDA; packed for fp32 on CPU, whose
+    # results it keeps bit for bit)
+    lstm_kernel: Literal["auto", "packed", "dense"] = "auto"
 
     def check(self) -> None:
         super().check()
@@ -160,10 +167,10 @@ class UDGN(MaskedLM):
             tags = torch.softmax(self.tag_logits(ids), dim=-1)
             h = h + self.tag_embed(tags[..., 1:])
         h = self.parser_drop(h)
-        if autocast_active(ids.device):  # the dense kernel: faster, other rounding
+        if self._dense_lstm(ids.device):  # faster, other rounding
             h = padded_bilstm(self.lstm, h, keep, self.parser_drop)  # Eq. 1
         else:
-            h = packed_bilstm(self.lstm, h, keep)  # Eq. 1, as fp32 runs always computed it
+            h = packed_bilstm(self.lstm, h, keep)  # Eq. 1, as fp32 CPU runs always computed it
         parent, child = self.parser_ff(self.parser_drop(h)).float().chunk(2, -1)  # Eqs. 2-3
         with full_precision(ids.device):  # arc scores in fp32 (bf16 runs)
             logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])
@@ -171,6 +178,12 @@ class UDGN(MaskedLM):
         if self.config.edge_marginals == "kirchhoff":
             return kirchhoff_marginals(logits, keep)
         return torch.softmax(logits, dim=-1).masked_fill(~keep[..., None], 0.0)  # Eq. 5
+
+    def _dense_lstm(self, device: torch.device) -> bool:
+        kernel = self.config.lstm_kernel
+        if kernel == "auto":
+            return device.type == "cuda" or autocast_active(device)
+        return kernel == "dense"
 
     def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> ArcScores:
         """The parser's edge distribution only (no DGN layers): ``parents`` without the

@@ -40,13 +40,31 @@ class Batch:
     masked_rows: torch.Tensor
 
     def to(self, device: torch.device) -> Batch:
+        """The batch on ``device``.  To CUDA the tensors go through page-locked memory with
+        asynchronous copies: the host queues the step's kernels behind the copies instead of
+        waiting for them."""
+        if device.type != "cuda":
+            return Batch(
+                self.ids.to(device),
+                self.keep.to(device),
+                self.masked.to(device),
+                self.targets.to(device),
+                self.index,
+                self.masked_rows.to(device),
+            )
+
+        def move(t: torch.Tensor) -> torch.Tensor:
+            if t.device.type == "cpu":
+                return t.pin_memory().to(device, non_blocking=True)
+            return t.to(device)
+
         return Batch(
-            self.ids.to(device, non_blocking=True),
-            self.keep.to(device),
-            self.masked.to(device),
-            self.targets.to(device),
+            move(self.ids),
+            move(self.keep),
+            move(self.masked),
+            move(self.targets),
             self.index,
-            self.masked_rows.to(device),
+            move(self.masked_rows),
         )
 
     def at_masked(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -49,6 +49,10 @@ class OptimConfig:
     plateau_factor: float = 0.5
     plateau_patience: int = 2
     min_lr: float = 0.0
+    # on CUDA, Adam's fused kernel (one launch updates every parameter, where the default
+    # launches several per parameter group); ignored on CPU, whose default loop keeps its
+    # earlier results bit for bit
+    fused: bool = True
 
 
 @dataclass(frozen=True)

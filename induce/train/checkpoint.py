@@ -167,7 +167,15 @@ def _load_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any], pat
                 f"the model's {tuple(param.shape)}: it is another model's",
                 str(path),
             )
+    kernels = [(g.get("fused"), g.get("foreach")) for g in optimizer.param_groups]
     optimizer.load_state_dict(saved)
+    # the kernel choice is this machine's (fused on CUDA), not the saving machine's
+    for group, (fused, foreach) in zip(optimizer.param_groups, kernels, strict=True):
+        group["fused"], group["foreach"] = fused, foreach
+        for param in group["params"] if fused else ():
+            step = optimizer.state.get(param, {}).get("step")
+            if isinstance(step, torch.Tensor):  # the fused kernel reads it on the device
+                optimizer.state[param]["step"] = step.to(param.device, torch.float32)
 
 
 def _cut_metrics(metrics: Path, progress: dict[str, Any]) -> None:

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One sitting on a GPU machine, every step under its own time limit so that a slow one
+# cannot eat the others' time (GPU time is lent by the minute):
+#   1. the CUDA tests (tests/gpu, marked gpu);
+#   2. official StructFormer/UDGN code against induce fp32 and induce bf16, training at
+#      paper size (bench/side_by_side.py --device cuda, alternating fresh processes);
+#   3. parsing WSJ section 22's lengths the same way (official test loop vs batched);
+#   4. torch.profiler tables of induce's training step, and of an earlier tree's when BEFORE
+#      is given (a copy of the library as it was, with this bench/ beside it).
+#
+#   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
+#
+# OUT: a folder for sitting.log (everything printed), train.json and parse.json.  OFFICIAL: a
+# checkout of github.com/yikangshen/UDGN (models.py, layers.py).  SHARED: the folder with
+# data/wsj/dev22.trees (default ../shared).  Sizes and counts can be changed for a dry run on
+# a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.
+set -u
+out=${1:?OUT folder}
+official=${2:?a checkout of yikangshen/UDGN}
+shared=${3:-../shared}
+before=${4:-}
+device=${DEVICE:-cuda}
+sizes=${SIZES:-paper}
+steps=${STEPS:-12}
+warmup=${WARMUP:-4}
+rounds=${ROUNDS:-2}
+sentences=${PARSE_SENTENCES:-1700}
+mkdir -p "$out"
+log="$out/sitting.log"
+here=$(cd "$(dirname "$0")" && pwd)
+
+step() {  # step NAME LIMIT COMMAND...: run it, its output into the log, whatever its end
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name (started $(date -u +%T), limit ${limit}s): $*" >>"$log"
+    local began=$SECONDS
+    timeout "$limit" "$@" >>"$log" 2>&1
+    echo "-- $name: exit $? after $((SECONDS - began))s" >>"$log"
+}
+
+sbs=(python3 "$here/side_by_side.py" --official "$official" --shared "$shared"
+    --device "$device" --sizes "$sizes" --archs structformer,udgn)
+step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
+torch.backends.cudnn.version(), torch.cuda.get_device_name() if torch.cuda.is_available() \
+else 'no CUDA')"
+step tests 100 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
+step train 240 "${sbs[@]}" --rounds "$rounds" --steps "$steps" --warmup "$warmup" \
+    --json "$out/train.json"
+step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse --parse-sentences "$sentences" \
+    --json "$out/parse.json"
+profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows 14)
+for arch in structformer udgn; do
+    step "profile-$arch-bf16" 45 python3 "$here/profile_step.py" --arch "$arch" \
+        "${profile[@]}" --set train.bf16=true --set train.cpu_bf16=true
+    if [ -n "$before" ]; then
+        step "profile-$arch-bf16-before" 45 python3 "$before/bench/profile_step.py" \
+            --arch "$arch" "${profile[@]}" --set train.bf16=true --set train.cpu_bf16=true
+    fi
+done
+step profile-udgn-fp32-dense 45 python3 "$here/profile_step.py" --arch udgn "${profile[@]}"
+step profile-udgn-fp32-packed 45 python3 "$here/profile_step.py" --arch udgn "${profile[@]}" \
+    --set model.lstm_kernel=packed
+echo "== done $(date -u +%T)" >>"$log"

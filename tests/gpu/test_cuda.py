@@ -1,0 +1,169 @@
+"""The CUDA paths (marked ``gpu``: skipped where no CUDA device is available, CI included):
+fp32 on the GPU equals the CPU, bf16 autocast stays close to fp32, a graph-captured training
+step equals the eager one (which also proves the step never reads a value back on the host),
+and the engine trains, stops and resumes on the GPU with its fused optimizer."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from induce.models import MODELS, build_model
+from induce.runs.batches import Batch, Specials, make_batch
+from induce.train.engine import TrainOptions, train
+from tests.train.helpers import last_state, make_dataset, tiny
+
+pytestmark = pytest.mark.gpu
+
+VOCAB = 60
+SPECIALS = Specials(pad=0, unk=1, mask=2)
+SIZES = {
+    "transformer": {"d_ff": 128},
+    "structformer": {"d_ff": 128, "n_parser_layers": 2, "conv_size": 5},
+    "udgn": {"head_size": 16, "n_parser_layers": 2},
+    "combiner": {"d_ff": 128},
+}
+
+
+def _model(arch: str) -> torch.nn.Module:
+    """A small model in evaluation mode, every dropout 0 (so that training mode, which
+    cuDNN's LSTM needs for a backward pass, computes the same function)."""
+    torch.manual_seed(0)
+    fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
+    off = {name: 0.0 for name in fields if "dropout" in name}
+    settings = {"d_model": 64, "n_layers": 2, "n_heads": 4, **SIZES[arch], **off}
+    return build_model(arch, settings, VOCAB, SPECIALS.pad).eval()
+
+
+def _batch() -> Batch:
+    """Four sentences of different lengths (padding in every row but one), 30% masked."""
+    g = torch.Generator().manual_seed(1)
+    sentences = [torch.randint(3, VOCAB, (n,), generator=g).tolist() for n in (7, 12, 3, 20)]
+    return make_batch(sentences, [0, 1, 2, 3], SPECIALS, 0.3, torch.Generator().manual_seed(2))
+
+
+def _loss(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, object]:
+    out = model(batch.ids, batch.keep)
+    logits = model.logits(batch.at_masked(out.hidden)).float()
+    return F.cross_entropy(logits, batch.targets), out
+
+
+def _tensors(scores: object) -> dict[str, torch.Tensor]:
+    if scores is None:
+        return {}
+    return {
+        f.name: getattr(scores, f.name).float().cpu()
+        for f in dataclasses.fields(scores)  # type: ignore[arg-type]
+        if isinstance(getattr(scores, f.name), torch.Tensor)
+    }
+
+
+def _relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest difference over the real entries (not the +-1e9 sentinels of padding),
+    relative to the largest magnitude there."""
+    real = (a.abs() < 1e8) & (b.abs() < 1e8)
+    if not real.any():
+        return 0.0
+    scale = a[real].abs().max().clamp_min(1.0)
+    return float((a[real] - b[real]).abs().max() / scale)
+
+
+@pytest.fixture
+def strict_fp32():
+    """fp32 matmuls and convolutions on CUDA in full fp32 (cuDNN's default is TF32)."""
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+@pytest.mark.parametrize("arch", sorted(MODELS))
+def test_fp32_on_cuda_equals_the_cpu(arch, strict_fp32):
+    model, batch = _model(arch), _batch()
+    with torch.no_grad():
+        loss, out = _loss(model, batch)
+        gpu_loss, gpu_out = _loss(copy.deepcopy(model).cuda(), batch.to(torch.device("cuda")))
+    assert abs(float(gpu_loss) - float(loss)) < 1e-4
+    assert _relative_error(out.hidden, gpu_out.hidden.cpu()) < 1e-4
+    cpu_scores, gpu_scores = _tensors(out.scores), _tensors(gpu_out.scores)
+    assert cpu_scores.keys() == gpu_scores.keys()
+    for name, value in cpu_scores.items():
+        assert _relative_error(value, gpu_scores[name]) < 1e-4, name
+
+
+@pytest.mark.parametrize("arch", sorted(MODELS))
+def test_bf16_autocast_stays_close_to_fp32(arch):
+    """The parsers' scores are computed in fp32 inside a bf16 forward: they move by the
+    rounding of the bf16 layers beneath them only; the loss by less than 2%."""
+    cuda = torch.device("cuda")
+    model, batch = _model(arch).to(cuda), _batch().to(cuda)
+    with torch.no_grad():
+        loss, out = _loss(model, batch)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            low_loss, low = _loss(model, batch)
+    assert abs(float(low_loss) / float(loss) - 1) < 0.02
+    fp32, bf16 = _tensors(out.scores), _tensors(low.scores)
+    for name, value in fp32.items():
+        assert bf16[name].dtype == torch.float32
+        assert _relative_error(value, bf16[name]) < 0.05, name
+
+
+@pytest.mark.parametrize("arch", sorted(MODELS))
+def test_a_graph_captured_step_equals_the_eager_step(arch):
+    """Forward, loss and backward captured in a CUDA graph and replayed give the eager loss
+    and gradients: no step of it synchronises with the host (capture would fail)."""
+    cuda = torch.device("cuda")
+    model, batch = _model(arch).to(cuda).train(), _batch().to(cuda)
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def step() -> torch.Tensor:
+        loss = _loss(model, batch)[0]
+        loss.backward()
+        return loss
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
+        for _ in range(3):
+            model.zero_grad(set_to_none=True)
+            eager = step().detach().clone()
+    torch.cuda.current_stream().wait_stream(side)
+    eager_grads = [p.grad.clone() if p.grad is not None else None for p in params]
+    graph = torch.cuda.CUDAGraph()
+    model.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        captured = step()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.allclose(captured, eager, rtol=1e-5, atol=1e-6)
+    for p, g in zip(params, eager_grads, strict=True):
+        if g is None:
+            assert p.grad is None or not p.grad.any()
+        else:
+            assert torch.allclose(p.grad, g, rtol=1e-4, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_dataset(tmp_path_factory.mktemp("gpu"))
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_engine_trains_and_resumes_on_cuda(data, tmp_path, arch, bf16):
+    """A run on the GPU (fused Adam, page-locked batches) stops, resumes where it stopped and
+    ends with the step count and the optimizer state on the device."""
+    out = tmp_path / "run"
+    settings = tiny(arch) + [f"train.bf16={str(bf16).lower()}", "train.eval_every=4"]
+    first = TrainOptions(str(out), arch, str(data), [*settings, "train.max_steps=4"], "cuda")
+    assert train(first) == "done"
+    again = TrainOptions(str(out), overrides=["train.max_steps=8"], resume=True, device="cuda")
+    assert train(again) == "done"
+    state = last_state(out)
+    assert state["progress"]["step"] == 8
+    groups = state["optimizer"]["param_groups"]
+    assert all(group["fused"] for group in groups)

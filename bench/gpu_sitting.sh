@@ -13,7 +13,9 @@
 # OUT: a folder for sitting.log (everything printed), train.json and parse.json.  OFFICIAL: a
 # checkout of github.com/yikangshen/UDGN (models.py, layers.py).  SHARED: the folder with
 # data/wsj/dev22.trees (default ../shared).  Sizes and counts can be changed for a dry run on
-# a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.
+# a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
+# steps (default "tests train parse profiles"); SIDES the training sides (default: official,
+# induce, induce-bf16 and, on CUDA, both graph sides); TRAIN_LIMIT the training step's limit.
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}
@@ -25,6 +27,10 @@ steps=${STEPS:-12}
 warmup=${WARMUP:-4}
 rounds=${ROUNDS:-2}
 sentences=${PARSE_SENTENCES:-1700}
+parts=" ${PARTS:-tests train parse profiles} "
+graphs=""
+[ "$device" = cpu ] || graphs=",induce-graphs,induce-bf16-graphs"
+sides=${SIDES:-official,induce,induce-bf16$graphs}
 mkdir -p "$out"
 log="$out/sitting.log"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,11 +49,13 @@ sbs=(python3 "$here/side_by_side.py" --official "$official" --shared "$shared"
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.backends.cudnn.version(), torch.cuda.get_device_name() if torch.cuda.is_available() \
 else 'no CUDA')"
-step tests 100 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
-step train 240 "${sbs[@]}" --rounds "$rounds" --steps "$steps" --warmup "$warmup" \
-    --json "$out/train.json"
-step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse --parse-sentences "$sentences" \
-    --json "$out/parse.json"
+has() { [[ $parts == *" $1 "* ]]; }
+has tests && step tests 100 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
+has train && step train "${TRAIN_LIMIT:-240}" "${sbs[@]}" --rounds "$rounds" --steps "$steps" \
+    --warmup "$warmup" --sides "$sides" --json "$out/train.json"
+has parse && step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse \
+    --parse-sentences "$sentences" --json "$out/parse.json"
+has profiles || { echo "== done $(date -u +%T)" >>"$log"; exit 0; }
 profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows 14)
 for arch in structformer udgn; do
     step "profile-$arch-bf16" 45 python3 "$here/profile_step.py" --arch "$arch" \

@@ -82,7 +82,9 @@ def main() -> None:
         seconds = time.perf_counter() - began
     events = prof.key_averages()
     launches = sum(e.count for e in events if e.key.startswith(LAUNCHES))
-    busy = sum(_device_time(e) for e in events) / 1e6 / seconds  # kernels' time / wall time
+    # kernels' (and copies') own time over the wall time: the operators that launched them
+    # carry the same time as theirs, so only events on the device count
+    busy = sum(_device_time(e) for e in events if _on_device(e)) / 1e6 / seconds
     print(
         f"{args.arch} {args.size} on {args.device}{' compiled' if args.compile else ''}, "
         f"{' '.join(args.set) or 'fp32'}: {tokens / seconds:.0f} tokens/s over {args.steps} "
@@ -105,6 +107,12 @@ def main() -> None:
 
 
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch")
+
+
+def _on_device(event: Any) -> bool:
+    from torch.autograd import DeviceType
+
+    return bool(getattr(event, "device_type", None) == DeviceType.CUDA)
 
 
 def _device_time(event: Any) -> float:

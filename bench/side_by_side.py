@@ -18,7 +18,10 @@ lengths of WSJ section 22 (``../shared`` when it is there, a WSJ-like distributi
 otherwise), the same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` sides run the
 training engine's own loss function, optimizer and precision choice (``induce.train``);
 ``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or ``train.cpu_bf16=true`` (CPU);
-``--set`` passes further settings to both.
+``--set`` passes further settings to both.  ``induce-graphs`` and ``induce-bf16-graphs``
+(CUDA only) run the same step through CUDA graphs (``induce.train.graphs``: one graph per
+bucket of batch shapes, captured in a first pass over every batch of the plan, which is not
+timed and is reported as ``first_epoch_s``).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -155,6 +158,8 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
             return model(b.ids, targets, pos)[0]
 
         clip = 0.25
+    elif side.endswith("-graphs"):
+        return train_graphed(args, side, arch, size, work)
     else:
         from induce.runs.device import autocast
         from induce.train.engine import build_optimizer, masked_lm_training_loss
@@ -189,6 +194,64 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         "parameters": sum(p.numel() for p in model.parameters()),
         "first_loss": float(losses[0]),
         "last_loss": float(losses[-1]),
+    }
+
+
+def train_graphed(
+    args: argparse.Namespace, side: str, arch: str, size: str, work: list[Any]
+) -> dict[str, Any]:
+    """The ``induce`` step through CUDA graphs (``induce.train.graphs``): every batch of the
+    plan once first, which captures one graph per bucket (the steady state of a training
+    run, whose epochs repeat those shapes), then the same timed batches as the other sides."""
+    from contextlib import nullcontext
+
+    import torch
+
+    from induce.runs.batches import Specials
+    from induce.train.engine import build_optimizer
+    from induce.train.graphs import GraphedLoss
+
+    device = torch.device(args.device)
+    base = side.removesuffix("-graphs")
+    model, config = induce_model(arch, size, side_settings(base, args.device, args.set))
+    model = model.to(device)
+    opt = build_optimizer(model, config.optim)[0]
+
+    def cast() -> Any:
+        if config.train.bf16:
+            return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)
+        return nullcontext()
+
+    graphed = GraphedLoss(model, model, cast, Specials(pad=PAD, unk=UNK, mask=MASK), device)
+    sents = corpus(Path(args.shared), 20_000)
+
+    def step(b: Any) -> Any:
+        opt.zero_grad(set_to_none=False)
+        loss = graphed(b)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip)
+        opt.step()
+        return loss
+
+    began = time.perf_counter()
+    for b in batches(sents, len(plan(sents))):
+        step(b)
+    _sync(device)
+    capture_s = time.perf_counter() - began
+    timed = work[args.warmup :]
+    began, tokens, losses = time.perf_counter(), 0, []
+    for b in timed:
+        losses.append(step(b))
+        tokens += b.tokens
+    _sync(device)
+    seconds = time.perf_counter() - began
+    return {
+        "tokens_per_s": tokens / seconds,
+        **_peaks(device),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "first_loss": float(losses[0]),
+        "last_loss": float(losses[-1]),
+        "graphs": len(graphed.graphs),
+        "first_epoch_s": capture_s,
     }
 
 
@@ -317,8 +380,9 @@ def main() -> None:
         sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
     default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
     sides = (args.sides or default).split(",")
-    if not set(sides) <= {"official", "induce", "induce-bf16"} or "official" not in sides:
-        sys.exit("error: --sides: official and any of induce, induce-bf16")
+    known = {"official", "induce", "induce-bf16", "induce-graphs", "induce-bf16-graphs"}
+    if not set(sides) <= known or "official" not in sides:
+        sys.exit(f"error: --sides: official and any of {', '.join(sorted(known - {'official'}))}")
     tasks = ([] if args.no_train else ["train"]) + (["parse"] if args.parse else [])
     print(
         f"device {device_name(args.device)}; {args.threads} threads; training: 4,096-token "

@@ -7,6 +7,7 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads.
 from __future__ import annotations
 
 import math
+import warnings
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -114,9 +115,15 @@ def padded_bilstm(
             ]
             flip = suffix == "_reverse"
             inputs = h.gather(1, order.expand(-1, -1, h.shape[-1])) if flip else h
-            out = torch.lstm(
-                inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
-            )[0]
+            with warnings.catch_warnings():
+                # on CUDA, cuDNN copies the four weights (slices of the LSTM's one buffer for
+                # every layer) into a buffer of their own at each call, and says so each
+                # time; the copy is small beside the step (on an H100 the dense path trains
+                # UDGN 25% faster than the packed one: bench/RESULTS.md)
+                warnings.filterwarnings("ignore", "RNN module weights are not part of single")
+                out = torch.lstm(
+                    inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
+                )[0]
             outputs.append(out.gather(1, order.expand(-1, -1, out.shape[-1])) if flip else out)
         h = torch.cat(outputs, -1)
     return h.masked_fill(~keep[..., None], 0.0)

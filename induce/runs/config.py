@@ -70,6 +70,10 @@ class TrainConfig:
     # bf16 is ~100x slower); matmuls and convolutions in bf16, the parsers' structure
     # computations, softmax statistics and the loss in fp32, fp32 master weights
     cpu_bf16: bool = False
+    # on CUDA, each training step replayed from a CUDA graph captured once per bucket of
+    # batch shapes (induce.train.graphs; masked LMs; ignored on CPU, refused under
+    # torchrun): at paper size a step is bound by kernel launches, not arithmetic
+    cuda_graphs: bool = False
     # CPU threads of each process (0: the physical cores, shared among the processes of a
     # torchrun on one machine; OMP_NUM_THREADS, when set, is kept)
     threads: int = 0

@@ -27,12 +27,14 @@ def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
 
 
 def autocast(
-    device: torch.device, bf16: bool, cpu_bf16: bool = False
+    device: torch.device, bf16: bool, cpu_bf16: bool = False, cache: bool = True
 ) -> AbstractContextManager[object]:
     """bfloat16 autocast on CUDA when ``bf16`` is set, on a CPU with hardware bf16
-    (:func:`cpu_has_fast_bf16`) when ``cpu_bf16`` is set; full precision otherwise."""
+    (:func:`cpu_has_fast_bf16`) when ``cpu_bf16`` is set; full precision otherwise.
+    ``cache=False``: weights are cast again at each use instead of once per region (what a
+    region captured in a CUDA graph needs)."""
     if device.type == "cuda" and bf16:
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache)
     if device.type == "cpu" and cpu_bf16 and cpu_has_fast_bf16():
         return torch.autocast("cpu", dtype=torch.bfloat16)
     return nullcontext()

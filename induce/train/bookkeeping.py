@@ -104,10 +104,15 @@ class CheckpointedRun:
         for the device at every update, so the meter reads it at log time."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        self.apply_gradients(clip)
+        return loss.detach()
+
+    def apply_gradients(self, clip: float) -> None:
+        """The optimizer step from the gradients in ``.grad`` (clipped to norm ``clip`` when
+        > 0)."""
         if clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
         self.optimizer.step()
-        return loss.detach()
 
     def request_stop(self) -> None:
         """Finish the current update, save a checkpoint, return (SIGINT/SIGTERM call this)."""

@@ -41,6 +41,7 @@ from induce.runs.inference import Cast
 from induce.train import checkpoint
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
+from induce.train.graphs import GraphedLoss
 from induce.train.validation import parse_split, validation_loss
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class Trainer(CheckpointedRun):
         }
         self.meter = Meter()
         self.gold = self._validation_gold()
+        self.graphed = self._graphed_loss()
         self.net: torch.nn.Module = self.model
         if self.world.size > 1:
             self.net = torch.nn.parallel.DistributedDataParallel(
@@ -229,6 +231,25 @@ class Trainer(CheckpointedRun):
             return None
         return load_gold(self.dataset, "valid")
 
+    def _graphed_loss(self) -> GraphedLoss | None:
+        """The step through CUDA graphs when ``train.cuda_graphs`` is set and the run is on
+        one GPU (ignored on CPU, as ``train.bf16``)."""
+        if not (self.config.train.cuda_graphs and self.device.type == "cuda"):
+            return None
+        if self.world.size > 1:
+            raise ConfigError(
+                "train.cuda_graphs runs in one process: DDP's gradient hooks are not "
+                "captured in a graph"
+            )
+        t = self.config.train
+        return GraphedLoss(
+            self.model,
+            self.model,
+            lambda: autocast(self.device, t.bf16, t.cpu_bf16, cache=False),
+            self.specials,
+            self.device,
+        )
+
     # -- checkpoints -----------------------------------------------------------------------
     @property
     def main(self) -> bool:
@@ -239,8 +260,14 @@ class Trainer(CheckpointedRun):
         return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
     def train_step(self, batch: Batch) -> torch.Tensor:
-        loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
         self.warm_up(self.config.optim.lr, self.config.train.warmup)
+        if self.graphed is not None:
+            # the graphs accumulate into .grad tensors that must never be freed
+            self.optimizer.zero_grad(set_to_none=False)
+            loss = self.graphed(batch)
+            self.apply_gradients(self.config.optim.clip)
+            return loss
+        loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
         return self.update(loss, self.config.optim.clip)
 
     def validate(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from contextlib import nullcontext
 
 import pytest
 import torch
@@ -14,7 +15,8 @@ import torch.nn.functional as F
 
 from induce.models import MODELS, build_model
 from induce.runs.batches import Batch, Specials, make_batch
-from induce.train.engine import TrainOptions, train
+from induce.train.engine import TrainOptions, masked_lm_training_loss, train
+from induce.train.graphs import GraphedLoss
 from tests.train.helpers import last_state, make_dataset, tiny
 
 pytestmark = pytest.mark.gpu
@@ -39,11 +41,12 @@ def _model(arch: str) -> torch.nn.Module:
     return build_model(arch, settings, VOCAB, SPECIALS.pad).eval()
 
 
-def _batch() -> Batch:
-    """Four sentences of different lengths (padding in every row but one), 30% masked."""
-    g = torch.Generator().manual_seed(1)
-    sentences = [torch.randint(3, VOCAB, (n,), generator=g).tolist() for n in (7, 12, 3, 20)]
-    return make_batch(sentences, [0, 1, 2, 3], SPECIALS, 0.3, torch.Generator().manual_seed(2))
+def _batch(lengths: tuple[int, ...] = (7, 12, 3, 20), seed: int = 1) -> Batch:
+    """Sentences of different lengths (padding in every row but one), 30% masked."""
+    g = torch.Generator().manual_seed(seed)
+    sentences = [torch.randint(3, VOCAB, (n,), generator=g).tolist() for n in lengths]
+    index = list(range(len(lengths)))
+    return make_batch(sentences, index, SPECIALS, 0.3, torch.Generator().manual_seed(seed + 1))
 
 
 def _loss(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, object]:
@@ -147,6 +150,30 @@ def test_a_graph_captured_step_equals_the_eager_step(arch):
             assert torch.allclose(p.grad, g, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("arch", sorted(MODELS))
+def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
+    """Two batches of one bucket: the first runs eagerly and is captured, the second is a
+    replay; each gives the loss and gradients of the plain engine step on the batch as it
+    came (no padding)."""
+    cuda = torch.device("cuda")
+    model = _model(arch).to(cuda).train()
+    plain = copy.deepcopy(model)  # the same weights; its gradients are the eager step's
+    graphed = GraphedLoss(model, model, nullcontext, SPECIALS, cuda)
+    for lengths, seed in (((7, 12, 3, 20), 1), ((6, 11, 4, 19), 5)):
+        batch = _batch(lengths, seed)
+        model.zero_grad(set_to_none=False)  # the graphs accumulate into these tensors
+        loss = graphed(batch)
+        plain.zero_grad(set_to_none=True)
+        expected = masked_lm_training_loss(plain, plain, batch.to(cuda), nullcontext)
+        expected.backward()
+        assert torch.allclose(loss, expected.detach(), rtol=1e-5, atol=1e-6)
+        for p, q in zip(model.parameters(), plain.parameters(), strict=True):
+            assert (p.grad is None) == (q.grad is None)
+            if q.grad is not None:
+                assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6)
+    assert len(graphed.graphs) == 1
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     return make_dataset(tmp_path_factory.mktemp("gpu"))
@@ -154,12 +181,17 @@ def data(tmp_path_factory):
 
 @pytest.mark.parametrize("arch", ["structformer", "udgn"])
 @pytest.mark.parametrize("bf16", [False, True])
-def test_the_engine_trains_and_resumes_on_cuda(data, tmp_path, arch, bf16):
-    """A run on the GPU (fused Adam, page-locked batches) stops, resumes where it stopped and
-    ends with the step count and the optimizer state on the device."""
+@pytest.mark.parametrize("graphs", [False, True])
+def test_the_engine_trains_and_resumes_on_cuda(data, tmp_path, arch, bf16, graphs):
+    """A run on the GPU (fused Adam, page-locked batches, CUDA graphs or not) stops, resumes
+    where it stopped and ends with the step count and the optimizer state on the device."""
     out = tmp_path / "run"
-    settings = tiny(arch) + [f"train.bf16={str(bf16).lower()}", "train.eval_every=4"]
-    first = TrainOptions(str(out), arch, str(data), [*settings, "train.max_steps=4"], "cuda")
+    settings = tiny(arch) + [
+        f"train.bf16={str(bf16).lower()}",
+        f"train.cuda_graphs={str(graphs).lower()}",
+        "train.eval_every=4",
+    ]
+    first = TrainOptions(str(out), arch, str(data), [*settings, "train.max_steps=4"], device="cuda")
     assert train(first) == "done"
     again = TrainOptions(str(out), overrides=["train.max_steps=8"], resume=True, device="cuda")
     assert train(again) == "done"

@@ -1,0 +1,161 @@
+"""CUDA graphs for the masked-LM training step: forward, loss and backward captured once per
+batch shape and replayed for every later batch of that shape.
+
+Why.  At the papers' size a training step on an H100 is bound by the host, not the GPU: about
+1,200-1,600 kernels per step, each launched through Python, the dispatcher and autograd,
+leave the GPU busy a quarter of the time (``bench/profile_step.py --device cuda``).  A graph
+replays all of a step's kernels in one launch.
+
+Shapes.  A graph runs one shape, and batches cut under a token budget come in as many shapes
+as there are batches.  :func:`bucket` pads a batch up to a few shapes: the padded length to a
+multiple of ``length``, the rows to ``rows`` steps per octave (66, 72, 80, ... 640, 704) with
+one-word sentences that mask nothing, the masked positions to a multiple of ``targets``
+(extra targets ``IGNORE``, at position 0).  Each padded row is its own sentence and no
+target reads it, so the loss and the gradients are those of the batch as it came, to float
+rounding (every model keeps sentences apart: attention, parsers and calibration are per
+sentence).  On WSJ lengths with 4,096-token batches that is about 30 shapes and a fifth of
+the cells padding, which costs nothing while the GPU waits for the host anyway.
+
+Use.  Gradients accumulate into ``.grad`` tensors that exist before the first capture and
+are never freed: zero them with ``optimizer.zero_grad(set_to_none=False)`` before each call;
+clip and step the optimizer after it, outside the graph (the fused Adam is a few launches).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from induce.models.base import MaskedLM
+from induce.runs.batches import Batch, Specials
+
+IGNORE = -100  # F.cross_entropy's ignore_index: a padded target counts nowhere
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """How far shapes are rounded up: padded length to a multiple of ``length``; rows to
+    ``rows`` steps per octave; masked positions to a multiple of ``targets``."""
+
+    length: int = 8
+    rows: int = 8
+    targets: int = 256
+
+    def __post_init__(self) -> None:
+        if min(self.length, self.rows, self.targets) < 1:
+            raise ValueError("bucket sizes must be positive")
+
+
+def round_rows(n: int, steps: int) -> int:
+    """The smallest ``m * 2^e >= n`` with ``steps <= m < 2 * steps`` (or ``n`` itself when
+    ``n < 2 * steps``): ``steps`` sizes per octave, at most ``1 / steps`` padding."""
+    e = 0
+    while math.ceil(n / 2**e) >= 2 * steps:
+        e += 1
+    return math.ceil(n / 2**e) * 2**e
+
+
+def bucket(batch: Batch, buckets: Buckets, specials: Specials) -> Batch:
+    """``batch`` padded to its bucket's shape (CPU tensors in, CPU tensors out): padding
+    columns, one-word sentences (``<unk>``, nothing masked) as extra rows, ``IGNORE``
+    targets at position 0 as extra masked positions."""
+    b, n = batch.ids.shape
+    rows, length = round_rows(b, buckets.rows), math.ceil(n / buckets.length) * buckets.length
+    m = batch.targets.numel()
+    targets = max(buckets.targets, math.ceil(m / buckets.targets) * buckets.targets)
+    ids = torch.full((rows, length), specials.pad, dtype=batch.ids.dtype)
+    ids[:b, :n] = batch.ids
+    ids[b:, 0] = specials.unk
+    keep = torch.zeros((rows, length), dtype=torch.bool)
+    keep[:b, :n] = batch.keep
+    keep[b:, 0] = True
+    masked = torch.zeros((rows, length), dtype=torch.bool)
+    masked[:b, :n] = batch.masked
+    # a masked position's row in [B * L] changes with the padded length
+    row, col = batch.masked_rows // n, batch.masked_rows % n
+    masked_rows = torch.zeros(targets, dtype=batch.masked_rows.dtype)
+    masked_rows[:m] = row * length + col
+    padded_targets = torch.full((targets,), IGNORE, dtype=batch.targets.dtype)
+    padded_targets[:m] = batch.targets
+    return Batch(ids, keep, masked, padded_targets, batch.index, masked_rows)
+
+
+Cast = Callable[[], AbstractContextManager[object]]
+
+
+@dataclass
+class _Graph:
+    graph: torch.cuda.CUDAGraph
+    inputs: Batch  # the static tensors the graph reads: new batches are copied into them
+    loss: torch.Tensor
+
+
+class GraphedLoss:
+    """``loss = graphed(batch)``: the masked-LM loss of a CPU ``batch`` and its gradients
+    accumulated into the model's ``.grad``, through a CUDA graph of the batch's bucket.  The
+    first batch of a bucket runs eagerly (its own update is exact) and is then captured; the
+    graphs share one memory pool, safe because they run one at a time.  ``cast`` opens the
+    precision context; under autocast it must not cache casts across a capture (pass
+    ``torch.autocast(..., cache_enabled=False)``)."""
+
+    def __init__(
+        self,
+        net: torch.nn.Module,
+        model: MaskedLM,
+        cast: Cast,
+        specials: Specials,
+        device: torch.device,
+        buckets: Buckets | None = None,
+    ) -> None:
+        if device.type != "cuda":
+            raise ValueError("CUDA graphs need a CUDA device")
+        self.net, self.model, self.cast = net, model, cast
+        self.specials, self.device = specials, device
+        self.buckets = buckets or Buckets()
+        self.graphs: dict[tuple[int, ...], _Graph] = {}
+        self.pool = torch.cuda.graph_pool_handle()
+        self.side = torch.cuda.Stream(device)
+
+    def _loss(self, batch: Batch) -> torch.Tensor:
+        self.net.train()
+        with self.cast():
+            hidden = self.net(batch.ids, batch.keep).hidden
+            logits = self.model.logits(batch.at_masked(hidden))
+        return F.cross_entropy(logits.float(), batch.targets, ignore_index=IGNORE)
+
+    def __call__(self, batch: Batch) -> torch.Tensor:
+        padded = bucket(batch, self.buckets, self.specials)
+        key = (*padded.ids.shape, padded.targets.numel())
+        found = self.graphs.get(key)
+        if found is None:
+            return self._run_and_capture(key, padded)
+        for static, new in zip(_tensors(found.inputs), _tensors(padded), strict=True):
+            static.copy_(new.pin_memory(), non_blocking=True)
+        found.graph.replay()
+        return found.loss.detach().clone()  # the pool's memory is the next graph's
+
+    def _run_and_capture(self, key: tuple[int, ...], padded: Batch) -> torch.Tensor:
+        inputs = padded.to(self.device)
+        # eager on a side stream first: the update of this batch, and the warm-up that
+        # capture asks for (libraries' lazy set-up happens outside the graph)
+        self.side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.side):
+            loss = self._loss(inputs)
+            loss.backward()
+            result = loss.detach().clone()
+        torch.cuda.current_stream(self.device).wait_stream(self.side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            captured = self._loss(inputs)
+            captured.backward()
+        self.graphs[key] = _Graph(graph, inputs, captured)
+        return result
+
+
+def _tensors(batch: Batch) -> tuple[torch.Tensor, ...]:
+    return (batch.ids, batch.keep, batch.masked, batch.targets, batch.masked_rows)

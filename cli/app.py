@@ -5,13 +5,55 @@ Subcommand modules import their workflows lazily, so ``induce evaluate`` never l
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 import induce
 from induce.cli import convert, evaluate, parse, preprocess, report, train
 from induce.cli.helptext import polish
 
+# Typer 0.29 carries its own copy of click: take the exception classes from where Typer's
+# own BadParameter lives, whichever copy that is.
+_CLICK = sys.modules[typer.BadParameter.__module__]
+_NO_ARGS = getattr(_CLICK, "NoArgsIsHelpError", None)
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors (an unknown option, a bad choice, a missing argument) as the one line
+    ``error: ...`` and exit code 2 that every other error prints, instead of Typer's box."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        passed = (args, prog_name, complete_var, False, windows_expand_args)
+        if not standalone_mode:
+            return super().main(*passed, **extra)
+        try:
+            code = super().main(*passed, **extra)
+        except _CLICK.ClickException as err:
+            if _NO_ARGS is not None and isinstance(err, _NO_ARGS):
+                err.show()  # the help text, as asked for by giving nothing
+                sys.exit(err.exit_code)
+            typer.echo(f"error: {' '.join(err.format_message().split())}", err=True)
+            sys.exit(2)
+        except typer.Abort:
+            typer.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="induce",
     help="Unsupervised grammar induction and its evaluation.",
     no_args_is_help=True,

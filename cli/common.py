@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -51,6 +53,8 @@ def handle_errors(command: F) -> F:
     Anything else is a bug and keeps its traceback.
     """
 
+    outputs = output_parameters(command)
+
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from induce.data.files import forget_inputs
@@ -58,6 +62,7 @@ def handle_errors(command: F) -> F:
         forget_inputs()  # each command protects its own inputs from its outputs
         _show_library_warnings()
         try:
+            _guard_outputs(kwargs, outputs)
             return command(*args, **kwargs)
         except InduceError as err:
             fail(error_text(err))
@@ -70,6 +75,41 @@ def handle_errors(command: F) -> F:
             raise typer.Exit(0) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+# The options that name a file a command writes (the folders that --out creates have guards
+# of their own: a new run or dataset folder must be new or empty).
+OUTPUT_FLAGS = ("--output", "--json", "--html", "--csv", "--latex", "--markdown", "--plot")
+
+
+def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
+    """The command function's parameters that name an output file, with their flag (read
+    from the ``typer.Option`` defaults, so that a new output option is guarded by itself)."""
+    found = {}
+    for name, parameter in inspect.signature(command).parameters.items():
+        decls = getattr(parameter.default, "param_decls", None) or ()
+        flags = [d for d in decls if d in OUTPUT_FLAGS]
+        if flags:
+            found[name] = flags[0]
+    return found
+
+
+def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
+    """Refuse, before any work, an output that is one of the command's inputs or another
+    output's file: every value of the command's other parameters that names an existing
+    file or folder counts as an input."""
+    from induce.data.files import check_outputs
+
+    written: list[tuple[str, str]] = []
+    read: list[str] = []
+    for name, value in values.items():
+        given = value if isinstance(value, (list, tuple)) else [value]
+        names = [str(v) for v in given if isinstance(v, (str, os.PathLike))]
+        if name in outputs:
+            written += [(outputs[name], path) for path in names]
+        else:
+            read += [path for path in names if path != "-" and os.path.exists(path)]
+    check_outputs(written, read)
 
 
 _python_showwarning = warnings.showwarning

@@ -126,6 +126,7 @@ class Parser:
         from induce.runs.device import inference_autocast
         from induce.runs.inference import sentence_scores
 
+        _check_budget(batch_tokens)
         if punct not in get_args(Punct):
             raise ConfigError("must be attach or drop", setting="punct")
         if self.chart is not None:
@@ -164,6 +165,7 @@ class Parser:
         (the first of one batch, so that results start at once) are sorted by length,
         parsed and given back; memory does not grow with the input.  ``progress(done)`` is
         called after each window."""
+        _check_budget(batch_tokens)  # before the first sentence is read
         window: list[Sentence] = []
         tokens, budget, done = 0, batch_tokens, 0
         for sentence in itertools.chain(sentences, [None]):
@@ -366,3 +368,8 @@ def page_frame(fmt: str, source: str, model: str) -> tuple[str, str]:
 
     summary = [("input", source), ("model", model)]
     return page_start(f"induce parse {source}", summary, ("arcs", "spans")), page_end()
+
+
+def _check_budget(batch_tokens: int) -> None:
+    if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
+        raise ConfigError(f"must be 1 or more, got {batch_tokens!r}", setting="batch_tokens")

@@ -11,8 +11,9 @@ import math
 import types
 import typing
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from induce.data.errors import ConfigError
 
@@ -103,6 +104,35 @@ def literal_values(hint: Any) -> tuple[object, ...] | None:
     return None
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The range of a number setting, attached to its type with ``typing.Annotated`` and
+    checked when settings are read (:func:`from_mapping`)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False  # low itself is excluded
+    high_open: bool = False
+
+    def check(self, value: float, where: str) -> None:
+        low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        high_ok = self.high is None or (value < self.high if self.high_open else value <= self.high)
+        if not (low_ok and high_ok):
+            raise ConfigError(f"{where}: must be {self.describe()}, got {value!r}")
+
+    def describe(self) -> str:
+        if self.high is None:
+            return f"{'above' if self.low_open else 'at least'} {self.low:g}"
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"in {left}{self.low:g}, {self.high:g}{right}"
+
+
+# The kinds of number settings.  A plain ``int`` setting is a count: 0 or more.
+Size = Annotated[int, Bounds(1)]  # a width, a number of layers or heads, a token budget
+Rate = Annotated[float, Bounds(0.0, 1.0, high_open=True)]  # a dropout or masking probability
+Positive = Annotated[float, Bounds(0.0, low_open=True)]  # a scale that must not vanish
+
+
 def from_mapping(cls: type[T], data: Any, source: str) -> T:
     """Build dataclass ``cls`` from ``data``; unknown or missing keys and wrong types raise
     :class:`ConfigError` naming ``source`` and the key."""
@@ -115,7 +145,7 @@ def from_mapping(cls: type[T], data: Any, source: str) -> T:
             f"{source}: unknown setting(s) {', '.join(map(repr, unknown))} "
             f"(known: {', '.join(fields)})"
         )
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     values = {}
     for name, field in fields.items():
         if name not in data:
@@ -131,6 +161,13 @@ def from_mapping(cls: type[T], data: Any, source: str) -> T:
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *extras = typing.get_args(hint)
+        value = _coerce(value, base, where)
+        for extra in extras:
+            if isinstance(extra, Bounds):
+                extra.check(value, where)
+        return value
     if origin in (typing.Union, types.UnionType):
         return _coerce_union(value, typing.get_args(hint), where)
     if origin is typing.Literal:
@@ -184,4 +221,6 @@ def _coerce_scalar(value: Any, hint: type, where: str) -> Any:
     accepts, name = _SCALARS[hint]
     if not accepts(value):
         raise ConfigError(f"{where}: expected {name}, got {value!r}")
+    if hint is int and value < 0:  # every integer setting counts something
+        raise ConfigError(f"{where}: must be 0 or more, got {value!r}")
     return float(value) if hint is float else value

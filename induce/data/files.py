@@ -46,6 +46,50 @@ def _is_input(st: os.stat_result) -> bool:
     return _INPUTS.get((st.st_dev, st.st_ino)) == (st.st_mtime_ns, st.st_size)
 
 
+def check_outputs(outputs: Iterable[tuple[str, str]], inputs: Iterable[str]) -> None:
+    """Before any work: no output may be one of the inputs, nor the file of another output.
+
+    ``outputs``: ``(what, path)`` pairs, ``what`` naming the output in messages (a flag);
+    ``inputs``: the paths the command reads.  Files are compared by identity (device and
+    inode, through links and relative paths), paths that do not exist yet by their resolved
+    name.  Standard output (``-``), character devices and FIFOs are written through and may
+    repeat.  Raises :class:`InputError` naming the output's path."""
+    read: dict[tuple[object, ...], str] = {}
+    for name in inputs:
+        key = _identity(name)
+        if key is not None and key[0] == "file":
+            read.setdefault(key, name)
+    written: dict[tuple[object, ...], str] = {}
+    for what, name in outputs:
+        key = _identity(name)
+        if key is None:
+            continue
+        if key in read:
+            raise InputError(
+                f"{what} would replace the input {read[key]}: write the output elsewhere", name
+            )
+        if key in written:
+            raise InputError(
+                f"{what} and {written[key]} name the same file: one would be lost", name
+            )
+        written[key] = what
+
+
+def _identity(name: str) -> tuple[object, ...] | None:
+    """What makes two names one file: ``("file", device, inode)`` for an existing file or
+    folder, ``("new", resolved path)`` for a path that does not exist yet, ``None`` for what
+    is written through (``-``, devices, FIFOs)."""
+    if name == STDIN:
+        return None
+    try:
+        st = os.stat(name)
+    except OSError:
+        return ("new", os.path.realpath(name))
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return None
+    return ("file", st.st_dev, st.st_ino)
+
+
 def read_text(path: str | os.PathLike[str]) -> str:
     """Return the text of ``path`` (``-`` = standard input), decoded as strict UTF-8.
 

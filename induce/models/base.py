@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.config import Positive, Rate, Size
 from induce.data.errors import ConfigError, InputError
 from induce.decode.scores import Scores
 from induce.models.layers import Dropout
@@ -35,14 +36,14 @@ class BackboneConfig:
     modules do; ``torch`` keeps PyTorch's default ``nn.Linear`` initialisation (about 0.6x the
     reference scale for square projections)."""
 
-    d_model: int = 512
-    n_layers: int = 8
-    n_heads: int = 8
-    dropout: float = 0.1
-    attn_dropout: float = 0.1
+    d_model: Size = 512
+    n_layers: Size = 8
+    n_heads: Size = 8
+    dropout: Rate = 0.1
+    attn_dropout: Rate = 0.1
     position: str = "absolute"
-    max_length: int = 500
-    init_range: float = 0.1
+    max_length: Size = 500
+    init_range: Positive = 0.1
     init: Literal["xavier", "torch"] = "xavier"
 
     def check(self) -> None:

@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.models.base import check_rate
 
@@ -49,28 +50,28 @@ CHAR_SPECIALS = (CHAR_PAD, CHAR_UNK, CHAR_BOW, CHAR_EOW)
 
 @dataclass(frozen=True)
 class ChartConfig:
-    d_model: int = 1024
-    n_layers: int = 8
-    n_heads: int = 8
-    d_kv: int = 64
-    d_ff: int = 2048
+    d_model: Size = 1024
+    n_layers: Size = 8
+    n_heads: Size = 8
+    d_kv: Size = 64
+    d_ff: Size = 2048
     factored: bool = True
-    d_position: int = 512  # factored: the position half; content is d_model - d_position
-    max_length: int = 302  # tokens, <start> and <stop> included
+    d_position: Size = 512  # factored: the position half; content is d_model - d_position
+    max_length: Size = 302  # tokens, <start> and <stop> included
     chars: Literal["lstm", "concat", "none"] = "lstm"
-    d_char: int = 32  # character embeddings
-    char_concat: int = 8  # concat: first and last characters kept
+    d_char: Size = 32  # character embeddings
+    char_concat: Size = 8  # concat: first and last characters kept
     words: bool = False
     tags: bool = False
     tag_head: bool = False  # predict tags (K&K 2018b), for trees of plain text
     tag_loss_scale: float = 5.0
-    d_label_hidden: int = 250
-    attn_dropout: float = 0.2
-    relu_dropout: float = 0.1
-    residual_dropout: float = 0.2
-    char_dropout: float = 0.2  # the character model's input and output
-    word_dropout: float = 0.4  # word embeddings
-    tag_dropout: float = 0.2  # tag embeddings
+    d_label_hidden: Size = 250
+    attn_dropout: Rate = 0.2
+    relu_dropout: Rate = 0.1
+    residual_dropout: Rate = 0.2
+    char_dropout: Rate = 0.2  # the character model's input and output
+    word_dropout: Rate = 0.4  # word embeddings
+    tag_dropout: Rate = 0.2  # tag embeddings
     labels: tuple[str, ...] = ("",)  # index 0: the empty label
     tag_set: tuple[str, ...] = ()
     char_set: tuple[str, ...] = CHAR_SPECIALS

@@ -73,6 +73,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.config import Positive, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import MergeScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
@@ -89,23 +90,23 @@ from induce.models.pretrained import BertWeights, read_bert
 
 @dataclass(frozen=True)
 class CombinerConfig(BackboneConfig):
-    d_ff: int = 3072
+    d_ff: Size = 3072
     position: Literal["absolute", "none"] = "absolute"
-    max_length: int = 512
+    max_length: Size = 512
     gate: Literal["matrix", "row", "head"] = "matrix"  # one tau per sentence, row or head
     threshold: Literal["learned", "fixed", "topk"] = "learned"  # Table 3
     fixed_tau: float = 0.5  # threshold: fixed (the paper tries 0.50 and 0.55)
-    top_k: int = 2  # threshold: topk (2 or 3)
+    top_k: Size = 2  # threshold: topk (2 or 3)
     gate_layers: int = 1  # CNN layers of the gate (0: linear on the max-pooled M)
-    gate_channels: int = 8
-    gate_kernel: int = 3
+    gate_channels: Size = 8
+    gate_kernel: Size = 3
     gate_bias: float = -4.0  # initial bias of tau's linear map: tau starts ~ 0.02
     hierarchy: Literal["support", "dense", "adjacent", "constituent"] = "support"
     adjacent_gap: GapRule = "pair"  # hierarchy: adjacent: which pairs close a gap (ours)
     # how the learned gate's hard support passes gradients back (see the module docstring):
     # straight_through (ours), none (the paper's Boolean as written: tau gets almost none)
     gate_gradient: Literal["straight_through", "none"] = "straight_through"
-    gate_temperature: float = 0.05  # T of the soft membership sigmoid((M - tau) / T)
+    gate_temperature: Positive = 0.05  # T of the soft membership sigmoid((M - tau) / T)
     # weight of an auxiliary cost on the soft support (ours; 0: none; straight_through only)
     gate_sparsity: float = 0.0
     # hierarchy: constituent: multiply the heads' attention by the constituent prior too

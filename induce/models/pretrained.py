@@ -28,10 +28,15 @@ def bert_settings(folder: str | Path) -> dict[str, Any]:
     config = _config(Path(folder))
     if config.get("hidden_act", "gelu") != "gelu":
         raise ConfigError(f"a BERT with {config['hidden_act']!r} activations: induce uses gelu")
+    path = str(Path(folder) / "config.json")
     missing = [key for key in _SIZES if key not in config]
     if missing:
-        raise InputError(f"config.json has no {missing[0]}", str(Path(folder) / "config.json"))
-    return {setting: int(config[key]) for key, setting in _SIZES.items()} | {"position": "absolute"}
+        raise InputError(f"config.json has no {missing[0]}", path)
+    for key in _SIZES:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{key} must be a positive integer, got {value!r}", path)
+    return {setting: config[key] for key, setting in _SIZES.items()} | {"position": "absolute"}
 
 
 def bert_vocab_size(folder: str | Path) -> int:
@@ -48,7 +53,7 @@ def read_bert(folder: str | Path) -> dict[str, torch.Tensor]:
 
             tensors = dict(load_file(str(safe)))
         elif binary.is_file():
-            tensors = torch.load(binary, map_location="cpu", weights_only=True)
+            tensors = _load_binary(binary)
         else:
             raise InputError("needs model.safetensors or pytorch_model.bin", str(base))
     except InputError:
@@ -56,6 +61,27 @@ def read_bert(folder: str | Path) -> dict[str, torch.Tensor]:
     except Exception as err:
         raise InputError(f"cannot read the BERT weights: {err}", str(base)) from None
     return {k.removeprefix("bert."): v.float() for k, v in tensors.items()}
+
+
+def _load_binary(path: Path) -> dict[str, torch.Tensor]:
+    """``pytorch_model.bin`` as plain tensors; a file that needs Python objects unpickled is
+    refused in our words (unpickling can run code, and induce never does it for a BERT)."""
+    import pickle
+
+    try:
+        loaded = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise InputError(
+            "holds pickled Python objects besides tensors, which induce does not load (a "
+            "pickle can run code): save the checkpoint as model.safetensors beside it (with "
+            "transformers: model.save_pretrained(folder, safe_serialization=True))",
+            str(path),
+        ) from None
+    if not isinstance(loaded, dict) or not all(
+        isinstance(v, torch.Tensor) for v in loaded.values()
+    ):
+        raise InputError("is not a state dict of named tensors", str(path))
+    return loaded
 
 
 def _config(base: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
 from induce.models.base import EncoderOutput, check_rate
@@ -36,12 +37,12 @@ RELATIONS: tuple[Relation, ...] = get_args(Relation)
 @dataclass(frozen=True)
 class StructFormerConfig(TransformerConfig):
     n_parser_layers: int = 3
-    conv_size: int = 9
+    conv_size: Size = 9
     relations: tuple[Relation, ...] = RELATIONS
     relation_weight: Literal["softmax", "sigmoid"] = "softmax"  # over the relations of a head
     # dropout on the parser's embeddings and after each convolution layer: 0 in the
     # StructFormer repository, the model dropout in the UDGN repository's variant
-    parser_dropout: float = 0.0
+    parser_dropout: Rate = 0.0
 
     def check(self) -> None:
         super().check()

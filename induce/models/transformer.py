@@ -15,6 +15,7 @@ from typing import Literal, cast
 import torch
 from torch import nn
 
+from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.layers import Dropout, EncoderLayer
@@ -22,13 +23,13 @@ from induce.models.layers import Dropout, EncoderLayer
 
 @dataclass(frozen=True)
 class TransformerConfig(BackboneConfig):
-    d_ff: int = 2048
+    d_ff: Size = 2048
     # absolute: a learned table (the reference's 500 rows); relative: a learned bias per head
     # and distance up to max_length; none
     position: Literal["absolute", "relative", "none"] = "absolute"
     # dropout on the encoder's input embeddings: 0 in the StructFormer repository, the model
     # dropout in the UDGN repository's Transformer and StructFormer
-    embed_dropout: float = 0.0
+    embed_dropout: Rate = 0.0
 
     def check(self) -> None:
         super().check()

@@ -29,6 +29,7 @@ from typing import Literal, cast
 import torch
 from torch import nn
 
+from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
@@ -44,11 +45,11 @@ from induce.models.layers import (
 
 @dataclass(frozen=True)
 class UDGNConfig(BackboneConfig):
-    dropout: float = 0.2
+    dropout: Rate = 0.2
     position: Literal["none", "absolute"] = "none"  # absolute: the positional ablation
-    head_size: int = 128
+    head_size: Size = 128
     n_parser_layers: int = 3
-    parser_dropout: float = 0.2
+    parser_dropout: Rate = 0.2
     gates: bool = True
     competition: bool = True
     relative_bias: bool = True

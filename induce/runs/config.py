@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from induce.data.config import from_mapping, load_resource_yaml, resource_names
+from induce.data.config import Size, from_mapping, load_resource_yaml, resource_names
 from induce.data.errors import ConfigError
 
 
@@ -23,13 +23,13 @@ class DataConfig:
     """Masked-LM batches (item 1 of the training pipeline)."""
 
     mask_rate: float = 0.3  # per-token masking probability (0.3 PTB, 0.15 BLLIP)
-    batch_tokens: int = 4096  # token budget of a training batch (padding included)
-    eval_batch_tokens: int = 8192  # evaluation batches (no gradients: can be larger)
+    batch_tokens: Size = 4096  # token budget of a training batch (padding included)
+    eval_batch_tokens: Size = 8192  # evaluation batches (no gradients: can be larger)
     max_length: int = 0  # longer training sentences are skipped (0: keep all)
     eval_seed: int = 1234  # masks of validation/test are drawn from this seed
     # mask draws averaged for validation/test perplexity (run r uses eval_seed + r; the UDGN
     # code averages 5 random draws, the StructFormer code uses one)
-    eval_runs: int = 1
+    eval_runs: Size = 1
     # padded: count x longest <= batch_tokens; summed: the reference code's batchify
     # (longest first, summed lengths < batch_tokens)
     batching: Literal["padded", "summed"] = "summed"
@@ -57,7 +57,7 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    epochs: int = 100
+    epochs: Size = 100
     max_steps: int = 0  # stop after this many updates (0: no limit)
     eval_every: int = 0  # validate every N updates (0: at the end of each epoch)
     patience: int = 0  # early stopping after N validations without a better loss (0: off)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -306,7 +307,23 @@ def read_pointer(run: Path) -> dict[str, Any] | None:
         raise InputError(f"not JSON: {err.msg}", str(path), err.lineno) from None
     if not isinstance(data, dict) or not isinstance(data.get("last"), str):
         raise InputError("names no last checkpoint", str(path))
+    for key in ("last", "best"):
+        name = data.get(key)
+        legacy = key == "best" and name in (None, "best")  # the earlier layout's best folder
+        if not legacy and not (isinstance(name, str) and _CHECKPOINT.fullmatch(name)):
+            raise InputError(
+                f"its {key} checkpoint {name!r} is not a folder of this run's "
+                f"{CHECKPOINTS}/: the pointer was edited or belongs to another run",
+                str(path),
+            )
+    if not isinstance(data.get("step"), int):
+        raise InputError("names no step", str(path))
     return data
+
+
+# one folder directly inside the run's checkpoints/ (training names them STEP-HEX, a
+# converted checkpoint STEP-import): never a path that leaves the run
+_CHECKPOINT = re.compile(rf"{CHECKPOINTS}/(?!\.\.?$)[\w.-]+")
 
 
 def dataset_record(dataset: Dataset) -> dict[str, Any]:

@@ -40,6 +40,8 @@ class CheckpointedRun:
         return True
 
     def _restore(self) -> None:
+        """Load the last checkpoint, then (only then) clear what interrupted writes left: a
+        resume that cannot load changes nothing on disk."""
         progress = checkpoint.restore(
             self.path,
             self.model,
@@ -48,6 +50,8 @@ class CheckpointedRun:
             self.device,
             cut_metrics=self.main,
         )
+        if self.main:
+            checkpoint.clean(self.path)
         if progress is None:
             warnings.warn(
                 f"{self.path}: no checkpoint was saved before the run stopped: it starts again",

@@ -15,6 +15,7 @@ import math
 import os
 import random
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.files import FileLock, atomic_write
 from induce.data.ptb import read_trees
 from induce.decode.cky import hinge_loss
@@ -42,28 +43,30 @@ from induce.runs.directory import (
     write_run_files,
 )
 from induce.structure.chart import clean_tree
-from induce.train import checkpoint
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
 from induce.train.engine import TrainOptions, _check_new_run_directory, build_optimizer
 
 
-def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any]]:
-    """The split's gold trees as examples (cleaned), and the raw trees in file order (what
-    dev F1 is scored against), ``None`` where a tree gives no example."""
+def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any], list[int]]:
+    """The split's gold trees as examples (cleaned), the raw trees in file order (what dev
+    F1 is scored against), ``None`` where a tree gives no example, and the line each
+    example's tree starts on."""
     path = dataset_path / f"{split}.trees"
     if not path.is_file():
         raise InputError(
             f"the dataset has no {split}.trees: the chart parser needs gold trees", str(path)
         )
-    raw = read_trees(path).trees
-    examples = []
+    found = read_trees(path)
+    raw = found.trees
+    examples, lines = [], []
     for k, tree in enumerate(raw):
         clean = clean_tree(tree) if tree is not None else None
         if clean is not None:
             examples.append(example(clean))
+            lines.append(found.lines[k])
         else:
             raw[k] = None
-    return examples, raw
+    return examples, raw, lines
 
 
 class ChartTrainer(CheckpointedRun):
@@ -83,13 +86,16 @@ class ChartTrainer(CheckpointedRun):
         if options.deterministic:
             torch.use_deterministic_algorithms(True)
         self.dataset = load_dataset(data)
-        self.train_examples, _ = read_examples(self.dataset.path, "train")
+        self.train_examples, _, self.train_lines = read_examples(self.dataset.path, "train")
         if not self.train_examples:
             raise InputError("the training split has no usable trees", str(self.dataset.path))
         self.valid_examples: list[Example] = []
         self.valid_raw: list[Any] = []
+        self.valid_lines: list[int] = []
         if self.dataset.has("valid.trees"):
-            self.valid_examples, self.valid_raw = read_examples(self.dataset.path, "valid")
+            self.valid_examples, self.valid_raw, self.valid_lines = read_examples(
+                self.dataset.path, "valid"
+            )
         if options.resume:
             vocab = self.run_vocab
         else:
@@ -104,6 +110,7 @@ class ChartTrainer(CheckpointedRun):
             self.config.arch, self.config.model, len(vocab), vocab.id("<pad>")
         )
         self.model.to(self.device)
+        self._check_lengths()
         self.encoder = Encoder(self.model, vocab)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.params = load_params(self.config.train.evalb)
@@ -130,6 +137,11 @@ class ChartTrainer(CheckpointedRun):
     def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
         if options.resume:
             run = open_run(self.path, options.overrides)
+            if options.arch is not None and options.arch != run.config.arch:
+                raise ConfigError(
+                    f"{options.arch} differs from the run's architecture, {run.config.arch}",
+                    "arch",
+                )
             data = options.data or run.dataset.get("path")
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
@@ -145,10 +157,39 @@ class ChartTrainer(CheckpointedRun):
             self.path.mkdir(parents=True, exist_ok=True)
         self.lock.acquire()
         if options.resume:
-            checkpoint.clean(self.path)
-            return
+            return  # what killed writes left is cleared once the checkpoint has loaded
         write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
         atomic_write(self.path / METRICS, "")
+
+    def _check_lengths(self) -> None:
+        """Before any training: a dev sentence longer than the model reads is an error at
+        its line (dev F1 must cover every sentence); longer training sentences are skipped,
+        with a warning that names the first."""
+        limit, wanted = self.model.max_words, self.config.data.max_length
+        if wanted > limit:
+            raise ConfigError(
+                f"data.max_length {wanted} is longer than the model reads: {limit} words "
+                f"(model.max_length {self.config.model.get('max_length', limit + 2)} minus "
+                "<start> and <stop>)"
+            )
+        for ex, line in zip(self.valid_examples, self.valid_lines, strict=True):
+            if len(ex.words) > limit:
+                raise InputError(
+                    f"a dev sentence of {len(ex.words)} words is longer than the model reads "
+                    f"({limit}): raise model.max_length",
+                    str(self.dataset.path / "valid.trees"),
+                    line,
+                )
+        cap = wanted or limit
+        long = [k for k, ex in enumerate(self.train_examples) if len(ex.words) > cap]
+        if long and not wanted:
+            warnings.warn(
+                f"{self.dataset.path / 'train.trees'}:{self.train_lines[long[0]]}: "
+                f"{len(long)} training sentence(s) longer than the model reads ({limit} "
+                "words) are skipped (model.max_length sets the limit)",
+                InduceWarning,
+                stacklevel=2,
+            )
 
     def _plan(self) -> list[list[int]]:
         """Batches of the training sentences: sorted by length, cut by

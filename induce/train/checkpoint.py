@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import secrets
 import shutil
 from pathlib import Path
@@ -98,6 +99,11 @@ def restore(
     process that writes it), and return the saved progress (step, epoch, position, ...).
     ``None`` when the run was stopped before its first checkpoint: it starts again."""
     pointer = read_pointer(run)
+    orphan = newest_complete(run) if pointer is None else None
+    if pointer is None and orphan is not None:
+        # killed between a first checkpoint's rename and its pointer (or the pointer was
+        # deleted): the folder is complete, since it is renamed into place only once written
+        pointer = {"step": int(orphan.name.split("-")[0]), "last": f"{CHECKPOINTS}/{orphan.name}"}
     if pointer is None and not (run / STATE).is_file():
         if cut_metrics:
             atomic_write(run / METRICS, "", own=True)
@@ -124,7 +130,26 @@ def restore(
     random.setstate(_tuple(saved["rng"]["python"]))
     if cut_metrics:
         _cut_metrics(run / METRICS, progress)
+        if orphan is not None:  # named again, so that cleaning keeps it
+            write_pointer(run, progress["step"], f"{CHECKPOINTS}/{orphan.name}", None)
     return progress
+
+
+def newest_complete(run: Path) -> Path | None:
+    """The checkpoint folder of the highest step that holds both weights and trainer state
+    (unfinished writes are ``.tmp`` folders and do not count)."""
+    folder = run / CHECKPOINTS
+    if not folder.is_dir():
+        return None
+    found = [
+        entry
+        for entry in folder.iterdir()
+        if _NAME.fullmatch(entry.name) and (entry / WEIGHTS).is_file() and (entry / STATE).is_file()
+    ]
+    return max(found, key=lambda entry: int(entry.name.split("-")[0]), default=None)
+
+
+_NAME = re.compile(r"\d{8,}-\w+")  # what save() (STEP-HEX) and convert (STEP-import) name
 
 
 def clean(run: Path) -> None:

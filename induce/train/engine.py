@@ -38,7 +38,6 @@ from induce.runs.directory import (
     write_run_files,
 )
 from induce.runs.inference import Cast
-from induce.train import checkpoint
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
 from induce.train.graphs import GraphedLoss
@@ -107,6 +106,7 @@ class Trainer(CheckpointedRun):
         )
         if self.config.train.init_from and not options.resume:
             self.model.load_pretrained(self.config.train.init_from)
+        self._check_lengths()
         self.model = self.model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.state: dict[str, Any] = {
@@ -187,8 +187,7 @@ class Trainer(CheckpointedRun):
                     "run was trained on",
                     str(self.dataset.path),
                 )
-            checkpoint.clean(self.path)
-            return
+            return  # what killed writes left is cleared once the checkpoint has loaded
         if any(entry.name != LOCK for entry in self.path.iterdir()):  # lost a race for it
             raise RunExistsError("the run directory exists and is not empty", str(self.path))
         write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
@@ -222,6 +221,28 @@ class Trainer(CheckpointedRun):
         ]
         if steps_per_epoch(self.plan, self.world.size) == 0:
             raise ConfigError("fewer training batches than processes")
+
+    def _check_lengths(self) -> None:
+        """Before any training: a sentence longer than the model's position table is an
+        error at its line of ``SPLIT.txt`` (training sentences beyond ``data.max_length``
+        are skipped, so that setting is the way to drop them)."""
+        limit = self.model.max_words
+        if limit is None:
+            return
+        skip = self.config.data.max_length
+        for split, ids in (("train", self.train_ids), ("valid", self.valid_ids)):
+            for k, sentence in enumerate(ids):
+                if len(sentence) <= limit or (split == "train" and 0 < skip < len(sentence)):
+                    continue
+                hint = "set data.max_length to skip such training sentences, or raise"
+                raise InputError(
+                    f"a sentence of {len(sentence)} tokens is longer than the model reads "
+                    f"(model.max_length {limit}): "
+                    + (hint if split == "train" else "raise")
+                    + " model.max_length",
+                    str(self.dataset.path / f"{split}.txt"),
+                    k + 1,
+                )
 
     def _validation_gold(self) -> Gold | None:
         """Gold structures of the validation split when the model parses and they exist."""

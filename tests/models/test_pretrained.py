@@ -3,8 +3,10 @@ with a WordPiece dataset of the same vocabulary; nothing downloaded, no transfor
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -171,3 +173,41 @@ def test_bad_bert_folders_and_vocabularies_are_one_line_errors(tmp_path):
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert not (tmp_path / "r1").exists() and not (tmp_path / "d").exists()
     assert not (tmp_path / "e").exists()
+
+
+def _init_from(tmp_path: Path, data: Path, bert: Path, out: str) -> Any:
+    args = ["train", "--arch", "combiner", "--data", str(data), "--out", str(tmp_path / out)]
+    return runner.invoke(
+        app, [*args, "--config", "demo", "--init-from", str(bert), "--device", "cpu"]
+    )
+
+
+def test_a_bert_config_with_a_size_that_is_not_a_number_is_one_line(tmp_path):
+    bert = tmp_path / "bert"
+    make_bert(bert)
+    data = wordpiece_data(tmp_path, bert)
+    config = json.loads((bert / "config.json").read_text())
+    for bad in ("sixty-four", -4, True, 2.5):
+        config["hidden_size"] = bad
+        (bert / "config.json").write_text(json.dumps(config))
+        result = _init_from(tmp_path, data, bert, "r")
+        assert result.exit_code == 2, result.output
+        assert result.stderr.count("\n") == 1 and "hidden_size must be a positive integer" in (
+            result.stderr
+        )
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_pickled_bert_binary_is_refused_in_our_words(tmp_path):
+    bert = tmp_path / "bert"
+    tensors = make_bert(bert)
+    data = wordpiece_data(tmp_path, bert)
+    (bert / "model.safetensors").unlink()
+
+    # any Python object beyond tensors makes the file need unpickling
+    torch.save({**tensors, "extra": argparse.Namespace(a=1)}, bert / "pytorch_model.bin")
+    result = _init_from(tmp_path, data, bert, "r")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "model.safetensors" in result.stderr
+    assert "weights_only" not in result.stderr
+    assert not (tmp_path / "r").exists()

@@ -186,15 +186,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         opt.step()
         tokens += b.tokens
         losses.append(loss.detach())  # read after the timed steps: no wait per step
-    _sync(device)
-    seconds = time.perf_counter() - began
-    return {
-        "tokens_per_s": tokens / seconds,
-        **_peaks(device),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "first_loss": float(losses[0]),
-        "last_loss": float(losses[-1]),
-    }
+    return _trained(device, model, tokens, began, losses)
 
 
 def train_graphed(
@@ -242,6 +234,15 @@ def train_graphed(
     for b in timed:
         losses.append(step(b))
         tokens += b.tokens
+    result = _trained(device, model, tokens, began, losses)
+    return result | {"graphs": len(graphed.graphs), "first_epoch_s": capture_s}
+
+
+def _trained(
+    device: Any, model: Any, tokens: int, began: float, losses: list[Any]
+) -> dict[str, Any]:
+    """The figures of a timed stretch that began at ``began`` (the device's queue drained
+    first): tokens/s, peaks, parameters, the first and last losses."""
     _sync(device)
     seconds = time.perf_counter() - began
     return {
@@ -250,8 +251,6 @@ def train_graphed(
         "parameters": sum(p.numel() for p in model.parameters()),
         "first_loss": float(losses[0]),
         "last_loss": float(losses[-1]),
-        "graphs": len(graphed.graphs),
-        "first_epoch_s": capture_s,
     }
 
 

@@ -13,32 +13,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from induce.models import MODELS, build_model
+from induce.models import MODELS
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.train.engine import TrainOptions, masked_lm_training_loss, train
 from induce.train.graphs import GraphedLoss
-from tests.train.helpers import last_state, make_dataset, tiny
+from tests.train.helpers import last_state, make_dataset, quiet_model, tiny
 
 pytestmark = pytest.mark.gpu
 
 VOCAB = 60
 SPECIALS = Specials(pad=0, unk=1, mask=2)
-SIZES = {
-    "transformer": {"d_ff": 128},
-    "structformer": {"d_ff": 128, "n_parser_layers": 2, "conv_size": 5},
-    "udgn": {"head_size": 16, "n_parser_layers": 2},
-    "combiner": {"d_ff": 128},
-}
 
 
 def _model(arch: str) -> torch.nn.Module:
-    """A small model in evaluation mode, every dropout 0 (so that training mode, which
-    cuDNN's LSTM needs for a backward pass, computes the same function)."""
-    torch.manual_seed(0)
-    fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
-    off = {name: 0.0 for name in fields if "dropout" in name}
-    settings = {"d_model": 64, "n_layers": 2, "n_heads": 4, **SIZES[arch], **off}
-    return build_model(arch, settings, VOCAB, SPECIALS.pad).eval()
+    return quiet_model(arch, 64, 4, VOCAB, SPECIALS.pad)
 
 
 def _batch(lengths: tuple[int, ...] = (7, 12, 3, 20), seed: int = 1) -> Batch:

@@ -11,7 +11,6 @@ import pytest
 from induce.data.ptb import read_trees
 from induce.structure.chart import clean_tree
 from tests.reliability.test_bad_runs import _invoke, _one_error
-from tests.reliability.test_resume_pointer import CHART
 from tests.train.helpers import make_dataset, tiny
 
 
@@ -55,13 +54,13 @@ def test_the_chart_parser_names_the_first_dev_sentence_too_long(data, tmp_path):
         for k, tree in enumerate(found.trees)
         if tree is not None and len(clean_tree(tree).words()) > 8
     )
-    result = _train(data, tmp_path / "r", "chart", [*CHART, "model.max_length=10"])
+    result = _train(data, tmp_path / "r", "chart", [*tiny("chart"), "model.max_length=10"])
     _one_error(result)
     assert f"valid.trees:{line}: " in result.stderr
     assert not (tmp_path / "r").exists()
 
 
 def test_the_chart_parser_refuses_a_data_max_length_beyond_the_model(data, tmp_path):
-    result = _train(data, tmp_path / "r", "chart", [*CHART, "data.max_length=900"])
+    result = _train(data, tmp_path / "r", "chart", [*tiny("chart"), "data.max_length=900"])
     _one_error(result)
     assert "data.max_length" in result.stderr

@@ -16,26 +16,11 @@ from induce.train.engine import TrainOptions, train
 from tests.reliability.test_bad_runs import _digest, _invoke, _one_error
 from tests.train.helpers import make_dataset, tiny
 
-CHART = [
-    "model.d_model=32",
-    "model.d_position=16",
-    "model.n_layers=1",
-    "model.n_heads=2",
-    "model.d_kv=8",
-    "model.d_ff=32",
-    "model.d_char=8",
-    "model.d_label_hidden=16",
-    "data.batch_sentences=4",
-    "train.log_every=1",
-    "train.checkpoint_every=0",
-    "train.evals_per_epoch=0",
-]
 ARCHS = ("udgn", "combiner", "chart")
 
 
 def _settings(arch: str, steps: int, seed: int) -> list[str]:
-    base = CHART if arch == "chart" else tiny(arch)
-    return [*base, f"train.max_steps={steps}", "train.eval_every=2", f"train.seed={seed}"]
+    return [*tiny(arch), f"train.max_steps={steps}", "train.eval_every=2", f"train.seed={seed}"]
 
 
 def _train(data: Path, out: Path, arch: str, steps: int, seed: int = 1) -> Path:

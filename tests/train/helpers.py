@@ -27,8 +27,47 @@ EXTRA = {
 }
 
 
+# the chart parser's tiny settings (its trainer reads sentences per batch, not tokens)
+CHART_TINY = [
+    "model.d_model=32",
+    "model.d_position=16",
+    "model.n_layers=1",
+    "model.n_heads=2",
+    "model.d_kv=8",
+    "model.d_ff=32",
+    "model.d_char=8",
+    "model.d_label_hidden=16",
+    "data.batch_sentences=4",
+    "train.log_every=1",
+    "train.checkpoint_every=0",
+    "train.evals_per_epoch=0",
+]
+
+
 def tiny(arch: str) -> list[str]:
-    return TINY + EXTRA[arch]
+    return CHART_TINY if arch == "chart" else TINY + EXTRA[arch]
+
+
+def quiet_model(arch: str, d_model: int, n_heads: int, vocab: int, pad: int):
+    """A small masked LM (two layers, the test sizes of ``EXTRA`` scaled to ``d_model``) with
+    every dropout 0, in evaluation mode: training mode then computes the same function (what
+    cuDNN's LSTM needs for a backward pass, and what equality tests want)."""
+    import dataclasses
+
+    import torch
+
+    from induce.models import MODELS, build_model
+
+    torch.manual_seed(0)
+    sizes = {
+        key.removeprefix("model."): int(value)
+        * (d_model // 32 if key.endswith(("d_ff", "head_size")) else 1)
+        for key, value in (item.split("=") for item in EXTRA[arch])
+    }
+    fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
+    off = {name: 0.0 for name in fields if "dropout" in name}
+    settings = {"d_model": d_model, "n_layers": 2, "n_heads": n_heads, **sizes, **off}
+    return build_model(arch, settings, vocab, pad).eval()
 
 
 def make_dataset(root: Path) -> Path:

@@ -15,23 +15,9 @@ from induce.data.ptb import read_trees
 from induce.runs.directory import open_run
 from induce.train.chart import ChartTrainer
 from induce.train.engine import TrainOptions, train
-from tests.train.helpers import make_dataset, weights_file
+from tests.train.helpers import CHART_TINY, make_dataset, weights_file
 
-TINY = [
-    "model.d_model=32",
-    "model.d_position=16",
-    "model.n_layers=1",
-    "model.n_heads=2",
-    "model.d_kv=8",
-    "model.d_ff=32",
-    "model.d_char=8",
-    "model.d_label_hidden=16",
-    "data.batch_sentences=4",
-    "train.warmup=3",
-    "train.log_every=1",
-    "train.checkpoint_every=0",
-    "train.evals_per_epoch=0",
-]
+TINY = [*CHART_TINY, "train.warmup=3"]
 
 
 @pytest.fixture(scope="module")

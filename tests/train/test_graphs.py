@@ -4,7 +4,6 @@ tests/gpu)."""
 
 from __future__ import annotations
 
-import dataclasses
 from contextlib import nullcontext
 
 import pytest
@@ -14,14 +13,9 @@ from induce.models import MODELS, build_model
 from induce.runs.batches import Specials, make_batch
 from induce.train.engine import masked_lm_training_loss
 from induce.train.graphs import Buckets, GraphedLoss, bucket, round_rows
+from tests.train.helpers import quiet_model
 
 SPECIALS = Specials(pad=0, unk=1, mask=2)
-EXTRA = {
-    "transformer": {"d_ff": 64},
-    "structformer": {"d_ff": 64, "n_parser_layers": 1, "conv_size": 3},
-    "udgn": {"head_size": 8, "n_parser_layers": 1},
-    "combiner": {"d_ff": 64},
-}
 
 
 def test_rows_round_up_to_eight_sizes_an_octave():
@@ -62,11 +56,7 @@ def test_a_bucketed_batch_has_the_shape_of_its_bucket_and_the_same_targets():
 
 @pytest.mark.parametrize("arch", sorted(MODELS))
 def test_padding_to_the_bucket_changes_neither_loss_nor_gradients(arch):
-    torch.manual_seed(0)
-    fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
-    off = {name: 0.0 for name in fields if "dropout" in name}
-    settings = {"d_model": 32, "n_layers": 2, "n_heads": 2, **EXTRA[arch], **off}
-    model = build_model(arch, settings, 50, SPECIALS.pad)
+    model = quiet_model(arch, 32, 2, 50, SPECIALS.pad).train()
     g = torch.Generator().manual_seed(3)
     sentences = [torch.randint(3, 50, (n,), generator=g).tolist() for n in (7, 12, 3, 10, 1)]
     batch = make_batch(sentences, [0, 1, 2, 3, 4], SPECIALS, 0.3, torch.Generator().manual_seed(4))

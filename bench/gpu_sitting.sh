@@ -16,6 +16,17 @@
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
 # induce, induce-bf16 and, on CUDA, both graph sides); TRAIN_LIMIT the training step's limit.
+#
+# On a lent GPU machine with no network and without induce installed (as in issue 32's first
+# sitting): carry the wheels it lacks (conllu, nltk, ufal.chu_liu_edmonds for Python 3.12) in
+# an ignored .whl/, the official models.py and layers.py in an ignored .official/UDGN/ and
+# data/wsj/dev22.trees in .official/shared/, then run from the repository root:
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+#   export PYTHONPATH=/tmp/site:$PWD
+#   ln -sfn ../resources induce/resources; ln -sfn ../cli induce/cli   # the installed layout
+#   bash bench/gpu_sitting.sh $OUT .official/UDGN .official/shared
+# On an H100: tests, three training sides, parsing and profiles took 4.7 minutes; tests and
+# five sides at STEPS=40 took 5; every part with five sides needs about 8 (plan the lease).
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}

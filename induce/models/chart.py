@@ -72,6 +72,14 @@ class ChartConfig:
     char_dropout: Rate = 0.2  # the character model's input and output
     word_dropout: Rate = 0.4  # word embeddings
     tag_dropout: Rate = 0.2  # tag embeddings
+    # how the residual, feed-forward and character-output dropouts draw their masks: element
+    # (each element apart, nn.Dropout) or feature (one mask per sentence and feature, shared
+    # by every position: benepar's FeatureDropout, partitioned_transformer.py)
+    dropout_kind: Literal["element", "feature"] = "element"
+    # the attention projections' initialisation: pytorch (nn.Linear's default, about
+    # U(+-1/sqrt(fan_in))) or benepar (uniform with standard deviation 0.02, benepar's
+    # initializer_range in PartitionedMultiHeadAttention)
+    init: Literal["pytorch", "benepar"] = "pytorch"
     labels: tuple[str, ...] = ("",)  # index 0: the empty label
     tag_set: tuple[str, ...] = ()
     char_set: tuple[str, ...] = CHAR_SPECIALS
@@ -182,6 +190,25 @@ class _CharConcat(nn.Module):
         return self.project(parts.view(b, t, -1))
 
 
+class FeatureDropout(nn.Module):
+    """Dropout with one mask per sentence and feature: ``x [B, T, F]`` keeps or drops feature
+    f of sentence b at every position together (inverted scaling, as ``nn.Dropout``)."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        keep = torch.empty(x.shape[0], 1, x.shape[-1], dtype=x.dtype, device=x.device)
+        return x * keep.bernoulli_(1.0 - self.p).div_(1.0 - self.p)
+
+
+def _dropout(c: ChartConfig, p: float) -> nn.Module:
+    return FeatureDropout(p) if c.dropout_kind == "feature" else nn.Dropout(p)
+
+
 class _Attention(nn.Module):
     """Multi-head self-attention, factored into content and position halves or not."""
 
@@ -193,6 +220,10 @@ class _Attention(nn.Module):
         self.qkv = nn.ModuleList(nn.Linear(d, 3 * c.n_heads * dk, bias=False) for d in halves)
         self.out = nn.ModuleList(nn.Linear(c.n_heads * dk, d, bias=False) for d in halves)
         self.drop = nn.Dropout(c.attn_dropout)
+        if c.init == "benepar":  # standard deviation 0.02: uniform on +-sqrt(3) * 0.02
+            bound = math.sqrt(3.0) * 0.02
+            for linear in [*self.qkv, *self.out]:
+                nn.init.uniform_(linear.weight, -bound, bound)
 
     def forward(self, parts: list[torch.Tensor], keep: torch.Tensor) -> list[torch.Tensor]:
         c = self.c
@@ -228,12 +259,12 @@ class _Layer(nn.Module):
         self.norm_attn = nn.LayerNorm(c.d_model)
         self.ff = nn.ModuleList(
             nn.Sequential(
-                nn.Linear(d, d_ff), nn.ReLU(), nn.Dropout(c.relu_dropout), nn.Linear(d_ff, d)
+                nn.Linear(d, d_ff), nn.ReLU(), _dropout(c, c.relu_dropout), nn.Linear(d_ff, d)
             )
             for d in halves
         )
         self.norm_ff = nn.LayerNorm(c.d_model)
-        self.drop = nn.Dropout(c.residual_dropout)
+        self.drop = _dropout(c, c.residual_dropout)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         c = self.c
@@ -265,7 +296,7 @@ class ChartParser(nn.Module):
             self.chars = _CharConcat(n_chars, c.d_char, c.char_concat, d)
         self.positions = nn.Embedding(c.max_length, c.d_position if c.factored else c.d_model)
         self.norm_in = nn.LayerNorm(c.d_model)
-        self.drop_chars = nn.Dropout(c.char_dropout)
+        self.drop_chars = _dropout(c, c.char_dropout)
         self.drop_words = nn.Dropout(c.word_dropout)
         self.drop_tags = nn.Dropout(c.tag_dropout)
         self.layers = nn.ModuleList(_Layer(c) for _ in range(c.n_layers))

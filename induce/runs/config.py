@@ -35,6 +35,13 @@ class DataConfig:
     batching: Literal["padded", "summed"] = "summed"
     # chart: sentences per update (0: batches by the token budget, as the masked LMs)
     batch_sentences: int = 0
+    # chart: how an epoch's batches are drawn.  batches: sentences sorted by length and cut
+    # into batches once, the batch order shuffled per epoch (little padding); sentences:
+    # benepar's (its DataLoader, shuffle=True): the sentences shuffled per epoch and cut into
+    # new batches, each run as sub-batches of similar length under subbatch_tokens with the
+    # gradients summed (its subbatching.split), one update per batch
+    shuffle: Literal["batches", "sentences"] = "batches"
+    subbatch_tokens: Size = 2000  # chart, shuffle: sentences (benepar --subbatch-max-tokens)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from induce.metrics.evalb import score_corpus
 from induce.metrics.evalb_params import load_params
 from induce.models import build_parser
 from induce.models.chart import ChartParser
+from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import RunConfig, load_config
 from induce.runs.device import pick_device, set_cpu_threads
@@ -191,13 +192,18 @@ class ChartTrainer(CheckpointedRun):
                 stacklevel=2,
             )
 
-    def _plan(self) -> list[list[int]]:
-        """Batches of the training sentences: sorted by length, cut by
-        ``data.batch_sentences`` (or the token budget when 0); shuffled per epoch."""
+    def _plan(self, epoch: int = 0) -> list[list[int]]:
+        """Batches of the training sentences, cut by ``data.batch_sentences`` (or the token
+        budget when 0): sorted by length (``data.shuffle: batches``; the fit loop shuffles
+        their order per epoch), or in the epoch's random order (``sentences``: new batches
+        each epoch, as many as the sorted plan has, a function of the seed and the epoch)."""
         d = self.config.data
         limit = d.max_length or self.model.max_words
         usable = [k for k, ex in enumerate(self.train_examples) if len(ex.words) <= limit]
-        usable.sort(key=lambda k: len(self.train_examples[k].words))
+        if d.shuffle == "sentences":
+            random.Random(f"{self.config.train.seed}/sentences/{epoch}").shuffle(usable)
+        else:
+            usable.sort(key=lambda k: len(self.train_examples[k].words))
         batches: list[list[int]] = []
         current: list[int] = []
         for k in usable:
@@ -223,26 +229,27 @@ class ChartTrainer(CheckpointedRun):
 
     # -- the loop --------------------------------------------------------------------------
     def train_step(self, indices: list[int], rng: random.Random) -> torch.Tensor:
+        """One update from the batch ``indices``: whole (``data.shuffle: batches``, whose
+        batches are of one length already) or as sub-batches of similar length whose
+        gradients add up to the whole batch's (``sentences``)."""
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
-        batch = self.encoder.batch(
-            [ex.words for ex in examples], [ex.tags for ex in examples], dropout=rng
-        ).to(self.device)
-        scores, tag_logits = self.model(batch)
-        gold = [self.encoder.gold(ex.spans) for ex in examples]
-        loss = hinge_loss(scores, gold, batch.lengths) / len(examples)
-        if tag_logits is not None:
-            tags = torch.full(tag_logits.shape[:2], -100, dtype=torch.long)
-            for b, ex in enumerate(examples):
-                tags[b, : len(ex.tags)] = torch.tensor(
-                    [self.encoder.tags.get(t, 0) - 1 for t in ex.tags]
-                )
-            tag_loss = F.cross_entropy(
-                tag_logits.flatten(0, 1), tags.flatten().to(self.device), ignore_index=-100
-            )
-            loss = loss + self.model.config.tag_loss_scale * tag_loss
         self.warm_up(self.config.optim.lr, self.config.train.warmup)
-        return self.update(loss, self.config.optim.clip)
+        if self.config.data.shuffle == "batches":
+            loss = chart_loss(
+                self.model, self.encoder, examples, rng, len(examples), _tag_count(examples)
+            )
+            return self.update(loss, self.config.optim.clip)
+        self.optimizer.zero_grad(set_to_none=True)
+        total = torch.zeros((), device=self.device)
+        for group in sub_batches(examples, self.config.data.subbatch_tokens):
+            part = chart_loss(
+                self.model, self.encoder, group, rng, len(examples), _tag_count(examples)
+            )
+            part.backward()
+            total += part.detach()
+        self.apply_gradients(self.config.optim.clip)
+        return total
 
     def validate(self) -> dict[str, Any]:
         s = self.state
@@ -287,6 +294,16 @@ class ChartTrainer(CheckpointedRun):
             return max(1, math.ceil(len(self.plan) / t.evals_per_epoch))
         return t.eval_every
 
+    def _epoch(self, epoch: int) -> tuple[list[list[int]], list[int]]:
+        """The epoch's batches and the order they run in (a function of the seed and the
+        epoch, so that a resumed run continues the same epoch)."""
+        if self.config.data.shuffle == "sentences":
+            plan = self._plan(epoch)  # new batches: the order is theirs
+            return plan, list(range(len(plan)))
+        order = list(range(len(self.plan)))
+        random.Random(self.config.train.seed * 1000 + epoch).shuffle(order)
+        return self.plan, order
+
     def fit(self) -> str:
         c, s = self.config, self.state
         total = c.train.max_steps or c.train.epochs * len(self.plan)
@@ -304,12 +321,11 @@ class ChartTrainer(CheckpointedRun):
         )
         every = self._eval_every()
         while s["epoch"] < c.train.epochs and not self._finished(total):
-            order = list(range(len(self.plan)))
-            random.Random(c.train.seed * 1000 + s["epoch"]).shuffle(order)
+            plan, order = self._epoch(s["epoch"])
             while s["position"] < len(order):
                 position = s["position"]
                 rng = random.Random(f"{c.train.seed}/{s['epoch']}/{position}")
-                indices = self.plan[order[position]]
+                indices = plan[order[position]]
                 tokens = sum(len(self.train_examples[k].words) for k in indices)
                 self.meter.add(self.train_step(indices, rng), tokens)
                 s["step"] += 1
@@ -347,3 +363,46 @@ class ChartTrainer(CheckpointedRun):
     def _finished(self, total: int) -> bool:
         t, s = self.config.train, self.state
         return (t.max_steps > 0 and s["step"] >= t.max_steps) or s["bad_evals"] >= t.patience > 0
+
+
+def chart_loss(
+    model: ChartParser,
+    encoder: Encoder,
+    examples: list[Example],
+    rng: random.Random,
+    sentences: int,
+    tags: int,
+) -> torch.Tensor:
+    """The hinge loss of ``examples`` over ``sentences`` (the update's batch) and their tag
+    loss over ``tags`` (the batch's tags), on the model's device: the losses of sub-batches
+    of one batch add up to the batch's.  ``rng`` draws word dropout."""
+    device = next(model.parameters()).device
+    batch = encoder.batch(
+        [ex.words for ex in examples], [ex.tags for ex in examples], dropout=rng
+    ).to(device)
+    scores, tag_logits = model(batch)
+    gold = [encoder.gold(ex.spans) for ex in examples]
+    loss = hinge_loss(scores, gold, batch.lengths) / sentences
+    if tag_logits is not None:
+        wanted = torch.full(tag_logits.shape[:2], -100, dtype=torch.long)
+        for b, ex in enumerate(examples):
+            wanted[b, : len(ex.tags)] = torch.tensor([encoder.tags.get(t, 0) - 1 for t in ex.tags])
+        tag_loss = F.cross_entropy(
+            tag_logits.flatten(0, 1),
+            wanted.flatten().to(device),
+            ignore_index=-100,
+            reduction="sum",
+        )
+        loss = loss + model.config.tag_loss_scale * tag_loss / max(tags, 1)
+    return loss
+
+
+def sub_batches(examples: list[Example], tokens: int) -> list[list[Example]]:
+    """``examples`` in groups of similar length, each padded to at most ``tokens`` tokens
+    (``<start>`` and ``<stop>`` counted; a longer sentence goes alone), shortest first."""
+    lengths = [len(ex.words) + 2 for ex in examples]
+    return [[examples[k] for k in group] for group in plan_batches(lengths, tokens, "padded")]
+
+
+def _tag_count(examples: list[Example]) -> int:
+    return sum(len(ex.tags) for ex in examples)

@@ -157,3 +157,36 @@ def test_settings_are_checked():
         model_config("chart", {**SMALL, "chars": "none"})
     with pytest.raises(ConfigError, match="unknown"):
         model_config("chart", {**SMALL, "colour": 1})
+
+
+def test_feature_dropout_drops_a_feature_of_a_sentence_at_every_position():
+    from induce.models.chart import FeatureDropout
+
+    torch.manual_seed(0)
+    drop = FeatureDropout(0.5).train()
+    out = drop(torch.ones(6, 9, 40))
+    assert set(out.unique().tolist()) == {0.0, 2.0}
+    assert (out == out[:, :1]).all()  # the same mask at every position of a sentence
+    assert not (out[0] == out[1]).all()  # sentences draw their own masks
+    assert 0.8 < float(drop(torch.ones(400, 1, 400)).mean()) < 1.2
+    assert torch.equal(drop.eval()(torch.ones(2, 3, 4)), torch.ones(2, 3, 4))
+
+
+def test_dropout_kind_and_init_are_benepars_when_asked():
+    from torch import nn
+
+    from induce.models.chart import FeatureDropout
+
+    plain, benepar = build()[0], build(dropout_kind="feature", init="benepar")[0]
+    kinds = {type(m) for m in plain.modules()} & {nn.Dropout, FeatureDropout}
+    assert kinds == {nn.Dropout}
+    features = [m for m in benepar.modules() if isinstance(m, FeatureDropout)]
+    # per layer: the residual dropout and one feed-forward dropout per half; the characters
+    assert len(features) == benepar.config.n_layers * 3 + 1
+    bound = 3**0.5 * 0.02
+    for layer in benepar.layers:
+        for linear in [*layer.attention.qkv, *layer.attention.out]:
+            weight = linear.weight.detach()
+            assert float(weight.abs().max()) <= bound
+            assert 0.015 < float(weight.std()) < 0.025
+    assert float(plain.layers[0].attention.qkv[0].weight.detach().abs().max()) > bound

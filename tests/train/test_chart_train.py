@@ -4,6 +4,7 @@ the training trees, stop and resume, parse formats, the Python API, errors."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 import torch
@@ -82,8 +83,11 @@ def test_the_training_trees_are_learnt(data, tmp_path):
     assert result.f1 > 95.0
 
 
-def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
-    steps = TINY + ["train.max_steps=8", "train.eval_every=4"]
+@pytest.mark.parametrize("shuffle", ["batches", "sentences"])
+def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path, shuffle):
+    """Stopped at update 3 of 8 (5 batches an epoch: the second epoch's batches too)."""
+    steps = TINY + ["train.max_steps=8", "train.eval_every=4", f"data.shuffle={shuffle}"]
+    steps += ["data.subbatch_tokens=40"]  # shuffle: sentences runs several sub-batches
     straight = tmp_path / "straight"
     train(TrainOptions(str(straight), "chart", str(data), steps, device="cpu"))
     stopped = tmp_path / "stopped"
@@ -180,3 +184,60 @@ def test_bf16_parsing_of_masked_lms(data, tmp_path):
     src.write_text("a b\n")
     result = _cli("parse", src, "--model", lm, "--bf16")
     assert result.exit_code == 2 and "induces no structure" in result.output
+
+
+def test_benepars_dropout_and_initialisation_train(data, tmp_path):
+    """``model.dropout_kind: feature`` and ``model.init: benepar`` train end to end and the
+    run records them (their effect on F1 is measured side by side with benepar, not here)."""
+    out = tmp_path / "benepar"
+    settings = TINY + ["train.max_steps=6", "model.dropout_kind=feature", "model.init=benepar"]
+    assert train(TrainOptions(str(out), "chart", str(data), settings, device="cpu")) == "done"
+    model = open_run(out).config.model
+    assert model["dropout_kind"] == "feature" and model["init"] == "benepar"
+
+
+def test_sub_batches_add_up_to_the_batch():
+    """``data.shuffle: sentences`` runs a batch as sub-batches of similar length: every
+    sentence once, each padded within the budget (or alone), and their losses and gradients
+    sum to the whole batch's."""
+    from induce.train.chart import chart_loss, sub_batches
+    from tests.models.test_chart import build
+
+    model, encoder, examples = build(tag_head=True)
+    examples = examples * 3
+    groups = sub_batches(examples, 24)
+    assert len(groups) > 1
+    assert sorted(map(id, sum(groups, []))) == sorted(map(id, examples))
+    for group in groups:
+        longest = max(len(ex.words) for ex in group) + 2
+        assert len(group) == 1 or len(group) * longest <= 24
+    tags = sum(len(ex.tags) for ex in examples)
+
+    def gradients(parts):
+        model.zero_grad(set_to_none=True)
+        total = sum(
+            chart_loss(model, encoder, part, random.Random(0), len(examples), tags)
+            for part in parts
+        )
+        total.backward()
+        return total.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    whole, whole_grads = gradients([examples])
+    split, split_grads = gradients(groups)
+    assert torch.allclose(whole, split, rtol=1e-5)
+    for a, b in zip(whole_grads, split_grads, strict=True):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_shuffled_sentences_make_new_batches_each_epoch(data, tmp_path):
+    settings = TINY + ["data.shuffle=sentences"]
+    options = TrainOptions(str(tmp_path / "r"), "chart", str(data), settings, device="cpu")
+    trainer = ChartTrainer(options)
+    try:
+        first, second = trainer._plan(0), trainer._plan(1)
+    finally:
+        trainer.lock.release()
+    assert first != second and trainer._plan(0) == first
+    assert len(first) == len(second) == len(trainer.plan)
+    everyone = sorted(sum(trainer.plan, []))
+    assert sorted(sum(first, [])) == everyone == sorted(sum(second, []))

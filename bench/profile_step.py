@@ -44,7 +44,8 @@ def main() -> None:
     from torch.profiler import ProfilerActivity, profile
 
     from induce.runs.device import autocast
-    from induce.train.engine import build_optimizer, masked_lm_training_loss
+    from induce.runs.inference import masked_lm_training_loss
+    from induce.train.engine import build_optimizer
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

@@ -162,7 +162,8 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         return train_graphed(args, side, arch, size, work)
     else:
         from induce.runs.device import autocast
-        from induce.train.engine import build_optimizer, masked_lm_training_loss
+        from induce.runs.inference import masked_lm_training_loss
+        from induce.train.engine import build_optimizer
 
         model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
         model = model.to(device)

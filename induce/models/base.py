@@ -47,11 +47,8 @@ class BackboneConfig:
     init: Literal["xavier", "torch"] = "xavier"
 
     def check(self) -> None:
-        """Checks beyond the field types (which ``from_mapping`` enforces)."""
-        if min(self.d_model, self.n_layers, self.n_heads, self.max_length) < 1:
-            raise ConfigError("model sizes must be positive")
-        check_rate("model.dropout", self.dropout)
-        check_rate("model.attn_dropout", self.attn_dropout)
+        """Checks beyond the field types: ``from_mapping`` enforces those, sizes (``Size``)
+        and rates (``Rate``) included; architectures add what types cannot say."""
 
 
 def check_rate(key: str, value: float) -> None:

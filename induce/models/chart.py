@@ -41,7 +41,6 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
-from induce.models.base import check_rate
 
 START, STOP = "<start>", "<stop>"  # the sentence-boundary tokens of the word vocabulary
 CHAR_PAD, CHAR_UNK, CHAR_BOW, CHAR_EOW = "<pad>", "<unk>", "<w>", "</w>"
@@ -85,8 +84,7 @@ class ChartConfig:
     char_set: tuple[str, ...] = CHAR_SPECIALS
 
     def check(self) -> None:
-        if min(self.d_model, self.n_layers, self.n_heads, self.d_kv, self.d_ff) < 1:
-            raise ConfigError("model sizes must be positive")
+        """What the field types cannot say (``Size`` and ``Rate`` check sizes and dropouts)."""
         if self.max_length < 3:
             raise ConfigError("model.max_length must be at least 3")
         if self.factored and not (0 < self.d_position < self.d_model):
@@ -101,10 +99,6 @@ class ChartConfig:
             raise ConfigError("model.tags needs the tag set (model.tag_set)")
         if not self.labels or self.labels[0] != "":
             raise ConfigError("model.labels must start with the empty label ''")
-        for key in ("attn_dropout", "relu_dropout", "residual_dropout", "char_dropout"):
-            check_rate(f"model.{key}", getattr(self, key))
-        for key in ("word_dropout", "tag_dropout"):
-            check_rate(f"model.{key}", getattr(self, key))
 
     @property
     def d_content(self) -> int:

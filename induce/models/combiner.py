@@ -120,16 +120,10 @@ class CombinerConfig(BackboneConfig):
                 f"model.d_model ({self.d_model}) must be a multiple of model.n_heads "
                 f"({self.n_heads})"
             )
-        if min(self.d_ff, self.gate_channels, self.gate_kernel, self.top_k) < 1:
-            raise ConfigError("model sizes must be positive")
         if not 0 <= self.gate_layers <= 8:
             raise ConfigError(f"model.gate_layers must be in [0, 8], got {self.gate_layers}")
         check_rate("model.fixed_tau", self.fixed_tau)
         check_rate("model.link_threshold", self.link_threshold)
-        if not self.gate_temperature > 0:
-            raise ConfigError(
-                f"model.gate_temperature must be positive, got {self.gate_temperature}"
-            )
         if not self.gate_sparsity >= 0:
             raise ConfigError(f"model.gate_sparsity must be >= 0, got {self.gate_sparsity}")
 

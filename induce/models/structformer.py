@@ -25,7 +25,7 @@ from torch import nn
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
-from induce.models.base import EncoderOutput, check_rate
+from induce.models.base import EncoderOutput
 from induce.models.layers import Dropout, full_precision
 from induce.models.transformer import TransformerConfig, TransformerMLM
 
@@ -46,13 +46,10 @@ class StructFormerConfig(TransformerConfig):
 
     def check(self) -> None:
         super().check()
-        check_rate("model.parser_dropout", self.parser_dropout)
         if not self.relations:
             raise ConfigError(
                 f"model.relations must be a non-empty subset of {list(RELATIONS)}, got []"
             )
-        if self.conv_size < 1 or self.n_parser_layers < 0:
-            raise ConfigError("model.conv_size must be positive, n_parser_layers >= 0")
 
 
 class _Conv(nn.Module):

@@ -17,7 +17,7 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.layers import Dropout, EncoderLayer
 
 
@@ -33,14 +33,11 @@ class TransformerConfig(BackboneConfig):
 
     def check(self) -> None:
         super().check()
-        check_rate("model.embed_dropout", self.embed_dropout)
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"model.d_model ({self.d_model}) must be a multiple of "
                 f"model.n_heads ({self.n_heads})"
             )
-        if self.d_ff < 1:
-            raise ConfigError("model sizes must be positive")
 
 
 class TransformerMLM(MaskedLM):

@@ -30,9 +30,8 @@ import torch
 from torch import nn
 
 from induce.data.config import Rate, Size
-from induce.data.errors import ConfigError
 from induce.decode.scores import ArcScores
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
+from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.layers import (
     Dropout,
     Recording,
@@ -48,7 +47,7 @@ class UDGNConfig(BackboneConfig):
     dropout: Rate = 0.2
     position: Literal["none", "absolute"] = "none"  # absolute: the positional ablation
     head_size: Size = 128
-    n_parser_layers: int = 3
+    n_parser_layers: Size = 3
     parser_dropout: Rate = 0.2
     gates: bool = True
     competition: bool = True
@@ -62,12 +61,6 @@ class UDGNConfig(BackboneConfig):
     # CUDA), auto (dense under bf16 autocast or on CUDA; packed for fp32 on CPU, whose
     # results it keeps bit for bit)
     lstm_kernel: Literal["auto", "packed", "dense"] = "auto"
-
-    def check(self) -> None:
-        super().check()
-        if min(self.head_size, self.n_parser_layers) < 1 or self.n_tags < 0:
-            raise ConfigError("model sizes must be positive (n_tags: 0 or more)")
-        check_rate("model.parser_dropout", self.parser_dropout)
 
 
 class DGNLayer(Recording):

@@ -43,18 +43,10 @@ class Batch:
         """The batch on ``device``.  To CUDA the tensors go through page-locked memory with
         asynchronous copies: the host queues the step's kernels behind the copies instead of
         waiting for them."""
-        if device.type != "cuda":
-            return Batch(
-                self.ids.to(device),
-                self.keep.to(device),
-                self.masked.to(device),
-                self.targets.to(device),
-                self.index,
-                self.masked_rows.to(device),
-            )
+        pin = device.type == "cuda"
 
         def move(t: torch.Tensor) -> torch.Tensor:
-            if t.device.type == "cpu":
+            if pin and t.device.type == "cpu":
                 return t.pin_memory().to(device, non_blocking=True)
             return t.to(device)
 

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from induce.decode.scores import Scores
 from induce.models.base import MaskedLM
-from induce.runs.batches import Specials, evaluation_batches
+from induce.runs.batches import Batch, Specials, evaluation_batches
 
 Cast = Callable[[], AbstractContextManager[object]]
 
@@ -57,6 +57,23 @@ def sentence_scores(
                 raise TypeError(f"{type(model).__name__} has no parser")
             rows = scores.sentences([len(sentences[index]) for index in batch.index])
         yield from zip(batch.index, rows)
+
+
+def masked_lm_training_loss(
+    net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Cast
+) -> torch.Tensor:
+    """The training loss of one batch (already on the model's device): cross-entropy of the
+    tied output layer at the masked positions only.  ``net`` is ``model`` or its DDP wrapper;
+    ``cast`` opens the precision context.  The engine and its CUDA graphs train with it;
+    ``bench/side_by_side.py`` times it."""
+    net.train()
+    with cast():
+        out = net(batch.ids, batch.keep)
+        if batch.targets.numel():
+            logits = model.logits(batch.at_masked(out.hidden))
+            return F.cross_entropy(logits.float(), batch.targets)
+        # nothing masked: a zero loss that still touches every parameter
+        return model.logits(out.hidden[:, 0]).float().sum() * 0.0
 
 
 @torch.no_grad()

@@ -170,8 +170,7 @@ class ChartTrainer(CheckpointedRun):
         if wanted > limit:
             raise ConfigError(
                 f"data.max_length {wanted} is longer than the model reads: {limit} words "
-                f"(model.max_length {self.config.model.get('max_length', limit + 2)} minus "
-                "<start> and <stop>)"
+                f"(model.max_length {self.model.config.max_length} minus <start> and <stop>)"
             )
         for ex, line in zip(self.valid_examples, self.valid_lines, strict=True):
             if len(ex.words) > limit:
@@ -235,17 +234,14 @@ class ChartTrainer(CheckpointedRun):
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
         self.warm_up(self.config.optim.lr, self.config.train.warmup)
+        counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
-            loss = chart_loss(
-                self.model, self.encoder, examples, rng, len(examples), _tag_count(examples)
-            )
+            loss = chart_loss(self.model, self.encoder, examples, rng, *counts)
             return self.update(loss, self.config.optim.clip)
         self.optimizer.zero_grad(set_to_none=True)
         total = torch.zeros((), device=self.device)
         for group in sub_batches(examples, self.config.data.subbatch_tokens):
-            part = chart_loss(
-                self.model, self.encoder, group, rng, len(examples), _tag_count(examples)
-            )
+            part = chart_loss(self.model, self.encoder, group, rng, *counts)
             part.backward()
             total += part.detach()
         self.apply_gradients(self.config.optim.clip)
@@ -402,7 +398,3 @@ def sub_batches(examples: list[Example], tokens: int) -> list[list[Example]]:
     (``<start>`` and ``<stop>`` counted; a longer sentence goes alone), shortest first."""
     lengths = [len(ex.words) + 2 for ex in examples]
     return [[examples[k] for k in group] for group in plan_batches(lengths, tokens, "padded")]
-
-
-def _tag_count(examples: list[Example]) -> int:
-    return sum(len(ex.tags) for ex in examples)

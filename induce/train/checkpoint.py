@@ -103,7 +103,7 @@ def restore(
     if pointer is None and orphan is not None:
         # killed between a first checkpoint's rename and its pointer (or the pointer was
         # deleted): the folder is complete, since it is renamed into place only once written
-        pointer = {"step": int(orphan.name.split("-")[0]), "last": f"{CHECKPOINTS}/{orphan.name}"}
+        pointer = {"step": _step(orphan), "last": f"{CHECKPOINTS}/{orphan.name}"}
     if pointer is None and not (run / STATE).is_file():
         if cut_metrics:
             atomic_write(run / METRICS, "", own=True)
@@ -146,7 +146,12 @@ def newest_complete(run: Path) -> Path | None:
         for entry in folder.iterdir()
         if _NAME.fullmatch(entry.name) and (entry / WEIGHTS).is_file() and (entry / STATE).is_file()
     ]
-    return max(found, key=lambda entry: int(entry.name.split("-")[0]), default=None)
+    return max(found, key=_step, default=None)
+
+
+def _step(folder: Path) -> int:
+    """The step a checkpoint folder's name (``STEP-...``) records."""
+    return int(folder.name.split("-")[0])
 
 
 _NAME = re.compile(r"\d{8,}-\w+")  # what save() (STEP-HEX) and convert (STEP-import) name

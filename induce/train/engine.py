@@ -17,7 +17,6 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import torch
-import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
@@ -37,7 +36,7 @@ from induce.runs.directory import (
     read_settings,
     write_run_files,
 )
-from induce.runs.inference import Cast
+from induce.runs.inference import masked_lm_training_loss
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
 from induce.train.graphs import GraphedLoss
@@ -234,12 +233,12 @@ class Trainer(CheckpointedRun):
             for k, sentence in enumerate(ids):
                 if len(sentence) <= limit or (split == "train" and 0 < skip < len(sentence)):
                     continue
-                hint = "set data.max_length to skip such training sentences, or raise"
+                fix = "raise model.max_length"
+                if split == "train":
+                    fix = "set data.max_length to skip such training sentences, or " + fix
                 raise InputError(
                     f"a sentence of {len(sentence)} tokens is longer than the model reads "
-                    f"(model.max_length {limit}): "
-                    + (hint if split == "train" else "raise")
-                    + " model.max_length",
+                    f"(model.max_length {limit}): {fix}",
                     str(self.dataset.path / f"{split}.txt"),
                     k + 1,
                 )
@@ -414,22 +413,6 @@ class Trainer(CheckpointedRun):
     def _finished(self, total: int) -> bool:
         c, s = self.config.train, self.state
         return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
-
-
-def masked_lm_training_loss(
-    net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Cast
-) -> torch.Tensor:
-    """The training loss of one batch (already on the model's device): cross-entropy of the
-    tied output layer at the masked positions only.  ``net`` is ``model`` or its DDP wrapper;
-    ``cast`` opens the precision context.  ``bench/side_by_side.py`` times this function."""
-    net.train()
-    with cast():
-        out = net(batch.ids, batch.keep)
-        if batch.targets.numel():
-            logits = model.logits(batch.at_masked(out.hidden))
-            return F.cross_entropy(logits.float(), batch.targets)
-        # nothing masked: a zero loss that still touches every parameter
-        return model.logits(out.hidden[:, 0]).float().sum() * 0.0
 
 
 def build_optimizer(

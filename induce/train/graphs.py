@@ -24,17 +24,15 @@ clip and step the optimizer after it, outside the graph (the fused Adam is a few
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 from induce.models.base import MaskedLM
 from induce.runs.batches import Batch, Specials
+from induce.runs.inference import Cast, masked_lm_training_loss
 
-IGNORE = -100  # F.cross_entropy's ignore_index: a padded target counts nowhere
+IGNORE = -100  # F.cross_entropy's default ignore_index: a padded target counts nowhere
 
 
 @dataclass(frozen=True)
@@ -85,9 +83,6 @@ def bucket(batch: Batch, buckets: Buckets, specials: Specials) -> Batch:
     return Batch(ids, keep, masked, padded_targets, batch.index, masked_rows)
 
 
-Cast = Callable[[], AbstractContextManager[object]]
-
-
 @dataclass
 class _Graph:
     graph: torch.cuda.CUDAGraph
@@ -122,13 +117,15 @@ class GraphedLoss:
         self.side = torch.cuda.Stream(device)
 
     def _loss(self, batch: Batch) -> torch.Tensor:
-        self.net.train()
-        with self.cast():
-            hidden = self.net(batch.ids, batch.keep).hidden
-            logits = self.model.logits(batch.at_masked(hidden))
-        return F.cross_entropy(logits.float(), batch.targets, ignore_index=IGNORE)
+        return masked_lm_training_loss(self.net, self.model, batch, self.cast)
 
     def __call__(self, batch: Batch) -> torch.Tensor:
+        if not batch.targets.numel():
+            # nothing masked: the engine's zero loss, eagerly (padded with IGNORE targets
+            # alone, the mean over no target would be NaN)
+            loss = self._loss(batch.to(self.device))
+            loss.backward()
+            return loss.detach()
         padded = bucket(batch, self.buckets, self.specials)
         key = (*padded.ids.shape, padded.targets.numel())
         found = self.graphs.get(key)

@@ -15,7 +15,8 @@ import torch.nn.functional as F
 
 from induce.models import MODELS
 from induce.runs.batches import Batch, Specials, make_batch
-from induce.train.engine import TrainOptions, masked_lm_training_loss, train
+from induce.runs.inference import masked_lm_training_loss
+from induce.train.engine import TrainOptions, train
 from induce.train.graphs import GraphedLoss
 from tests.train.helpers import last_state, make_dataset, quiet_model, tiny
 
@@ -160,6 +161,22 @@ def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
             if q.grad is not None:
                 assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6)
     assert len(graphed.graphs) == 1
+
+
+def test_graphed_loss_of_a_batch_that_masks_nothing_is_the_engines_zero():
+    """No target: the engine's zero loss and zero gradients (IGNORE padding alone would make
+    the mean over no target NaN)."""
+    cuda = torch.device("cuda")
+    model = _model("udgn").to(cuda).train()
+    graphed = GraphedLoss(model, model, nullcontext, SPECIALS, cuda)
+    g = torch.Generator().manual_seed(3)
+    sentences = [torch.randint(3, VOCAB, (n,), generator=g).tolist() for n in (5, 8)]
+    batch = make_batch(sentences, [0, 1], SPECIALS, 0.0, torch.Generator().manual_seed(4))
+    assert not batch.targets.numel()
+    model.zero_grad(set_to_none=False)
+    assert float(graphed(batch)) == 0.0
+    assert all(not p.grad.any() for p in model.parameters() if p.grad is not None)
+    assert not graphed.graphs
 
 
 @pytest.fixture(scope="module")

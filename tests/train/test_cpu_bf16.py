@@ -14,7 +14,8 @@ from induce.runs import device as device_module
 from induce.runs.batches import Specials, make_batch
 from induce.runs.config import load_config
 from induce.runs.device import autocast
-from induce.train.engine import build_optimizer, masked_lm_training_loss
+from induce.runs.inference import masked_lm_training_loss
+from induce.train.engine import build_optimizer
 
 CPU = torch.device("cpu")
 SIZES = {

@@ -11,7 +11,7 @@ import torch
 
 from induce.models import MODELS, build_model
 from induce.runs.batches import Specials, make_batch
-from induce.train.engine import masked_lm_training_loss
+from induce.runs.inference import masked_lm_training_loss
 from induce.train.graphs import Buckets, GraphedLoss, bucket, round_rows
 from tests.train.helpers import quiet_model
 

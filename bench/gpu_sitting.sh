@@ -15,7 +15,7 @@
 # data/wsj/dev22.trees (default ../shared).  Sizes and counts can be changed for a dry run on
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
-# induce, induce-bf16 and, on CUDA, both graph sides); TRAIN_LIMIT the training step's limit.
+# induce, induce-bf16 and, on CUDA, the three graph sides); TRAIN_LIMIT the training step's limit.
 #
 # On a lent GPU machine with no network and without induce installed (as in issue 32's first
 # sitting): carry the wheels it lacks (conllu, nltk, ufal.chu_liu_edmonds for Python 3.12) in
@@ -40,7 +40,7 @@ rounds=${ROUNDS:-2}
 sentences=${PARSE_SENTENCES:-1700}
 parts=" ${PARTS:-tests train parse profiles} "
 graphs=""
-[ "$device" = cpu ] || graphs=",induce-graphs,induce-bf16-graphs"
+[ "$device" = cpu ] || graphs=",induce-graphs,induce-bf16-graphs,induce-tf32-graphs"
 sides=${SIDES:-official,induce,induce-bf16$graphs}
 mkdir -p "$out"
 log="$out/sitting.log"
@@ -67,7 +67,7 @@ has train && step train "${TRAIN_LIMIT:-240}" "${sbs[@]}" --rounds "$rounds" --s
 has parse && step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse \
     --parse-sentences "$sentences" --json "$out/parse.json"
 has profiles || { echo "== done $(date -u +%T)" >>"$log"; exit 0; }
-profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows 14)
+profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows "${ROWS:-25}")
 for arch in structformer udgn; do
     step "profile-$arch-bf16" 45 python3 "$here/profile_step.py" --arch "$arch" \
         "${profile[@]}" --set train.bf16=true --set train.cpu_bf16=true
@@ -76,7 +76,5 @@ for arch in structformer udgn; do
             --arch "$arch" "${profile[@]}" --set train.bf16=true --set train.cpu_bf16=true
     fi
 done
-step profile-udgn-fp32-dense 45 python3 "$here/profile_step.py" --arch udgn "${profile[@]}"
-step profile-udgn-fp32-packed 45 python3 "$here/profile_step.py" --arch udgn "${profile[@]}" \
-    --set model.lstm_kernel=packed
+step profile-udgn-fp32 45 python3 "$here/profile_step.py" --arch udgn "${profile[@]}"
 echo "== done $(date -u +%T)" >>"$log"

@@ -18,17 +18,21 @@ lengths of WSJ section 22 (``../shared`` when it is there, a WSJ-like distributi
 otherwise), the same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` sides run the
 training engine's own loss function, optimizer and precision choice (``induce.train``);
 ``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or ``train.cpu_bf16=true`` (CPU);
-``--set`` passes further settings to both.  ``induce-graphs`` and ``induce-bf16-graphs``
-(CUDA only) run the same step through CUDA graphs (``induce.train.graphs``: one graph per
-bucket of batch shapes, captured in a first pass over every batch of the plan, which is not
-timed and is reported as ``first_epoch_s``).
+``induce-tf32`` adds ``train.tf32=true`` (CUDA: float32 matrix products as TF32); ``--set``
+passes further settings to every ``induce`` side.  A side ending in ``-graphs`` (CUDA only:
+``induce-graphs``, ``induce-bf16-graphs``, ``induce-tf32-graphs``) runs the same step
+through CUDA graphs (``induce.train.graphs``: one graph per bucket of batch shapes, captured
+in a first pass over every batch of the plan, which is not timed and is reported as
+``first_epoch_s``; ``peak_gpu_gib`` covers both passes, ``steady_gpu_gib`` the timed one).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
 (page-locked, asynchronous).  No side reads a number back during the timed steps.
 
 Training: tokens/s over the timed steps (real tokens, padding excluded), the process's peak
-RSS and, on CUDA, peak GPU memory (``torch.cuda.max_memory_allocated``).  ``--parse``:
+RSS and, on CUDA, peak GPU memory (``torch.cuda.max_memory_allocated``).  On CUDA every side
+first trains once on every batch of the plan, untimed (``--first-pass``), so that the peaks
+of all sides cover the same batches.  ``--parse``:
 sentences/s of the official test loop (one sentence per forward of the whole model; UDGN
 then decodes with ``dms``, one Chu-Liu/Edmonds per candidate root via
 ``ufal.chu_liu_edmonds`` when installed) against ``induce``'s batched parser read-out
@@ -54,6 +58,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
 SMALL = {"d_model": 256, "n_layers": 4}
+WARM_PARSE = 64  # sentences each side parses before its timed parse
 VOCAB, PAD, UNK, MASK = 10_000, 0, 1, 2
 
 
@@ -132,11 +137,38 @@ def _peaks(device: Any) -> dict[str, float]:
     return out
 
 
+SIDES = (
+    "official",
+    "induce",
+    "induce-bf16",
+    "induce-tf32",
+    "induce-graphs",
+    "induce-bf16-graphs",
+    "induce-tf32-graphs",
+)
+
+
 def side_settings(side: str, device: str, overrides: list[str]) -> list[str]:
-    """``induce``'s settings for a side: ``induce-bf16`` autocasts to bfloat16."""
-    if side == "induce-bf16":
-        return [*overrides, "train.bf16=true" if device == "cuda" else "train.cpu_bf16=true"]
-    return overrides
+    """``induce``'s settings for a side: ``-bf16`` autocasts to bfloat16, ``-tf32``
+    multiplies float32 matrices as TF32 (CUDA); ``-graphs`` is :func:`train_graphed`'s."""
+    extra = []
+    if "-bf16" in side:
+        extra.append("train.bf16=true" if device.startswith("cuda") else "train.cpu_bf16=true")
+    if "-tf32" in side:
+        extra.append("train.tf32=true")
+    return [*overrides, *extra]
+
+
+def induce_side(side: str, arch: str, size: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The side's model on ``args.device`` and its config, the matmul precision set."""
+    import torch
+
+    from induce.runs.device import set_matmul_precision
+
+    device = torch.device(args.device)
+    model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
+    set_matmul_precision(device, config.train.tf32)
+    return model.to(device), config
 
 
 def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
@@ -145,14 +177,16 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     device = torch.device(args.device)
-    work = batches(corpus(Path(args.shared), 20_000), args.warmup + args.steps)
+    sents = corpus(Path(args.shared), 20_000)
+    work = batches(sents, args.warmup + args.steps)
     if side == "official":
         model = official_model(args.official, arch, size).to(device).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
-        on_device = [b.to(device) for b in work]  # batchify puts every batch on the device
+        # batchify puts every batch on the device before training
+        on_device = {id(b): b.to(device) for b in work}
 
-        def loss_of(k: int) -> Any:
-            b = on_device[k]
+        def loss_of(b: Any) -> Any:
+            b = on_device.get(id(b)) or b.to(device)
             targets = torch.full_like(b.ids, PAD).masked_scatter(b.masked, b.targets)
             pos = torch.arange(b.ids.shape[1], device=device)[None, :]
             return model(b.ids, targets, pos)[0]
@@ -165,29 +199,41 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         from induce.runs.inference import masked_lm_training_loss
         from induce.train.engine import build_optimizer
 
-        model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
-        model = model.to(device)
+        model, config = induce_side(side, arch, size, args)
         opt = build_optimizer(model, config.optim)[0]
         t, clip = config.train, config.optim.clip
 
-        def loss_of(k: int) -> Any:  # the engine's train_step: the batch moves here
+        def loss_of(b: Any) -> Any:  # the engine's train_step: the batch moves here
             return masked_lm_training_loss(
-                model, model, work[k].to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
+                model, model, b.to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
             )
 
+    def update(b: Any) -> Any:
+        loss = loss_of(b)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        return loss.detach()  # read after the timed steps: no wait per step
+
+    if first_pass(args):
+        for b in batches(sents, len(plan(sents))):
+            update(b)
     tokens, began, losses = 0, 0.0, []
     for k, b in enumerate(work):
         if k == args.warmup:
             _sync(device)
             began, tokens = time.perf_counter(), 0
-        loss = loss_of(k)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
+        losses.append(update(b))
         tokens += b.tokens
-        losses.append(loss.detach())  # read after the timed steps: no wait per step
     return _trained(device, model, tokens, began, losses)
+
+
+def first_pass(args: argparse.Namespace) -> bool:
+    """Whether every side trains on every batch of the plan once before its timed steps:
+    by default on CUDA (the graph sides must, to capture their graphs, and the peak memory
+    of every side then covers the same batches), not on CPU (minutes at paper size)."""
+    return args.first_pass if args.first_pass is not None else args.device.startswith("cuda")
 
 
 def train_graphed(
@@ -205,9 +251,7 @@ def train_graphed(
     from induce.train.graphs import GraphedLoss
 
     device = torch.device(args.device)
-    base = side.removesuffix("-graphs")
-    model, config = induce_model(arch, size, side_settings(base, args.device, args.set))
-    model = model.to(device)
+    model, config = induce_side(side.removesuffix("-graphs"), arch, size, args)
     opt = build_optimizer(model, config.optim)[0]
 
     def cast() -> Any:
@@ -230,13 +274,21 @@ def train_graphed(
         step(b)
     _sync(device)
     capture_s = time.perf_counter() - began
+    capture_peak = torch.cuda.max_memory_allocated(device) / 2**30
+    torch.cuda.reset_peak_memory_stats(device)  # the timed steps' own peak, as steady_gpu_gib
     timed = work[args.warmup :]
     began, tokens, losses = time.perf_counter(), 0, []
     for b in timed:
         losses.append(step(b))
         tokens += b.tokens
     result = _trained(device, model, tokens, began, losses)
-    return result | {"graphs": len(graphed.graphs), "first_epoch_s": capture_s}
+    return result | {
+        "graphs": len(graphed.graphs),
+        "first_epoch_s": capture_s,
+        "peak_gpu_gib": max(capture_peak, result["peak_gpu_gib"]),
+        "steady_gpu_gib": result["peak_gpu_gib"],
+        "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
+    }
 
 
 def _trained(
@@ -287,13 +339,15 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     torch.manual_seed(0)
     device = torch.device(args.device)
     sents = corpus(Path(args.shared), args.parse_sentences, seed=2)
+    warm = sents[:WARM_PARSE]  # parsed untimed first on every side: CUDA's lazy set-up
     if side == "official":
         model = official_model(args.official, arch, size).to(device).eval()
-        _sync(device)
-        began = time.perf_counter()
         decoded = 0
         with torch.no_grad():
-            for s in sents:
+            for k, s in enumerate(warm + sents):
+                if k == len(warm):
+                    _sync(device)
+                    began, decoded = time.perf_counter(), 0
                 x = torch.tensor([s], device=device)
                 _, p = model(x, x, torch.arange(len(s), device=device)[None, :])
                 head = p["head"][0].cpu().numpy()
@@ -313,22 +367,23 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         from induce.runs.device import inference_autocast
         from induce.runs.inference import sentence_scores
 
-        model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
-        model = model.to(device)
+        model, config = induce_side(side, arch, size, args)
         decoder = config.protocol.test_decoder if arch == "udgn" else None
         bf16 = config.train.bf16 or config.train.cpu_bf16
         words = [[str(t) for t in s] for s in sents]
-        _sync(device)
-        began = time.perf_counter()
-        for index, scores in sentence_scores(
-            model,
-            sents,
-            Specials(pad=PAD, unk=UNK, mask=MASK),
-            config.data.eval_batch_tokens,
-            device,
-            lambda: inference_autocast(device, bf16),
-        ):
-            scores.read_out(words[index], decoder)
+        began = 0.0
+        for part in (warm, sents):
+            _sync(device)
+            began = time.perf_counter()
+            for index, scores in sentence_scores(
+                model,
+                part,
+                Specials(pad=PAD, unk=UNK, mask=MASK),
+                config.data.eval_batch_tokens,
+                device,
+                lambda: inference_autocast(device, bf16),
+            ):
+                scores.read_out(words[index], decoder)
         note = decoder or "default"
     _sync(device)
     seconds = time.perf_counter() - began
@@ -340,6 +395,8 @@ def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
     command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
     command += ["--threads", str(args.threads), "--shared", args.shared]
     command += ["--parse-sentences", str(args.parse_sentences), "--device", args.device]
+    if args.first_pass is not None:
+        command.append("--first-pass" if args.first_pass else "--no-first-pass")
     for item in args.set:
         command += ["--set", item]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -361,7 +418,13 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument(
         "--sides",
-        help="official, induce, induce-bf16 (default: the first two on CPU, all three on CUDA)",
+        help=f"from {', '.join(SIDES)} (default: the first two on CPU, three on CUDA)",
+    )
+    ap.add_argument(
+        "--first-pass",
+        action=argparse.BooleanOptionalAction,
+        help="train on every batch of the plan once, untimed, before the timed steps "
+        "(default: on CUDA only; the graph sides always do)",
     )
     ap.add_argument("--parse", action="store_true", help="also time parsing")
     ap.add_argument("--no-train", action="store_true", help="time parsing only (with --parse)")
@@ -380,7 +443,7 @@ def main() -> None:
         sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
     default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
     sides = (args.sides or default).split(",")
-    known = {"official", "induce", "induce-bf16", "induce-graphs", "induce-bf16-graphs"}
+    known = set(SIDES)
     if not set(sides) <= known or "official" not in sides:
         sys.exit(f"error: --sides: official and any of {', '.join(sorted(known - {'official'}))}")
     tasks = ([] if args.no_train else ["train"]) + (["parse"] if args.parse else [])

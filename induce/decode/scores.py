@@ -13,8 +13,8 @@ Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -25,6 +25,8 @@ from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
 from induce.decode.merges import divergence_distances, merge_distances, soft_levels
 from induce.structure.subwords import word_distances, word_heights
+
+S = TypeVar("S", bound="Scores")
 
 
 class Scores:
@@ -39,7 +41,21 @@ class Scores:
     def sentences(self, lengths: Sequence[int]) -> list[Scores]:
         """Every sentence's scores, sentence ``k`` of ``lengths[k]`` words; a kind whose
         read-out works best on the whole batch at once shares it between them."""
-        return [self.sentence(k, n) for k, n in enumerate(lengths)]
+        host = self.on_host()
+        return [host.sentence(k, n) for k, n in enumerate(lengths)]
+
+    def on_host(self: S) -> S:
+        """These scores with every tensor on the CPU (floating ones as float32), moved once
+        for the whole batch: cutting sentences out on the GPU and moving each would wait
+        for the device three times a sentence (on an H100, most of a parse's time)."""
+        if not is_dataclass(self):
+            return self
+        moved = {
+            f.name: _to_host(getattr(self, f.name))
+            for f in fields(self)
+            if isinstance(getattr(self, f.name), torch.Tensor)
+        }
+        return replace(self, **moved) if moved else self
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
         raise NotImplementedError
@@ -62,8 +78,18 @@ class Scores:
         return decoder
 
 
+def _to_host(t: torch.Tensor) -> torch.Tensor:
+    return (t.float() if t.is_floating_point() else t).cpu()
+
+
 def _row(t: torch.Tensor, k: int, n: int) -> torch.Tensor:
-    return (t[k, :n, :n] if t.dim() == 3 else t[k, :n]).float().cpu()
+    """Sentence ``k``'s first ``n`` rows (and columns), a float32 CPU tensor of its own (a
+    copy, never a view of the batch)."""
+    return _own(t[k, :n, :n] if t.dim() == 3 else t[k, :n])
+
+
+def _own(t: torch.Tensor) -> torch.Tensor:
+    return t.to("cpu", torch.float32, copy=True)
 
 
 @dataclass
@@ -132,7 +158,8 @@ class ArcScores(Scores):
     def sentences(self, lengths: Sequence[int]) -> list[Scores]:
         """Every sentence's scores, sharing one :class:`_ArcBatch`: the first read-out runs
         Eisner over the whole batch at once."""
-        rows = [self.sentence(k, n) for k, n in enumerate(lengths)]
+        host = self.on_host()
+        rows = [host.sentence(k, n) for k, n in enumerate(lengths)]
         batch = _ArcBatch(rows)
         for k, row in enumerate(rows):
             row.batch, row.row = batch, k
@@ -200,9 +227,11 @@ class MergeScores(Scores):
     has_heads: ClassVar[bool] = False
 
     def sentence(self, k: int, n: int) -> MergeScores:
-        links = None if self.links is None else self.links[k, :, : max(n - 1, 0)].float().cpu()
+        links = None if self.links is None else _own(self.links[k, :, : max(n - 1, 0)])
         return MergeScores(
-            self.supports[k, :, :n, :n].cpu(), self.attention[k, :, :n, :n].float().cpu(), links
+            self.supports[k, :, :n, :n].to("cpu", copy=True),
+            _own(self.attention[k, :, :n, :n]),
+            links,
         )
 
     def distances(self, decoder: str | None = None) -> list[float]:

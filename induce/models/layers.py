@@ -107,26 +107,68 @@ def padded_bilstm(
     for layer in range(lstm.num_layers):
         if layer:
             h = drop(h)
-        outputs = []
-        for suffix in ("", "_reverse"):
-            weights = [
-                getattr(lstm, f"{name}_l{layer}{suffix}")
-                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-            ]
-            flip = suffix == "_reverse"
-            inputs = h.gather(1, order.expand(-1, -1, h.shape[-1])) if flip else h
-            with warnings.catch_warnings():
-                # on CUDA, cuDNN copies the four weights (slices of the LSTM's one buffer for
-                # every layer) into a buffer of their own at each call, and says so each
-                # time; the copy is small beside the step (on an H100 the dense path trains
-                # UDGN 25% faster than the packed one: bench/RESULTS.md)
-                warnings.filterwarnings("ignore", "RNN module weights are not part of single")
-                out = torch.lstm(
-                    inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
-                )[0]
-            outputs.append(out.gather(1, order.expand(-1, -1, out.shape[-1])) if flip else out)
-        h = torch.cat(outputs, -1)
+        if h.is_cuda:
+            forward, backward = _both_directions(lstm, layer, h, order, zeros)
+        else:
+            forward = _direction(lstm, layer, "", h, None, zeros)
+            backward = _direction(lstm, layer, "_reverse", h, order, zeros)
+        h = torch.cat([forward, backward], -1)
     return h.masked_fill(~keep[..., None], 0.0)
+
+
+def _direction(
+    lstm: nn.LSTM,
+    layer: int,
+    suffix: str,
+    h: torch.Tensor,
+    order: torch.Tensor | None,
+    zeros: torch.Tensor,
+) -> torch.Tensor:
+    """One direction of one layer of ``lstm`` over ``h [B, L, D]``; ``order [B, L, 1]`` reads
+    each sentence reversed within its length (the backward direction) and puts the outputs
+    back in place."""
+    weights = [
+        getattr(lstm, f"{name}_l{layer}{suffix}")
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
+    inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
+    with warnings.catch_warnings():
+        # on CUDA, cuDNN copies the four weights (slices of the LSTM's one buffer for every
+        # layer) into a buffer of their own at each call, and says so each time; the copy is
+        # small beside the step (on an H100 the dense path trains UDGN 25% faster than the
+        # packed one: bench/RESULTS.md)
+        warnings.filterwarnings("ignore", "RNN module weights are not part of single")
+        # (input, state, weights, biases, layers, dropout, train, bidirectional, batch_first)
+        out, _, _ = torch.lstm(
+            inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
+        )
+    return out if order is None else out.gather(1, order.expand(-1, -1, out.shape[-1]))
+
+
+_SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def _both_directions(
+    lstm: nn.LSTM, layer: int, h: torch.Tensor, order: torch.Tensor, zeros: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two directions of a layer at once on a GPU: the backward one on a side stream.
+    A recurrence is a chain of small dependent kernels that leaves most of the GPU idle, so
+    two independent chains take little longer than one.  Autograd runs each direction's
+    backward on its forward's stream, and a CUDA graph captures the fork and the join."""
+    main = torch.cuda.current_stream(h.device)
+    side = _SIDE_STREAMS.get(h.device)
+    if side is None:
+        side = _SIDE_STREAMS[h.device] = torch.cuda.Stream(h.device)
+    side.wait_stream(main)
+    with torch.cuda.stream(side):
+        backward = _direction(lstm, layer, "_reverse", h, order, zeros)
+    forward = _direction(lstm, layer, "", h, None, zeros)
+    main.wait_stream(side)
+    if not torch.cuda.is_current_stream_capturing():
+        # made on the side stream, used on the main one: not to be reused before that use
+        # (in a graph the order of the captured streams already says so)
+        backward.record_stream(main)
+    return forward, backward
 
 
 def packed_bilstm(lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:

@@ -77,10 +77,15 @@ class TrainConfig:
     # bf16 is ~100x slower); matmuls and convolutions in bf16, the parsers' structure
     # computations, softmax statistics and the loss in fp32, fp32 master weights
     cpu_bf16: bool = False
-    # on CUDA, each training step replayed from a CUDA graph captured once per bucket of
-    # batch shapes (induce.train.graphs; masked LMs; ignored on CPU, refused under
-    # torchrun): at paper size a step is bound by kernel launches, not arithmetic
-    cuda_graphs: bool = False
+    # on one GPU, each training step replayed from a CUDA graph captured once per bucket of
+    # batch shapes (induce.train.graphs; masked LMs): at paper size an eager step is bound
+    # by kernel launches, not arithmetic (H100: 1.6x the eager step in fp32, 4x in bf16).
+    # Ignored on CPU and under torchrun (DDP's gradient hooks are not captured)
+    cuda_graphs: bool = True
+    # on CUDA, float32 matrix products as TF32 on the tensor cores (10-bit mantissa; the
+    # official code multiplies in full fp32, but its convolutions and LSTMs take TF32 by
+    # PyTorch's default on both sides); ignored on CPU and under bf16 autocast's matmuls
+    tf32: bool = False
     # CPU threads of each process (0: the physical cores, shared among the processes of a
     # torchrun on one machine; OMP_NUM_THREADS, when set, is kept)
     threads: int = 0

@@ -40,6 +40,16 @@ def autocast(
     return nullcontext()
 
 
+def set_matmul_precision(device: torch.device, tf32: bool) -> None:
+    """On CUDA, float32 matrix products on the tensor cores as TF32 (10-bit mantissa,
+    PyTorch's ``"high"``) when ``tf32``, in full float32 otherwise (``"highest"``,
+    PyTorch's default).  Process-wide: the trainer that owns the process sets it from its
+    config, either way.  Ignored on CPU.  (cuDNN's convolutions and LSTMs take TF32 by
+    PyTorch's default whatever this says, in the official code too.)"""
+    if device.type == "cuda":
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+
+
 @cache  # read once per process: the training loop asks at every step
 def cpu_has_fast_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (AMX or AVX512-BF16): there

@@ -34,7 +34,7 @@ from induce.models.chart import ChartParser
 from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import RunConfig, load_config
-from induce.runs.device import pick_device, set_cpu_threads
+from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
 from induce.runs.directory import (
     LOCK,
     METRICS,
@@ -82,6 +82,7 @@ class ChartTrainer(CheckpointedRun):
         self.path = Path(options.out)
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
+        set_matmul_precision(self.device, self.config.train.tf32)
         if self.device.type == "cpu":
             set_cpu_threads(self.config.train.threads)
         if options.deterministic:

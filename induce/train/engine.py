@@ -26,7 +26,7 @@ from induce.models import build_model
 from induce.models.base import MaskedLM
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
 from induce.runs.config import OptimConfig, RunConfig, load_config
-from induce.runs.device import autocast, pick_device, set_cpu_threads
+from induce.runs.device import autocast, pick_device, set_cpu_threads, set_matmul_precision
 from induce.runs.directory import (
     LOCK,
     METRICS,
@@ -94,6 +94,7 @@ class Trainer(CheckpointedRun):
         self.path = Path(options.out)
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
+        set_matmul_precision(self.device, self.config.train.tf32)
         if self.device.type == "cpu":
             set_cpu_threads(self.config.train.threads, dd.processes_here())
         if options.deterministic:
@@ -252,16 +253,12 @@ class Trainer(CheckpointedRun):
         return load_gold(self.dataset, "valid")
 
     def _graphed_loss(self) -> GraphedLoss | None:
-        """The step through CUDA graphs when ``train.cuda_graphs`` is set and the run is on
-        one GPU (ignored on CPU, as ``train.bf16``)."""
-        if not (self.config.train.cuda_graphs and self.device.type == "cuda"):
-            return None
-        if self.world.size > 1:
-            raise ConfigError(
-                "train.cuda_graphs runs in one process: DDP's gradient hooks are not "
-                "captured in a graph"
-            )
+        """The step through CUDA graphs when ``train.cuda_graphs`` is set and the run is one
+        process on a GPU; eager on CPU (as ``train.bf16``) and under torchrun (DDP's
+        gradient hooks are not captured in a graph)."""
         t = self.config.train
+        if not (t.cuda_graphs and self.device.type == "cuda" and self.world.size == 1):
+            return None
         return GraphedLoss(
             self.model,
             self.model,
@@ -351,6 +348,7 @@ class Trainer(CheckpointedRun):
                 "total_steps": total,
                 "parameters": sum(p.numel() for p in self.model.parameters()),
                 "device": str(self.device),
+                "cuda_graphs": self.graphed is not None,
                 "world": self.world.size,
                 "resumed_at": s["step"],
                 "path": str(self.path),

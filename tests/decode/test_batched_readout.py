@@ -178,3 +178,27 @@ def test_distance_scores_in_a_batch(decoder):
         assert got.tree is not None
         if decoder == "argmax":
             assert got.heads == _previous_argmax(alone.parents.tolist(), alone.heights.tolist())
+
+
+def test_a_batch_moves_to_the_host_once_and_each_sentence_owns_its_tensors():
+    """``sentences`` moves the batch's tensors once (floating ones to float32, the others
+    as they are); each sentence's tensors are copies, so that changing one leaves the batch
+    and its other sentences as they were."""
+    from induce.decode.scores import MergeScores
+
+    lengths = [3, 2]
+    parents = torch.rand(2, 3, 3, dtype=torch.bfloat16)
+    scores = ArcScores(parents, torch.rand(2, 3, dtype=torch.bfloat16))
+    host = scores.on_host()
+    assert host.parents.dtype == host.roots.dtype == torch.float32
+    assert torch.equal(host.parents, parents.float())
+    rows = scores.sentences(lengths)
+    rows[0].parents.fill_(7.0)  # type: ignore[attr-defined]
+    assert torch.equal(rows[1].parents, parents[1, :2, :2].float())  # type: ignore[attr-defined]
+    assert torch.equal(scores.parents, parents)
+    merges = MergeScores(torch.ones(2, 1, 3, 3, dtype=torch.bool), torch.rand(2, 1, 3, 3))
+    moved = merges.on_host()
+    assert moved.supports.dtype == torch.bool and moved.attention.dtype == torch.float32
+    row = merges.sentences(lengths)[1]
+    row.supports.fill_(False)  # type: ignore[attr-defined]
+    assert merges.supports.all()

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from induce.models import MODELS
+from induce.models.layers import packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.engine import TrainOptions, train
@@ -204,3 +205,87 @@ def test_the_engine_trains_and_resumes_on_cuda(data, tmp_path, arch, bf16, graph
     assert state["progress"]["step"] == 8
     groups = state["optimizer"]["param_groups"]
     assert all(group["fused"] for group in groups)
+
+
+def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):
+    """On CUDA the dense BiLSTM runs its backward direction on a side stream: outputs and
+    gradients are those of the packed LSTM (to float rounding), and a CUDA graph captures it."""
+    cuda = torch.device("cuda")
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(16, 8, num_layers=2, bidirectional=True, batch_first=True).to(cuda)
+    x = torch.randn(4, 9, 16, device=cuda, requires_grad=True)
+    keep = torch.arange(9, device=cuda)[None, :] < torch.tensor([9, 4, 1, 6], device=cuda)[:, None]
+
+    def run(kernel):
+        x.grad = None
+        lstm.zero_grad(set_to_none=True)
+        out = kernel()
+        (out * torch.linspace(-1, 1, out.numel(), device=cuda).view_as(out)).sum().backward()
+        return out.detach(), x.grad.clone(), [p.grad.clone() for p in lstm.parameters()]
+
+    dense = run(lambda: padded_bilstm(lstm, x, keep, torch.nn.Identity()))
+    packed = run(lambda: packed_bilstm(lstm, x, keep))
+    assert torch.allclose(dense[0], packed[0], atol=1e-5)
+    assert torch.allclose(dense[1], packed[1], atol=1e-5)
+    for a, b in zip(dense[2], packed[2], strict=True):
+        assert torch.allclose(a, b, atol=1e-5)
+    static = torch.zeros_like(dense[0])
+    for p in lstm.parameters():
+        p.grad = torch.zeros_like(p)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the graph, as capture asks
+        padded_bilstm(lstm, x, keep, torch.nn.Identity()).sum().backward()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static.copy_(padded_bilstm(lstm, x, keep, torch.nn.Identity()))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.allclose(static, dense[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", sorted(MODELS))
+def test_scores_cut_from_the_gpu_equal_the_cpu_ones(arch, strict_fp32):
+    """A batch's scores move to the host once; every sentence's scores then equal those of
+    the same batch run on the CPU."""
+    model, batch = _model(arch).eval(), _batch()
+    lengths = batch.keep.sum(1).tolist()
+    with torch.no_grad():
+        cpu = model.structure(batch.ids, batch.keep)
+        gpu = copy.deepcopy(model).cuda().structure(batch.ids.cuda(), batch.keep.cuda())
+    if cpu is None:
+        return
+    for mine, theirs in zip(cpu.sentences(lengths), gpu.sentences(lengths), strict=True):
+        a, b = _tensors(mine), _tensors(theirs)
+        assert all(t.device.type == "cpu" for t in b.values())
+        for name, value in a.items():
+            assert _relative_error(value, b[name]) < 1e-4, name
+
+
+@pytest.fixture
+def matmul_precision():
+    saved = torch.get_float32_matmul_precision()
+    yield
+    torch.set_float32_matmul_precision(saved)
+
+
+def test_train_tf32_sets_the_matmul_precision(data, tmp_path, matmul_precision):
+    settings = tiny("structformer") + ["train.tf32=true", "train.max_steps=2"]
+    assert (
+        train(
+            TrainOptions(str(tmp_path / "run"), "structformer", str(data), settings, device="cuda")
+        )
+        == "done"
+    )
+    assert torch.get_float32_matmul_precision() == "high"
+    settings[-2] = "train.tf32=false"
+    assert (
+        train(
+            TrainOptions(
+                str(tmp_path / "again"), "structformer", str(data), settings, device="cuda"
+            )
+        )
+        == "done"
+    )
+    assert torch.get_float32_matmul_precision() == "highest"

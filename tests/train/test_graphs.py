@@ -86,10 +86,13 @@ def test_cuda_graphs_are_ignored_on_the_cpu(tmp_path):
     from tests.train.helpers import make_dataset, tiny, weights_file
 
     data = make_dataset(tmp_path / "data")
-    runs = []
+    runs, events = [], []
     for graphs in ("false", "true"):
         out = tmp_path / f"run-{graphs}"
         settings = [*tiny("udgn"), "train.max_steps=3", f"train.cuda_graphs={graphs}"]
-        assert train(TrainOptions(str(out), "udgn", str(data), settings, device="cpu")) == "done"
+        options = TrainOptions(str(out), "udgn", str(data), settings, device="cpu")
+        assert train(options, lambda kind, record: events.append((kind, record))) == "done"
         runs.append(weights_file(out, "last").read_bytes())
+    used = [record["cuda_graphs"] for kind, record in events if kind == "start"]
     assert runs[0] == runs[1]
+    assert used == [False, False]  # the start event says what the run does

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from induce.cli.common import handle_errors, warn
+from induce.data.architectures import decoder_help
 from induce.parse import Format, InputKind, Punct
 
 
@@ -44,10 +45,8 @@ def parse(
     decoder: str | None = typer.Option(
         None,
         "--decoder",
-        help="structformer: argmax (default) | algorithm3; udgn: mst (default) | argmax | "
-        "eisner | mst-uniform-root (the official UDGN test decoder); combiner: merge (default) "
-        "| divergence | levels (hierarchy: constituent); chart: CKY only.  Default: the run's "
-        "protocol.test_decoder (mst-uniform-root for udgn-ptb-paper), else the model's.",
+        help=f"{decoder_help()}.  Default: the run's protocol.test_decoder "
+        "(mst-uniform-root for udgn-ptb-paper), else the model's.",
     ),
     punct: Punct = typer.Option(
         "attach",
@@ -88,6 +87,7 @@ def parse(
     run = model or _latest_run()
     parser = Parser(run, device, weights, decoder, bf16)
     parser.check_format(fmt)
+    parser.check_options(punct, scores)
     sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
     sentences = iter_sentences(input_path, kind, sniff=sniff)
     source = "<stdin>" if input_path == "-" else input_path

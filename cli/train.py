@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from induce.cli.common import handle_errors
+from induce.data.architectures import names
+from induce.data.config import resource_names
 from induce.data.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -114,9 +116,8 @@ def train(
         None,
         "--arch",
         "-a",
-        help="Architecture: udgn | structformer | transformer | combiner | chart (the supervised "
-        "chart parser, trained on the dataset's gold trees) [default: udgn; with --resume, "
-        "the run's].",
+        help=f"Architecture: {' | '.join(names())} (chart: the supervised chart parser, "
+        "trained on the dataset's gold trees) [default: udgn; with --resume, the run's].",
     ),
     data: str | None = typer.Option(
         None,
@@ -135,9 +136,7 @@ def train(
         "--config",
         "-c",
         help="paper (the paper preset of --arch), demo (a few minutes on a CPU), a preset "
-        "(udgn-ptb-paper, structformer-ptb-paper, structformer-udgn-repo, udgn-bllip-paper, "
-        "transformer-ptb-paper, combiner-ptb-paper, chart-ptb-paper, udgn-ptb-fast, "
-        "structformer-ptb-fast) or a YAML file "
+        f"({', '.join(resource_names('configs', 'presets'))}) or a YAML file "
         "[default: paper with --data, else demo].",
     ),
     set_: list[str] = typer.Option(

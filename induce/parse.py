@@ -114,6 +114,26 @@ class Parser:
                 setting="format",
             )
 
+    def check_options(self, punct: str, scores: bool) -> None:
+        """Refuse, before any output, what this parser cannot do rather than ignore it: a
+        chart parser writes labelled trees of every token, punctuation included, and keeps
+        no scores."""
+        if punct not in get_args(Punct):
+            raise ConfigError("must be attach or drop", setting="punct")
+        if self.chart is None:
+            return
+        if scores:
+            raise ConfigError(
+                "a chart parser run writes trees only, no scores (for induced models)",
+                setting="scores",
+            )
+        if punct == "drop":
+            raise ConfigError(
+                "a chart parser parses punctuation as its treebank does: drop is for the "
+                "induced models, whose trees leave punctuation out",
+                setting="punct",
+            )
+
     def parse(
         self,
         sentences: list[Sentence],
@@ -127,8 +147,7 @@ class Parser:
         from induce.runs.inference import sentence_scores
 
         _check_budget(batch_tokens)
-        if punct not in get_args(Punct):
-            raise ConfigError("must be attach or drop", setting="punct")
+        self.check_options(punct, scores)
         if self.chart is not None:
             return [
                 Parsed(s, out.heads, out.labels, out.tree)

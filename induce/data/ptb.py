@@ -269,6 +269,33 @@ def leaf_token(token: str) -> str:
     return token
 
 
+# the treebank's escapes and what they stand for; "``" before "`", which it contains
+_ESCAPES = (
+    ("-LRB-", "("),
+    ("-RRB-", ")"),
+    ("-LCB-", "{"),
+    ("-RCB-", "}"),
+    ("-LSB-", "["),
+    ("-RSB-", "]"),
+    ("``", '"'),
+    ("''", '"'),
+    ("`", "'"),
+    ("\\/", "/"),
+    ("\\*", "*"),
+)
+
+
+def unescape_token(token: str) -> str:
+    """A treebank token as the text it stands for: ``-LRB-`` as ``(`` and the other
+    brackets alike, two backquotes or two apostrophes as a double quote, a backquote as an
+    apostrophe, an escaped slash or asterisk as itself; escapes inside a token too.  What a
+    character model should read of PTB text (benepar's CharLSTM reads its input so)."""
+    for escape, text in _ESCAPES:
+        if escape in token:
+            token = token.replace(escape, text)
+    return token
+
+
 def format_trees(trees: Iterable[Tree | None]) -> str:
     """One tree per line; ``None`` becomes an empty line (an empty sentence)."""
     return "".join(("" if t is None else t.to_string()) + "\n" for t in trees)

@@ -1,31 +1,34 @@
-"""Masked-LM architectures and the registry that maps an ``--arch`` name to its class.
+"""The model classes of every architecture, built from the one registry of architectures
+(:mod:`induce.data.architectures`, which the command line reads without importing torch).
 
 Every class of ``MODELS`` implements :class:`induce.models.base.MaskedLM`; ``PARSERS`` holds
 the supervised parsers, trained on gold trees (the chart parser).  Adding an architecture: one
-model file here, its registry entry below, and its paper preset
+model file here, its entry in ``induce.data.architectures``, and its paper preset
 ``resources/configs/presets/<arch>-ptb-paper.yaml`` (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
+from induce.data.architectures import ARCHITECTURES, BY_NAME
 from induce.data.config import from_mapping
 from induce.data.errors import ConfigError
 from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.chart import ChartConfig, ChartParser
-from induce.models.combiner import Combiner
-from induce.models.structformer import StructFormer
-from induce.models.transformer import TransformerMLM
-from induce.models.udgn import UDGN
 
-MODELS: dict[str, type[MaskedLM]] = {
-    "transformer": TransformerMLM,
-    "structformer": StructFormer,
-    "udgn": UDGN,
-    "combiner": Combiner,
-}
-PARSERS: dict[str, type[ChartParser]] = {"chart": ChartParser}
+
+def _classes(trains_on: str) -> dict[str, Any]:
+    return {
+        a.name: getattr(import_module(a.module), a.cls)
+        for a in ARCHITECTURES
+        if a.trains_on == trains_on
+    }
+
+
+MODELS: dict[str, type[MaskedLM]] = _classes("text")
+PARSERS: dict[str, type[ChartParser]] = _classes("trees")
 
 __all__ = [
     "MODELS",
@@ -49,9 +52,9 @@ def trains_on_trees(arch: str) -> bool:
 
 def model_class(arch: str) -> type[MaskedLM]:
     if arch not in MODELS:
-        known = ", ".join([*MODELS, *PARSERS])
         if arch in PARSERS:
             raise ConfigError(f"{arch} is a supervised parser, not a masked language model")
+        known = ", ".join(BY_NAME)
         raise ConfigError(f"unknown architecture {arch!r} (known: {known})")
     return MODELS[arch]
 

@@ -79,6 +79,11 @@ class ChartConfig:
     # U(+-1/sqrt(fan_in))) or benepar (uniform with standard deviation 0.02, benepar's
     # initializer_range in PartitionedMultiHeadAttention)
     init: Literal["pytorch", "benepar"] = "pytorch"
+    # the character model reads PTB escapes as the text they stand for (-LRB- as "(", two
+    # backquotes as a double quote, ...: induce.data.ptb.unescape_token), as benepar's
+    # CharLSTM reads its unescaped words (ptb_unescape.py); the word embeddings and the
+    # trees keep the tokens as written
+    unescape_chars: bool = False
     labels: tuple[str, ...] = ("",)  # index 0: the empty label
     tag_set: tuple[str, ...] = ()
     char_set: tuple[str, ...] = CHAR_SPECIALS

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from induce.data.errors import ConfigError, InputError
-from induce.data.ptb import leaf_token
+from induce.data.ptb import leaf_token, unescape_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
 from induce.decode.cky import cky
@@ -55,9 +55,12 @@ def example(tree: Tree) -> Example:
     return Example(tree.words(), tree.tags(), labelled_spans(tree), tree)
 
 
-def inventories(examples: Sequence[Example]) -> tuple[Vocabulary, dict[str, tuple[str, ...]]]:
+def inventories(
+    examples: Sequence[Example], unescape: bool = False
+) -> tuple[Vocabulary, dict[str, tuple[str, ...]]]:
     """The word vocabulary (with training counts, for word dropout) and the label, tag and
-    character inventories of the training trees (sorted: the same data gives the same ids)."""
+    character inventories of the training trees (sorted: the same data gives the same ids);
+    ``unescape``: the characters of the unescaped words (``model.unescape_chars``)."""
     words: Counter[str] = Counter()
     tags: set[str] = set()
     labels: set[str] = set()
@@ -67,7 +70,7 @@ def inventories(examples: Sequence[Example]) -> tuple[Vocabulary, dict[str, tupl
         tags.update(ex.tags)
         labels.update(label for _, _, label in ex.spans)
         for word in ex.words:
-            chars.update(word)
+            chars.update(unescape_token(word) if unescape else word)
     specials = (UNK, PAD, START, STOP)
     ordered = sorted(words, key=lambda w: (-words[w], w))
     vocab = Vocabulary(list(specials) + ordered, dict(words), specials=specials)
@@ -87,6 +90,7 @@ class Encoder:
         self.labels = {label: i for i, label in enumerate(c.labels)}
         self.tags = {tag: i + 1 for i, tag in enumerate(c.tag_set)}  # 0: unknown
         self.chars = {ch: i for i, ch in enumerate(c.char_set)}
+        self.spell = unescape_token if c.unescape_chars else str
         self.unk, self.pad = vocab.id(UNK), vocab.id(PAD)
 
     def batch(
@@ -102,7 +106,9 @@ class Encoder:
         width = max((len(word) for sent in words for word in sent), default=1) + 2
         ids = torch.full((size, t), self.pad, dtype=torch.long)
         tag_ids = torch.zeros((size, t), dtype=torch.long)
-        chars = torch.zeros((size, t, width), dtype=torch.long)
+        # the characters as nested lists, made a tensor once: a tensor per token cost more
+        # than the encoder's arithmetic on short batches
+        spelling = [[[0] * width for _ in range(t)] for _ in range(size)]
         keep = torch.zeros((size, t), dtype=torch.bool)
         counts = self.vocab.counts
         bow, eow, unk = self.chars[CHAR_BOW], self.chars[CHAR_EOW], self.chars[CHAR_UNK]
@@ -120,14 +126,15 @@ class Encoder:
             ids[b, : len(tokens)] = torch.tensor(row)
             keep[b, : len(tokens)] = True
             for k, token in enumerate(tokens):
-                spelled = [token] if token in (START, STOP) else list(token)
-                codes = [bow, *(self.chars.get(ch, unk) for ch in spelled), eow]
-                chars[b, k, : len(codes)] = torch.tensor(codes[:width])
+                spelled = [token] if token in (START, STOP) else list(self.spell(token))
+                codes = [bow, *(self.chars.get(ch, unk) for ch in spelled), eow][:width]
+                spelling[b][k][: len(codes)] = codes
             sentence_tags = tags[b] if tags is not None else None
             if sentence_tags is not None:
                 tag_ids[b, 1 : len(sentence) + 1] = torch.tensor(
                     [self.tags.get(tag, 0) for tag in sentence_tags]
                 )
+        chars = torch.tensor(spelling, dtype=torch.long)
         return ChartInput(ids, tag_ids, chars, keep, [len(w) for w in words])
 
     def gold(self, spans: Sequence[LabelledSpan]) -> list[tuple[int, int, int]]:

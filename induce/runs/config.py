@@ -96,6 +96,9 @@ class TrainConfig:
     init_from: str | None = None
     # updates of linear learning-rate warm-up (every arch; the plateau schedule starts after)
     warmup: int = 0
+    # the warm-up's first update at rate 0, update k at lr * (k - 1) / warmup (benepar's
+    # WarmupThenReduceLROnPlateau sets the rate after each update); false: lr * k / warmup
+    warmup_from_zero: bool = False
     # chart: dev evaluations per epoch (0: use eval_every) and the EVALB preset of dev F1
     # (the plateau and patience then follow F1)
     evals_per_epoch: int = 0

@@ -93,11 +93,12 @@ class CheckpointedRun:
         if self.main:
             self.on_event(kind, data)
 
-    def warm_up(self, lr: float, warmup: int) -> None:
+    def warm_up(self, lr: float, warmup: int, from_zero: bool = False) -> None:
         """Linear learning-rate warm-up: the update numbered ``k`` (from 1) of the first
-        ``warmup`` runs at ``lr * k / warmup``; after them the plateau schedule owns the rate.
-        Set from the step count, so a resumed run continues the same ramp."""
-        step = self.state["step"] + 1
+        ``warmup`` runs at ``lr * k / warmup`` (``from_zero``: the first ``warmup + 1`` at
+        ``lr * (k - 1) / warmup``, benepar's ramp); after them the plateau schedule owns the
+        rate.  Set from the step count, so a resumed run continues the same ramp."""
+        step = self.state["step"] + (0 if from_zero else 1)
         if warmup and step <= warmup:
             for group in self.optimizer.param_groups:
                 group["lr"] = lr * step / warmup

@@ -45,7 +45,7 @@ from induce.runs.directory import (
 )
 from induce.structure.chart import clean_tree
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
-from induce.train.engine import TrainOptions, _check_new_run_directory, build_optimizer
+from induce.train.options import TrainOptions, build_optimizer, check_new_run_directory
 
 
 def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any], list[int]]:
@@ -101,7 +101,8 @@ class ChartTrainer(CheckpointedRun):
         if options.resume:
             vocab = self.run_vocab
         else:
-            vocab, found = inventories(self.train_examples)
+            unescape = bool(self.config.model.get("unescape_chars", False))
+            vocab, found = inventories(self.train_examples, unescape)
             model = {**self.config.model, **{k: list(v) for k, v in found.items()}}
             self.config = load_config(
                 self.config.arch, base={**self.config.to_dict(), "model": model}
@@ -151,7 +152,7 @@ class ChartTrainer(CheckpointedRun):
             return run.config, str(data)
         if options.data is None:
             raise ConfigError("is needed: a dataset directory with gold trees", "data")
-        _check_new_run_directory(self.path)
+        check_new_run_directory(self.path)
         return load_config(options.arch, options.overrides, preset=options.config), options.data
 
     def _open_run_directory(self, options: TrainOptions) -> None:
@@ -234,7 +235,9 @@ class ChartTrainer(CheckpointedRun):
         gradients add up to the whole batch's (``sentences``)."""
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
-        self.warm_up(self.config.optim.lr, self.config.train.warmup)
+        self.warm_up(
+            self.config.optim.lr, self.config.train.warmup, self.config.train.warmup_from_zero
+        )
         counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
             loss = chart_loss(self.model, self.encoder, examples, rng, *counts)

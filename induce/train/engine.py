@@ -8,10 +8,8 @@ The engine reports through a callback (``on_event(kind, record)``); it never pri
 from __future__ import annotations
 
 import math
-import os
 import signal
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -25,7 +23,7 @@ from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.models.base import MaskedLM
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
-from induce.runs.config import OptimConfig, RunConfig, load_config
+from induce.runs.config import RunConfig, load_config
 from induce.runs.device import autocast, pick_device, set_cpu_threads, set_matmul_precision
 from induce.runs.directory import (
     LOCK,
@@ -40,42 +38,20 @@ from induce.runs.inference import masked_lm_training_loss
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
 from induce.train.graphs import GraphedLoss
+from induce.train.options import (
+    RunExistsError,
+    TrainOptions,
+    build_optimizer,
+    check_new_run_directory,
+)
 from induce.train.validation import parse_split, validation_loss
 
 if TYPE_CHECKING:
     from induce.train.chart import ChartTrainer
 
-
-class RunExistsError(InputError):
-    """A new run was asked for in a folder that already holds files."""
-
-
-def _check_new_run_directory(path: Path) -> None:
-    """A new run's folder must be empty or creatable: a clear error before any work."""
-    if path.exists():
-        if not path.is_dir():
-            raise InputError("the run directory is a file", str(path))
-        if any(path.iterdir()):
-            raise RunExistsError("the run directory exists and is not empty", str(path))
-    ancestor = path.absolute()
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise InputError(f"cannot create the run directory: {ancestor} is a file", str(path))
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"cannot create the run directory: {ancestor} is not writable", str(path))
-
-
-@dataclass
-class TrainOptions:
-    out: str
-    arch: str | None = None  # new runs: the architecture (default structformer); resumed: a check
-    data: str | None = None
-    overrides: list[str] = field(default_factory=list)
-    resume: bool = False
-    device: str = "auto"
-    deterministic: bool = False
-    config: str = "paper"  # paper | demo | a YAML file (new runs only)
+# the options and the optimizer live in induce.train.options (the chart trainer shares them
+# without importing this module); they are part of this module's API as before
+__all__ = ["RunExistsError", "TrainOptions", "Trainer", "build_optimizer", "train"]
 
 
 class Trainer(CheckpointedRun):
@@ -157,7 +133,7 @@ class Trainer(CheckpointedRun):
         if options.data is None:
             raise ConfigError("is needed: a dataset directory from preprocessing", "data")
         if self.world.main:
-            _check_new_run_directory(self.path)
+            check_new_run_directory(self.path)
         config = load_config(options.arch, options.overrides, preset=options.config)
         if config.train.init_from:  # the checkpoint fixes the sizes (after the user's)
             from induce.models import model_class
@@ -277,7 +253,9 @@ class Trainer(CheckpointedRun):
         return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
     def train_step(self, batch: Batch) -> torch.Tensor:
-        self.warm_up(self.config.optim.lr, self.config.train.warmup)
+        self.warm_up(
+            self.config.optim.lr, self.config.train.warmup, self.config.train.warmup_from_zero
+        )
         if self.graphed is not None:
             # the graphs accumulate into .grad tensors that must never be freed
             self.optimizer.zero_grad(set_to_none=False)
@@ -411,31 +389,6 @@ class Trainer(CheckpointedRun):
     def _finished(self, total: int) -> bool:
         c, s = self.config.train, self.state
         return (c.max_steps > 0 and s["step"] >= c.max_steps) or s["bad_evals"] >= c.patience > 0
-
-
-def build_optimizer(
-    model: torch.nn.Module, o: OptimConfig
-) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.ReduceLROnPlateau]:
-    """Adam and ReduceLROnPlateau on the validation loss, as the reference code; Adam's
-    fused kernel when ``o.fused`` and the model is on CUDA (build it after ``model.to``)."""
-    params = list(model.parameters())
-    optimizer = torch.optim.Adam(
-        params,
-        lr=o.lr,
-        betas=(o.betas[0], o.betas[1]),
-        eps=o.eps,
-        weight_decay=o.weight_decay,
-        fused=True if o.fused and params and all(p.is_cuda for p in params) else None,
-    )
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer,
-        "min",
-        factor=o.plateau_factor,
-        patience=o.plateau_patience,
-        threshold=0.0,
-        min_lr=o.min_lr,
-    )
-    return optimizer, scheduler
 
 
 def train(options: TrainOptions, on_event: Callback | None = None) -> str:

@@ -165,3 +165,22 @@ def test_same_trees_as_nltk(tree):
     text = tree.to_string()
     assume("\\" not in text)  # nltk's reader mishandles a backslash before ")"
     assert parse_trees(text).trees[0] == Tree.from_nltk(NltkTree.fromstring(text))
+
+
+def test_unescape_token_reads_the_treebank_escapes_as_their_text():
+    from induce.data.ptb import unescape_token
+
+    cases = {
+        "-LRB-": "(",
+        "-RCB-": "}",
+        "-LSB-": "[",
+        "``": '"',
+        "''": '"',
+        "`": "'",
+        "1\\/2": "1/2",
+        "a\\*b": "a*b",
+        "x-RRB-y": "x)y",
+        "plain": "plain",
+        "--": "--",
+    }
+    assert {token: unescape_token(token) for token in cases} == cases

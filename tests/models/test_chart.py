@@ -190,3 +190,28 @@ def test_dropout_kind_and_init_are_benepars_when_asked():
             assert float(weight.abs().max()) <= bound
             assert 0.015 < float(weight.std()) < 0.025
     assert float(plain.layers[0].attention.qkv[0].weight.detach().abs().max()) > bound
+
+
+def test_the_character_model_can_read_unescaped_words():
+    """``model.unescape_chars``: the CharLSTM spells -LRB- as "(" and two backquotes as a
+    double quote (benepar's input), the characters' inventory is of the unescaped words, and
+    the word ids and trees keep the tokens as written."""
+    from induce.data.ptb import unescape_token
+
+    tree = "(TOP (S (`` ``) (NP (-LRB- -LRB-) (CD 1\\/2) (-RRB- -RRB-)) (VP (VBD ran)) ('' '')))"
+    exs = [example(clean_tree(parse_trees(t).trees[0])) for t in [*TREES, tree]]
+    assert [unescape_token(w) for w in exs[-1].words] == ['"', "(", "1/2", ")", "ran", '"']
+    plain_vocab, plain = inventories(exs)
+    vocab, found = inventories(exs, unescape=True)
+    assert {"(", ")", '"', "/"} <= set(found["char_set"])
+    assert "-" not in found["char_set"] and "`" not in found["char_set"]
+    assert "-" in plain["char_set"]
+    assert vocab.tokens == plain_vocab.tokens  # the words themselves are untouched
+    settings = {**SMALL, **{k: list(v) for k, v in found.items()}, "unescape_chars": True}
+    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    encoder = Encoder(model, vocab)
+    batch = encoder.batch([exs[-1].words])
+    ids = {i: ch for ch, i in encoder.chars.items()}
+    spelled = [[ids[int(c)] for c in row if int(c)] for row in batch.chars[0]]
+    assert spelled[2][1:-1] == ["("] and spelled[1][1:-1] == ['"']
+    assert batch.words[0, 2] == vocab.id("-LRB-")

@@ -131,6 +131,21 @@ def test_conllu_gives_head_rule_dependencies_and_jsonl_the_tree(run, tmp_path):
     assert records[0]["tree"].startswith("(") and records[1]["tree"] == ""
 
 
+@pytest.mark.parametrize(
+    ("option", "flag"), [(["--scores"], "--scores"), (["--punct", "drop"], "--punct")]
+)
+def test_what_a_chart_run_cannot_do_is_refused_not_ignored(run, tmp_path, option, flag):
+    """A chart parser keeps no scores and parses punctuation: ``--scores`` and ``--punct
+    drop`` are one-line errors before any output, not silently dropped."""
+    src, out = tmp_path / "in.txt", tmp_path / "out.jsonl"
+    src.write_text("The bill passed .\n")
+    result = _cli("parse", src, "--model", run, "-f", "jsonl", "-o", out, *option)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {flag}"), result.output
+    assert not out.exists()
+
+
 def test_python_api_returns_labelled_trees(run):
     model = induce.load(str(run), device="cpu")
     parses = model.parse(

@@ -120,6 +120,22 @@ def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_the_warm_up_can_start_at_rate_zero_as_benepar(data, tmp_path):
+    """``train.warmup_from_zero``: update k runs at lr * (k - 1) / warmup, so the first at 0
+    and the (warmup + 1)-th at the full rate (benepar's WarmupThenReduceLROnPlateau)."""
+    settings = tiny("structformer") + [
+        "train.max_steps=6",
+        "train.log_every=1",
+        "train.warmup=4",
+        "train.warmup_from_zero=true",
+        "optim.lr=2e-3",
+    ]
+    out = tmp_path / "run"
+    train(TrainOptions(str(out), "structformer", str(data), settings, device="cpu"))
+    rates = [r["lr"] for r in _records(out, "train")]
+    assert rates == pytest.approx([0.0, 5e-4, 1e-3, 1.5e-3, 2e-3, 2e-3])
+
+
 def test_settings_are_checked(data, tmp_path):
     with pytest.raises(ConfigError, match="unknown setting"):
         load_config("structformer", ["optim.learning_rate=1"])

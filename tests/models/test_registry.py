@@ -1,0 +1,50 @@
+"""The one registry of architectures (``induce.data.architectures``) against the classes it
+names, and the command line's help built from it."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.data.architectures import ARCHITECTURES, architecture, names
+from induce.data.config import resource_names
+from induce.data.errors import ConfigError
+from induce.models import MODELS, PARSERS, decoders, model_class
+
+
+@pytest.mark.parametrize("entry", ARCHITECTURES, ids=lambda a: a.name)
+def test_each_entry_names_its_class_and_the_decoders_of_its_scores(entry):
+    if entry.trains_on == "trees":
+        assert entry.name in PARSERS and entry.name not in MODELS
+        assert PARSERS[entry.name].__name__ == entry.cls
+        return
+    cls = model_class(entry.name)
+    assert (cls.__module__, cls.__name__) == (entry.module, entry.cls)
+    scores = cls.scores_class
+    assert entry.decoders == (scores.decoders if scores is not None else ())
+    assert decoders(entry.name) == entry.decoders
+    assert f"{entry.name}-ptb-paper" in resource_names("configs", "presets")
+
+
+def test_the_registry_is_the_only_list_of_architectures():
+    assert [*MODELS, *PARSERS] == names()
+    assert names("trees") == ["chart"]
+    with pytest.raises(ConfigError, match="known: udgn, structformer"):
+        architecture("lstm")
+
+
+def _help(*command: str) -> str:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.replace("│", " ").split())  # the help's boxes out
+
+
+def test_help_lists_every_architecture_preset_and_decoder():
+    train = _help("train")
+    assert all(name in train for name in names())
+    assert all(preset in train for preset in resource_names("configs", "presets"))
+    parse = _help("parse")
+    for entry in ARCHITECTURES:
+        assert all(d in parse for d in entry.decoders)
+        assert f"{entry.name}:" in parse

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from induce.data.errors import InduceWarning
+from induce.runs.config import RunConfig
 from induce.runs.directory import METRICS
 from induce.train import checkpoint
 
@@ -26,6 +27,7 @@ class CheckpointedRun:
     write."""
 
     path: Path
+    config: RunConfig
     model: torch.nn.Module
     optimizer: torch.optim.Optimizer
     scheduler: checkpoint.Scheduler
@@ -93,15 +95,17 @@ class CheckpointedRun:
         if self.main:
             self.on_event(kind, data)
 
-    def warm_up(self, lr: float, warmup: int, from_zero: bool = False) -> None:
-        """Linear learning-rate warm-up: the update numbered ``k`` (from 1) of the first
-        ``warmup`` runs at ``lr * k / warmup`` (``from_zero``: the first ``warmup + 1`` at
-        ``lr * (k - 1) / warmup``, benepar's ramp); after them the plateau schedule owns the
-        rate.  Set from the step count, so a resumed run continues the same ramp."""
-        step = self.state["step"] + (0 if from_zero else 1)
-        if warmup and step <= warmup:
+    def warm_up(self) -> None:
+        """Linear learning-rate warm-up (``train.warmup``): the update numbered ``k`` (from
+        1) of the first ``warmup`` runs at ``lr * k / warmup`` (``train.warmup_from_zero``:
+        the first ``warmup + 1`` at ``lr * (k - 1) / warmup``, benepar's ramp); after them
+        the plateau schedule owns the rate.  Set from the step count, so a resumed run
+        continues the same ramp."""
+        t, lr = self.config.train, self.config.optim.lr
+        step = self.state["step"] + (0 if t.warmup_from_zero else 1)
+        if t.warmup and step <= t.warmup:
             for group in self.optimizer.param_groups:
-                group["lr"] = lr * step / warmup
+                group["lr"] = lr * step / t.warmup
 
     def update(self, loss: torch.Tensor, clip: float) -> torch.Tensor:
         """One optimizer update from ``loss`` (gradients clipped to norm ``clip`` when > 0);

@@ -235,9 +235,7 @@ class ChartTrainer(CheckpointedRun):
         gradients add up to the whole batch's (``sentences``)."""
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
-        self.warm_up(
-            self.config.optim.lr, self.config.train.warmup, self.config.train.warmup_from_zero
-        )
+        self.warm_up()
         counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
             loss = chart_loss(self.model, self.encoder, examples, rng, *counts)

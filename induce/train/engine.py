@@ -253,9 +253,7 @@ class Trainer(CheckpointedRun):
         return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
     def train_step(self, batch: Batch) -> torch.Tensor:
-        self.warm_up(
-            self.config.optim.lr, self.config.train.warmup, self.config.train.warmup_from_zero
-        )
+        self.warm_up()
         if self.graphed is not None:
             # the graphs accumulate into .grad tensors that must never be freed
             self.optimizer.zero_grad(set_to_none=False)

@@ -98,18 +98,26 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     ]
 
 
-def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path):
-    settings = tiny("structformer") + [
-        "train.max_steps=12",
-        "train.eval_every=3",
+def _ramp(warmup: int, steps: int, *extra: str) -> list[str]:
+    """Settings of a short run that logs the rate of every update, warm-up of ``warmup``."""
+    return tiny("structformer") + [
+        f"train.max_steps={steps}",
         "train.log_every=1",
-        "train.warmup=8",
+        f"train.warmup={warmup}",
         "optim.lr=2e-3",
-        "optim.plateau_patience=0",
+        *extra,
     ]
+
+
+def _rates(run, data, settings: list[str]) -> list[float]:
+    train(TrainOptions(str(run), "structformer", str(data), settings, device="cpu"))
+    return [r["lr"] for r in _records(run, "train")]
+
+
+def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path):
+    settings = _ramp(8, 12, "train.eval_every=3", "optim.plateau_patience=0")
     whole = tmp_path / "whole"
-    train(TrainOptions(str(whole), "structformer", str(data), settings, device="cpu"))
-    rates = [r["lr"] for r in _records(whole, "train")]
+    rates = _rates(whole, data, settings)
     assert rates[:8] == pytest.approx([2e-3 * k / 8 for k in range(1, 9)])
     # the plateau schedule (patience 0) starts only after the warm-up
     assert rates[8] == pytest.approx(2e-3)
@@ -123,16 +131,7 @@ def test_learning_rate_warms_up_linearly_and_resumes_on_the_ramp(data, tmp_path)
 def test_the_warm_up_can_start_at_rate_zero_as_benepar(data, tmp_path):
     """``train.warmup_from_zero``: update k runs at lr * (k - 1) / warmup, so the first at 0
     and the (warmup + 1)-th at the full rate (benepar's WarmupThenReduceLROnPlateau)."""
-    settings = tiny("structformer") + [
-        "train.max_steps=6",
-        "train.log_every=1",
-        "train.warmup=4",
-        "train.warmup_from_zero=true",
-        "optim.lr=2e-3",
-    ]
-    out = tmp_path / "run"
-    train(TrainOptions(str(out), "structformer", str(data), settings, device="cpu"))
-    rates = [r["lr"] for r in _records(out, "train")]
+    rates = _rates(tmp_path / "run", data, _ramp(4, 6, "train.warmup_from_zero=true"))
     assert rates == pytest.approx([0.0, 5e-4, 1e-3, 1.5e-3, 2e-3, 2e-3])
 
 

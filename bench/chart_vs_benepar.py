@@ -2,7 +2,7 @@
 """The chart parser against benepar's own training and parsing code, side by side on this
 machine: dev F1 after the same number of updates, training updates/s and parsing speed.
 
-    python bench/chart_vs_benepar.py --benepar PATH [--shared ../shared] [--updates 1000]
+    python bench/chart_vs_benepar.py [--benepar PATH] [--shared ../shared] [--updates 1000]
         [--check-every 250] [--seeds 1,2,3] [--sides benepar,induce] [--threads 2]
         [--dev-sentences 0] [--set KEY=VALUE ...] [--json FILE]
 
@@ -260,9 +260,9 @@ def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> d
     evaluating, sentences = [0.0], [0]
     step = chart_module.ChartTrainer.train_step
 
-    def counted(self: Any, indices: list[int], rng: Any) -> Any:  # the sentences trained on
-        sentences[0] += len(indices)
-        return step(self, indices, rng)
+    def counted(self: Any, batch: tuple[list[int], Any]) -> Any:  # the sentences trained on
+        sentences[0] += len(batch[0])
+        return step(self, batch)
 
     chart_module.ChartTrainer.train_step = counted  # type: ignore[method-assign]
 
@@ -308,7 +308,7 @@ def run_child(
     args: argparse.Namespace, side: str, seed: int, files: list[Path]
 ) -> dict[str, Any] | str:
     command = [sys.executable, __file__, "--one", side, str(seed), *map(str, files)]
-    command += ["--benepar", args.benepar, "--updates", str(args.updates)]
+    command += ["--benepar", args.benepar or "", "--updates", str(args.updates)]
     command += ["--check-every", str(args.check_every), "--threads", str(args.threads)]
     for item in args.set:
         command += ["--set", item]
@@ -358,7 +358,7 @@ def summary(seen: dict[str, list[dict[str, Any]]]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--benepar", required=True, help="a checkout of nikitakit/self-attentive-parser"
+        "--benepar", help="a checkout of nikitakit/self-attentive-parser (for --sides benepar)"
     )
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--updates", type=int, default=1000)
@@ -379,11 +379,11 @@ def main() -> None:
             result = induce_side(args, int(seed), Path(data), Path(dev))
         print(json.dumps(result))
         return
-    if not (Path(args.benepar) / "src" / "main.py").exists():
-        sys.exit(f"error: {args.benepar}: no src/main.py (a checkout of self-attentive-parser?)")
     sides = args.sides.split(",")
     if not set(sides) <= {"benepar", "induce"}:
         sys.exit("error: --sides: benepar and/or induce")
+    if "benepar" in sides and not (Path(args.benepar or "") / "src" / "main.py").exists():
+        sys.exit(f"error: --benepar {args.benepar}: no src/main.py (self-attentive-parser?)")
     seeds = [int(s) for s in args.seeds.split(",")]
     print(
         f"{args.updates} updates, dev F1 (EVALB COLLINS) every {args.check_every}; seeds "

@@ -54,7 +54,10 @@ def parse(
         help="Punctuation the model never saw: attach (to the word before it) | drop.",
     ),
     scores: bool = typer.Option(
-        False, "--scores", help="jsonl: add distances, heights and head distributions."
+        False,
+        "--scores",
+        help="jsonl: add the parser's scores (distances, heights, head distributions; "
+        "a chart parser's spans).",
     ),
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Tokens per batch."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from induce.data.ptb import parse_trees
 from induce.data.types import Tree
 from induce.parse import Parsed, Parser, Sentence, format_parsed
 
@@ -29,7 +28,8 @@ class Parse:
     ``distances``: the syntactic distances between adjacent words the model read
     (StructFormer's, Combiner's merge order; punctuation the model never saw is not among
     them), ``None`` for a model without distances (UDGN, a chart parser); ``scores``: every
-    score the model gives for the sentence (``heights``, ``parents``, ``roots``, ...)."""
+    score the model gives for the sentence (``heights``, ``parents``, ``roots``, a chart
+    parser's ``spans``, ...)."""
 
     words: list[str]
     tree: Tree | None
@@ -80,11 +80,11 @@ class LoadedRun:
             given = list(sentence_tags) if sentence_tags is not None else None
             items.append(Sentence(tokens, k + 1, " ".join(tokens), tags=given))
         out = []
-        scores = self.parser.chart is None  # a chart parser keeps no scores
-        for parsed in self.parser.parse(items, scores=scores, source="<python>"):
-            tree = parse_trees(parsed.tree).trees[0] if parsed.tree else None
+        for parsed in self.parser.parse(items, scores=True, source="<python>"):
             words = parsed.sentence.tokens
-            out.append(Parse(words, tree, parsed.heads, parsed.labels, parsed.scores or {}, parsed))
+            out.append(
+                Parse(words, parsed.tree, parsed.heads, parsed.labels, parsed.scores or {}, parsed)
+            )
         return out
 
 

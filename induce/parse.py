@@ -54,7 +54,7 @@ class Parsed:
     sentence: Sentence
     heads: list[int] | None  # over all tokens (punctuation attached); None: no dependencies
     labels: list[str] | None
-    tree: str
+    tree: Tree | None  # over every token written (None: an empty sentence)
     scores: dict[str, Any] | None = None
 
 
@@ -116,17 +116,11 @@ class Parser:
 
     def check_options(self, punct: str, scores: bool) -> None:
         """Refuse, before any output, what this parser cannot do rather than ignore it: a
-        chart parser writes labelled trees of every token, punctuation included, and keeps
-        no scores."""
+        chart parser writes labelled trees of every token, punctuation included."""
         if punct not in get_args(Punct):
             raise ConfigError("must be attach or drop", setting="punct")
         if self.chart is None:
             return
-        if scores:
-            raise ConfigError(
-                "a chart parser run writes trees only, no scores (for induced models)",
-                setting="scores",
-            )
         if punct == "drop":
             raise ConfigError(
                 "a chart parser parses punctuation as its treebank does: drop is for the "
@@ -149,9 +143,10 @@ class Parser:
         _check_budget(batch_tokens)
         self.check_options(punct, scores)
         if self.chart is not None:
+            found = self.chart.parse(sentences, batch_tokens, source, scores)
             return [
-                Parsed(s, out.heads, out.labels, out.tree)
-                for s, out in zip(sentences, self.chart.parse(sentences, batch_tokens, source))
+                Parsed(s, out.heads, out.labels, out.tree, out.scores)
+                for s, out in zip(sentences, found)
             ]
         words_of = [self._words(s, source) for s in sentences]
         ids = [self.vocab.ids(words) for words in words_of]
@@ -245,13 +240,12 @@ def _with_punctuation(
     if punct == "drop":
         s = Sentence([s.tokens[k] for k in keep], s.line, s.text, None, [False] * len(keep))
         labels = None if heads is None else ["root" if h == 0 else "dep" for h in heads]
-        text = tree.to_string() if tree else ""
-        return Parsed(s, None if heads is None else list(heads), labels, text, extra)
+        return Parsed(s, None if heads is None else list(heads), labels, tree or None, extra)
     n = len(s.tokens)
     host = _hosts(n, keep)
     all_heads, all_labels = (None, None) if heads is None else _attach(n, keep, heads, host)
-    text = _tree_with_punctuation(s, keep, tree, host) if n else ""
-    return Parsed(s, all_heads, all_labels, text, extra)
+    whole = _tree_with_punctuation(s, keep, tree, host) if n else None
+    return Parsed(s, all_heads, all_labels, whole, extra)
 
 
 def _hosts(n: int, keep: list[int]) -> dict[int, int]:
@@ -296,15 +290,12 @@ def _attach(
 
 def _tree_with_punctuation(
     s: Sentence, keep: list[int], tree: Tree | None, host: dict[int, int]
-) -> str:
+) -> Tree:
     """The tree over all tokens: each punctuation token joins its host word's leaf."""
     n = len(s.tokens)
     if tree is None:
-        return (
-            "(X " + " ".join(f"(X {leaf_token(t)})" for t in s.tokens) + ")"
-            if n > 1
-            else f"(X {leaf_token(s.tokens[0])})"
-        )
+        leaves = [Tree("X", [leaf_token(t)]) for t in s.tokens]
+        return Tree("X", list(leaves)) if n > 1 else leaves[0]
     leaves = [node for node in tree.preterminals()]
     groups: dict[int, list[int]] = {k: [k] for k in keep}
     for k, target in host.items():
@@ -314,7 +305,7 @@ def _tree_with_punctuation(
         members = sorted(groups[k])
         if len(members) > 1:
             leaf.children = [Tree("X", [leaf_token(s.tokens[m])]) for m in members]
-    return tree.to_string()
+    return tree
 
 
 def format_parsed(parsed: list[Parsed], fmt: str) -> str:
@@ -325,14 +316,14 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
                 "words": p.sentence.tokens,
                 "heads": p.heads,
                 "labels": p.labels,
-                "tree": p.tree,
+                "tree": _text(p.tree),
             }
             if p.scores is not None:
                 record["scores"] = p.scores
             out.append(json.dumps(record, ensure_ascii=False) + "\n")
         return "".join(out)
     if fmt == "ptb":
-        return "".join(p.tree + "\n" for p in parsed)
+        return "".join(_text(p.tree) + "\n" for p in parsed)
     if fmt in ("tree", "html"):
         return _pictures(parsed, fmt)
     if fmt != "conllu":
@@ -361,6 +352,11 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
         ]
         blocks.append("\n".join(lines) + "\n\n")
     return "".join(blocks)
+
+
+def _text(tree: Tree | None) -> str:
+    """PTB brackets on one line ("" for an empty sentence)."""
+    return tree.to_string() if tree is not None else ""
 
 
 def _pictures(parsed: list[Parsed], fmt: str) -> str:

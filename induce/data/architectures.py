@@ -29,6 +29,7 @@ class Architecture:
     trains_on: Literal["text", "trees"]
     decoders: tuple[str, ...] = ()
     note: str = ""  # a few words for help texts
+    starts_from_bert: bool = False  # train.init_from: its weights can start from a BERT folder
 
 
 ARCHITECTURES: tuple[Architecture, ...] = (
@@ -64,6 +65,7 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "text",
         ("merge", "divergence", "levels"),
         "levels: with model.hierarchy constituent",
+        starts_from_bert=True,
     ),
     Architecture(
         "chart",

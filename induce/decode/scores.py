@@ -24,6 +24,8 @@ from induce.decode.dependencies import arc_scores, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
 from induce.decode.merges import divergence_distances, merge_distances, soft_levels
+from induce.structs.spans import cky
+from induce.structure.chart import EMPTY, tree_from_spans
 from induce.structure.subwords import word_distances, word_heights
 
 S = TypeVar("S", bound="Scores")
@@ -262,3 +264,45 @@ class MergeScores(Scores):
         if self.links is not None:
             out["levels"] = self.distances("levels")
         return out
+
+
+@dataclass
+class SpanScores(Scores):
+    """A chart parser's labelled span scores (Kitaev and Klein 2018, Section 2.2):
+    ``scores [B, n + 1, n + 1, C]`` for span ``(i, j)`` (fenceposts, words ``i .. j - 1``)
+    and label ``c``, label 0 the empty label (score 0); ``labels`` the ``C`` label names.
+
+    Decoder: ``cky``, the best binary tree with a real label at the root
+    (:func:`induce.structs.spans.cky`), read as the n-ary tree of its labelled spans (empty
+    labels dropped, chains expanded; preterminals ``XX``: a run fills in the tags).  No
+    dependencies of its own: a chart parser run adds head-rule ones."""
+
+    scores: torch.Tensor
+    labels: tuple[str, ...] = (EMPTY,)
+    decoders: ClassVar[tuple[str, ...]] = ("cky",)
+    has_heads: ClassVar[bool] = False
+
+    def sentence(self, k: int, n: int) -> SpanScores:
+        return SpanScores(_own(self.scores[k, : n + 1, : n + 1]), self.labels)
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        self.check_decoder(decoder)
+        if not words:
+            return SentenceParse(None, None)
+        (spans,), _ = cky(self.scores[None], [len(words)])
+        named = [(i, j, self.labels[label]) for i, j, label in spans]
+        return SentenceParse(tree_from_spans(words, ["XX"] * len(words), named), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every span ``[i, j, label, score]`` with its best real label (the empty label
+        scores 0: CKY leaves a span out of the tree's labels where that is below 0)."""
+        best = self.scores[..., 1:].max(-1)
+        values, labels = best.values.tolist(), best.indices.tolist()
+        n = self.scores.shape[0] - 1
+        return {
+            "spans": [
+                [i, j, self.labels[labels[i][j] + 1], values[i][j]]
+                for i in range(n)
+                for j in range(i + 1, n + 1)
+            ]
+        }

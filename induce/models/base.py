@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.architectures import ARCHITECTURES
 from induce.data.config import Positive, Rate, Size
 from induce.data.errors import ConfigError, InputError
 from induce.decode.scores import Scores
@@ -49,6 +50,11 @@ class BackboneConfig:
     def check(self) -> None:
         """Checks beyond the field types: ``from_mapping`` enforces those, sizes (``Size``)
         and rates (``Rate``) included; architectures add what types cannot say."""
+
+    def decoder_problem(self, decoder: str) -> str | None:
+        """Why these settings cannot use ``decoder`` (one of the scores' decoders), or
+        ``None``: an architecture whose read-out needs a setting says so here."""
+        return None
 
 
 def check_rate(key: str, value: float) -> None:
@@ -142,8 +148,9 @@ class MaskedLM(nn.Module):
     def check_pretrained(cls) -> None:
         """A clear error before any work when the architecture cannot start from BERT."""
         if not cls.starts_from_bert:
+            able = ", ".join(a.name for a in ARCHITECTURES if a.starts_from_bert)
             raise ConfigError(
-                f"a {cls.__name__} cannot start from a BERT checkpoint (combiner can)",
+                f"a {cls.__name__} cannot start from a BERT checkpoint ({able} can)",
                 setting="init_from",
             )
 

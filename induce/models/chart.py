@@ -84,6 +84,11 @@ class ChartConfig:
     # CharLSTM reads its unescaped words (ptb_unescape.py); the word embeddings and the
     # trees keep the tokens as written
     unescape_chars: bool = False
+    # the character table: seen (the training trees' characters; others read as <unk>) or
+    # codepoints (benepar's RetokenizerForCharLSTM.build_vocab: every code point below 256,
+    # or 512 when the training text goes above 255, so that characters unseen in training
+    # keep entries of their own; above 511 benepar falls back to the seen characters too)
+    char_table: Literal["seen", "codepoints"] = "seen"
     labels: tuple[str, ...] = ("",)  # index 0: the empty label
     tag_set: tuple[str, ...] = ()
     char_set: tuple[str, ...] = CHAR_SPECIALS
@@ -104,6 +109,10 @@ class ChartConfig:
             raise ConfigError("model.tags needs the tag set (model.tag_set)")
         if not self.labels or self.labels[0] != "":
             raise ConfigError("model.labels must start with the empty label ''")
+
+    def decoder_problem(self, decoder: str) -> str | None:
+        """CKY is the one read-out, and it needs no setting."""
+        return None
 
     @property
     def d_content(self) -> int:

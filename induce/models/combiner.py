@@ -127,6 +127,12 @@ class CombinerConfig(BackboneConfig):
         if not self.gate_sparsity >= 0:
             raise ConfigError(f"model.gate_sparsity must be >= 0, got {self.gate_sparsity}")
 
+    def decoder_problem(self, decoder: str) -> str | None:
+        """``levels`` reads the neighbour links only ``hierarchy: constituent`` has."""
+        if decoder == "levels" and self.hierarchy != "constituent":
+            return "levels needs model.hierarchy: constituent"
+        return None
+
 
 class SparseGate(nn.Module):
     """Eqs. 3-4: ``tau`` from an attention matrix.  ``m [B, R, L, L]`` (R matrices per

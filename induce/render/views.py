@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from induce.data.ptb import parse_trees
 from induce.data.types import Tree
 from induce.structure.trees import leaves_and_spans
 
@@ -132,11 +131,11 @@ def parse_view(
     words: Sequence[str],
     heads: Sequence[int] | None,
     labels: Sequence[str] | None,
-    tree: str,
+    tree: Tree | None,
 ) -> SentenceView:
     """A parse: its dependencies above the words (when the model gives them), its tree
-    (PTB brackets over the same words) below, and the tree's tags when they are real."""
-    parsed = parse_trees(tree).trees[0] if tree.strip() else None
+    (over the same words; ``None``: none) below, and the tree's tags when they are real."""
+    parsed = tree
     tags = real_tags(parsed.tags()) if parsed is not None else None
     if parsed is not None and len(parsed.words()) != len(words):
         parsed, tags = None, None  # a tree over other tokens cannot be drawn under these

@@ -19,7 +19,7 @@ from induce.data.errors import ConfigError, InputError
 from induce.data.ptb import leaf_token, unescape_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
-from induce.decode.cky import cky
+from induce.decode.scores import SpanScores
 from induce.models.chart import (
     CHAR_BOW,
     CHAR_EOW,
@@ -31,6 +31,7 @@ from induce.models.chart import (
     ChartParser,
 )
 from induce.runs.device import inference_autocast
+from induce.structs.spans import cky
 from induce.structure.chart import EMPTY, LabelledSpan, labelled_spans, tree_from_spans
 from induce.structure.headrules import Dependencies, HeadTable, UnknownLabel, lexical_heads
 
@@ -56,11 +57,12 @@ def example(tree: Tree) -> Example:
 
 
 def inventories(
-    examples: Sequence[Example], unescape: bool = False
+    examples: Sequence[Example], unescape: bool = False, table: str = "seen"
 ) -> tuple[Vocabulary, dict[str, tuple[str, ...]]]:
     """The word vocabulary (with training counts, for word dropout) and the label, tag and
     character inventories of the training trees (sorted: the same data gives the same ids);
-    ``unescape``: the characters of the unescaped words (``model.unescape_chars``)."""
+    ``unescape``: the characters of the unescaped words (``model.unescape_chars``);
+    ``table``: ``model.char_table`` (:func:`char_set`)."""
     words: Counter[str] = Counter()
     tags: set[str] = set()
     labels: set[str] = set()
@@ -77,8 +79,19 @@ def inventories(
     return vocab, {
         "labels": (EMPTY, *sorted(labels - {EMPTY})),
         "tag_set": tuple(sorted(tags)),
-        "char_set": CHAR_SPECIALS + tuple(sorted(chars - set(CHAR_SPECIALS))),
+        "char_set": char_set(chars, table),
     }
+
+
+def char_set(chars: set[str], table: str = "seen") -> tuple[str, ...]:
+    """The character inventory after the specials: the ``chars`` seen in training, sorted, or
+    for ``table="codepoints"`` every code point below 256 (512 when a seen character is above
+    255), as benepar's CharLSTM table, unless a seen character is above 511."""
+    seen = set(chars) - set(CHAR_SPECIALS)
+    top = max((ord(ch) for ch in seen), default=0)
+    if table == "codepoints" and top < 512:
+        seen = {chr(code) for code in range(256 if top < 256 else 512)} - set(CHAR_SPECIALS)
+    return CHAR_SPECIALS + tuple(sorted(seen))
 
 
 class Encoder:
@@ -142,7 +155,6 @@ class Encoder:
         return [(i, j, self.labels[label]) for i, j, label in spans if label in self.labels]
 
 
-@torch.inference_mode()
 def parse_words(
     model: ChartParser,
     encoder: Encoder,
@@ -154,10 +166,25 @@ def parse_words(
     """Labelled trees of ``words`` (in order), batched by length; the input tags are used
     (and kept in the trees) when given, else the model's predicted tags, else ``XX``.
     ``bf16``: the model under bfloat16 autocast where the hardware has it (CKY in fp32)."""
+    parsed = parse_with_scores(model, encoder, words, tags, batch_words, bf16, keep=False)
+    return [tree for tree, _ in parsed]
+
+
+@torch.inference_mode()
+def parse_with_scores(
+    model: ChartParser,
+    encoder: Encoder,
+    words: Sequence[Sequence[str]],
+    tags: Sequence[Sequence[str] | None] | None = None,
+    batch_words: int = 4000,
+    bf16: bool = False,
+    keep: bool = True,
+) -> list[tuple[Tree, SpanScores | None]]:
+    """:func:`parse_words`, each tree with its sentence's span scores (``keep``)."""
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(words)), key=lambda k: len(words[k]))
-    out: dict[int, Tree] = {}
+    out: dict[int, tuple[Tree, SpanScores | None]] = {}
     labels = model.config.labels
     start = 0
     while start < len(order):
@@ -174,6 +201,7 @@ def parse_words(
         with inference_autocast(device, bf16):
             scores, tag_logits = model(batch)
         trees, _ = cky(scores, batch.lengths)
+        host = SpanScores(scores, labels).on_host() if keep else None
         predicted = tag_logits.argmax(-1).cpu() if tag_logits is not None else None
         for b, k in enumerate(chunk):
             n = len(words[k])
@@ -184,18 +212,21 @@ def parse_words(
             else:
                 sentence_tags = [UNKNOWN_TAG] * n
             spans = [(i, j, labels[label]) for i, j, label in trees[b]]
-            out[k] = tree_from_spans(list(words[k]), sentence_tags, spans)
+            tree = tree_from_spans(list(words[k]), sentence_tags, spans)
+            out[k] = tree, None if host is None else host.sentence(b, n)
         start = end
     return [out[k] for k in range(len(words))]
 
 
 @dataclass
 class ChartOutput:
-    """One parse: the tree as PTB text, and head-rule dependencies when asked for."""
+    """One parse: the labelled tree (``None`` for an empty sentence), head-rule dependencies
+    and the span scores (:meth:`SpanScores.to_json`) when asked for."""
 
-    tree: str
+    tree: Tree | None
     heads: list[int] | None = None
     labels: list[str] | None = None
+    scores: dict[str, Any] | None = None
 
 
 class ChartRun:
@@ -213,7 +244,11 @@ class ChartRun:
         self.bf16 = bf16
 
     def parse(
-        self, sentences: Sequence[Any], batch_tokens: int = 8192, source: str = "<input>"
+        self,
+        sentences: Sequence[Any],
+        batch_tokens: int = 8192,
+        source: str = "<input>",
+        scores: bool = False,
     ) -> list[ChartOutput]:
         words = [[leaf_token(t) for t in s.tokens] for s in sentences]
         for s, w in zip(sentences, words):
@@ -226,13 +261,21 @@ class ChartRun:
                 )
         order = [k for k, w in enumerate(words) if w]
         tags = [sentences[k].tags if sentences[k].tags else None for k in order]
-        trees = parse_words(
-            self.model, self.encoder, [words[k] for k in order], tags, batch_tokens, self.bf16
+        parsed = parse_with_scores(
+            self.model,
+            self.encoder,
+            [words[k] for k in order],
+            tags,
+            batch_tokens,
+            self.bf16,
+            keep=scores,
         )
-        out = [ChartOutput("") for _ in sentences]
+        out = [ChartOutput(None, scores={} if scores else None) for _ in sentences]
         table = _penn2malt() if self.want_heads else None
-        for k, tree in zip(order, trees):
-            out[k].tree = tree.to_string()
+        for k, (tree, found) in zip(order, parsed):
+            out[k].tree = tree
+            if found is not None:
+                out[k].scores = found.to_json()
             if table is not None:
                 deps = _heads(tree, table)
                 out[k].heads, out[k].labels = deps.heads, deps.labels

@@ -103,6 +103,10 @@ class TrainConfig:
     # (the plateau and patience then follow F1)
     evals_per_epoch: int = 0
     evalb: str = "collins"
+    # where the train and eval records go: jsonl (the run's metrics.jsonl, which report
+    # reads; always) and tensorboard (the same numbers as scalars in RUN/tensorboard,
+    # torch.utils.tensorboard: pip install 'induce[tensorboard]')
+    log: tuple[Literal["jsonl", "tensorboard"], ...] = ("jsonl",)
 
 
 @dataclass(frozen=True)
@@ -244,6 +248,8 @@ def _check(config: RunConfig) -> None:
     ):
         _between(key, count, 1, None)
     _between("data.max_length", d.max_length, 0, None)
+    if "jsonl" not in t.log:
+        raise ConfigError("train.log must hold jsonl: metrics.jsonl is the run's record")
     _between("data.eval_runs", d.eval_runs, 1, None)
     _between("optim.lr", o.lr, 0.0, None, low_open=True)
     for key, value in (
@@ -271,11 +277,12 @@ def _check(config: RunConfig) -> None:
         _between(key, count, 0, None)
     from induce.models import model_config  # torch only when a run's settings are loaded
 
-    model_config(config.arch, config.model)
-    _check_decoder(config)
+    _check_decoder(config, model_config(config.arch, config.model))
 
 
-def _check_decoder(config: RunConfig) -> None:
+def _check_decoder(config: RunConfig, model: Any) -> None:
+    """The decoders named in the settings: the architecture's, and usable with its
+    settings (the model config's ``decoder_problem``)."""
     from induce.models import decoders
 
     choices = decoders(config.arch)
@@ -286,8 +293,9 @@ def _check_decoder(config: RunConfig) -> None:
         if decoder is not None and decoder not in choices:
             allowed = ", ".join(choices) or f"none: a {config.arch} model has no parser"
             raise ConfigError(f"{key} must be one of {allowed}, got {decoder!r}")
-        if decoder == "levels" and config.model.get("hierarchy") != "constituent":
-            raise ConfigError(f"{key}: levels needs model.hierarchy: constituent")
+        problem = None if decoder is None else model.decoder_problem(decoder)
+        if problem is not None:
+            raise ConfigError(f"{key}: {problem}")
 
 
 def _between(

@@ -1,8 +1,10 @@
 """What the masked-LM engine and the chart trainer share: checkpoints of the run's
-progress, the ``metrics.jsonl`` records and events, stop requests, and the loss meter."""
+progress, the ``metrics.jsonl`` records (and their TensorBoard copy) and events, stop
+requests, and the loss meter."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 import warnings
@@ -12,12 +14,48 @@ from typing import Any
 
 import torch
 
-from induce.data.errors import InduceWarning
+from induce.data.errors import ConfigError, InduceWarning
 from induce.runs.config import RunConfig
 from induce.runs.directory import METRICS
 from induce.train import checkpoint
 
 Callback = Callable[[str, dict[str, Any]], None]
+TENSORBOARD = "tensorboard"  # the run's TensorBoard folder (train.log: [..., tensorboard])
+
+
+def check_logs(config: RunConfig) -> None:
+    """Refuse ``train.log`` settings this machine cannot honour before anything is written."""
+    if TENSORBOARD in config.train.log and importlib.util.find_spec("tensorboard") is None:
+        raise ConfigError(
+            "tensorboard needs the tensorboard package: pip install 'induce[tensorboard]'",
+            "train.log",
+        )
+
+
+class TensorBoardLog:
+    """Each ``metrics.jsonl`` record's numbers as TensorBoard scalars (``train/loss``,
+    ``eval/valid_loss``, ...) at the record's step, in ``RUN/tensorboard``; written and
+    flushed as the record is.  A resumed run's writer drops the events after the checkpoint
+    (``purge_step``), as ``metrics.jsonl`` is cut back there."""
+
+    SKIP = frozenset({"step", "epoch", "total_steps"})
+
+    def __init__(self, folder: Path, resumed_at: int | None) -> None:
+        from torch.utils.tensorboard import SummaryWriter  # the optional extra
+
+        purge = None if resumed_at is None else resumed_at + 1
+        self.writer = SummaryWriter(str(folder), purge_step=purge)
+
+    def write(self, kind: str, data: dict[str, Any]) -> None:
+        step = int(data.get("step", 0))
+        for key, value in data.items():
+            if key in self.SKIP or isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            self.writer.add_scalar(f"{kind}/{key}", value, step)
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 class CheckpointedRun:
@@ -36,6 +74,8 @@ class CheckpointedRun:
     meter: Meter
     on_event: Callback
     stop_requested: bool
+    resumed_at: int | None = None  # the step a resumed run continues from
+    tensorboard: TensorBoardLog | None = None
 
     @property
     def main(self) -> bool:
@@ -64,6 +104,7 @@ class CheckpointedRun:
         progress.pop("metrics_bytes", None)
         self.meter.restore(progress.pop("meter", None))
         self.state.update(progress)
+        self.resumed_at = int(self.state["step"])
 
     def _before_save(self) -> None:
         """Progress to bring up to date before it is saved (nothing by default)."""
@@ -88,10 +129,17 @@ class CheckpointedRun:
             return
         with open(self.path / METRICS, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"kind": kind, **data}) + "\n")
+        if TENSORBOARD in self.config.train.log:
+            if self.tensorboard is None:
+                self.tensorboard = TensorBoardLog(self.path / TENSORBOARD, self.resumed_at)
+            self.tensorboard.write(kind, data)
         self.on_event(kind, data)
 
     def emit(self, kind: str, data: dict) -> None:
-        """An event only (start, done, interrupted)."""
+        """An event only (start, done, interrupted: the last two close the logs)."""
+        if kind in ("done", "interrupted") and self.tensorboard is not None:
+            self.tensorboard.close()
+            self.tensorboard = None
         if self.main:
             self.on_event(kind, data)
 

@@ -4,18 +4,20 @@ Hamming-augmented decoding, Adam, linear warm-up, then the rate halved when dev 
 dev F1 (EVALB, ``train.evalb``, COLLINS by default) a few times an epoch; the best
 checkpoint kept.
 
-The same run directory, checkpoints, kill-safety and events as the masked-LM engine
-(:mod:`induce.train.engine`): ``start``, ``train``, ``eval`` (``f1``, ``recall``,
-``precision``), ``done`` and ``interrupted``.
+The one training loop (:mod:`induce.train.loop`) runs it: the same run directory,
+checkpoints, kill-safety, ``torchrun`` and events as every architecture: ``start``, ``train``,
+``eval`` (``f1``, ``recall``, ``precision``), ``done`` and ``interrupted``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-import os
 import random
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +26,18 @@ import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InduceWarning, InputError
-from induce.data.files import FileLock, atomic_write
 from induce.data.ptb import read_trees
-from induce.decode.cky import hinge_loss
 from induce.metrics.evalb import score_corpus
 from induce.metrics.evalb_params import load_params
 from induce.models import build_parser
 from induce.models.chart import ChartParser
 from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
-from induce.runs.config import RunConfig, load_config
-from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
-from induce.runs.directory import (
-    LOCK,
-    METRICS,
-    dataset_record,
-    open_run,
-    read_pointer,
-    write_run_files,
-)
+from induce.runs.config import load_config
+from induce.structs.spans import hinge_loss
 from induce.structure.chart import clean_tree
-from induce.train.bookkeeping import Callback, CheckpointedRun, Meter
-from induce.train.options import TrainOptions, build_optimizer, check_new_run_directory
+from induce.train.loop import Trainer
+from induce.train.options import TrainOptions, build_optimizer
 
 
 def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[Any], list[int]]:
@@ -70,23 +62,14 @@ def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[A
     return examples, raw, lines
 
 
-class ChartTrainer(CheckpointedRun):
+class ChartTrainer(Trainer):
     model: ChartParser
+    data_needed = "a dataset directory with gold trees"
+    best_key = "best_f1"
+    maximise = True
+    train_facts = {"loss_kind": "hinge"}
 
-    def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
-        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-            raise ConfigError("the chart parser trains in one process (no torchrun)")
-        self.on_event: Callback = on_event or (lambda kind, record: None)
-        self.stop_requested = False
-        self.device = pick_device(options.device)
-        self.path = Path(options.out)
-        self.lock = FileLock(self.path / LOCK, "the run directory")
-        self.config, data = self._settings(options)
-        set_matmul_precision(self.device, self.config.train.tf32)
-        if self.device.type == "cpu":
-            set_cpu_threads(self.config.train.threads)
-        if options.deterministic:
-            torch.use_deterministic_algorithms(True)
+    def build(self, data: str, options: TrainOptions) -> None:
         self.dataset = load_dataset(data)
         self.train_examples, _, self.train_lines = read_examples(self.dataset.path, "train")
         if not self.train_examples:
@@ -102,7 +85,8 @@ class ChartTrainer(CheckpointedRun):
             vocab = self.run_vocab
         else:
             unescape = bool(self.config.model.get("unescape_chars", False))
-            vocab, found = inventories(self.train_examples, unescape)
+            table = str(self.config.model.get("char_table", "seen"))
+            vocab, found = inventories(self.train_examples, unescape, table)
             model = {**self.config.model, **{k: list(v) for k, v in found.items()}}
             self.config = load_config(
                 self.config.arch, base={**self.config.to_dict(), "model": model}
@@ -117,52 +101,9 @@ class ChartTrainer(CheckpointedRun):
         self.encoder = Encoder(self.model, vocab)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.params = load_params(self.config.train.evalb)
-        self.state: dict[str, Any] = {
-            "step": 0,
-            "epoch": 0,
-            "position": 0,
-            "best_f1": -1.0,
-            "bad_evals": 0,
-            "tokens": 0,
-            "seconds": 0.0,  # training and validation time, summed over resumes
-        }
+        self.state["seconds"] = 0.0  # training and validation time, summed over resumes
         self.began = time.perf_counter()
-        self.meter = Meter()
         self.plan = self._plan()
-        try:
-            self._open_run_directory(options)
-            if options.resume:
-                self._restore()
-        except BaseException:
-            self.lock.release()
-            raise
-
-    def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
-        if options.resume:
-            run = open_run(self.path, options.overrides)
-            if options.arch is not None and options.arch != run.config.arch:
-                raise ConfigError(
-                    f"{options.arch} differs from the run's architecture, {run.config.arch}",
-                    "arch",
-                )
-            data = options.data or run.dataset.get("path")
-            if not data:
-                raise ConfigError("is needed: the run does not record its dataset", "data")
-            self.run_vocab = run.vocab
-            return run.config, str(data)
-        if options.data is None:
-            raise ConfigError("is needed: a dataset directory with gold trees", "data")
-        check_new_run_directory(self.path)
-        return load_config(options.arch, options.overrides, preset=options.config), options.data
-
-    def _open_run_directory(self, options: TrainOptions) -> None:
-        if not options.resume:
-            self.path.mkdir(parents=True, exist_ok=True)
-        self.lock.acquire()
-        if options.resume:
-            return  # what killed writes left is cleared once the checkpoint has loaded
-        write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
-        atomic_write(self.path / METRICS, "")
 
     def _check_lengths(self) -> None:
         """Before any training: a dev sentence longer than the model reads is an error at
@@ -228,38 +169,73 @@ class ChartTrainer(CheckpointedRun):
     def _before_save(self) -> None:
         self.state["seconds"], self.began = self._elapsed(), time.perf_counter()
 
-    # -- the loop --------------------------------------------------------------------------
-    def train_step(self, indices: list[int], rng: random.Random) -> torch.Tensor:
-        """One update from the batch ``indices``: whole (``data.shuffle: batches``, whose
+    # -- the hooks -------------------------------------------------------------------------
+    @property
+    def has_validation(self) -> bool:
+        return bool(self.valid_examples)
+
+    def steps_per_epoch(self) -> int:
+        return len(self.plan) // self.world.size
+
+    def epoch_batches(
+        self, epoch: int, start: int
+    ) -> Iterator[tuple[int, tuple[list[int], random.Random]]]:
+        """The epoch's batches (sentence indices) from ``start`` on, each with the generator
+        of its word dropout; with several processes each takes every ``world``-th batch of
+        the epoch's order (the tail that does not fill a round is dropped)."""
+        plan, order = self._epoch(epoch)
+        seed, world = self.config.train.seed, self.world
+        # one process keeps the generators of a run before torchrun (seed/epoch/position)
+        rank = f"/{world.rank}" if world.size > 1 else ""
+        for position in range(start, len(order) // world.size):
+            indices = plan[order[position * world.size + world.rank]]
+            yield position, (indices, random.Random(f"{seed}/{epoch}/{position}{rank}"))
+
+    def batch_tokens(self, batch: tuple[list[int], random.Random]) -> int:
+        return sum(len(self.train_examples[k].words) for k in batch[0]) * self.world.size
+
+    def train_step(self, batch: tuple[list[int], random.Random]) -> torch.Tensor:
+        """One update from the batch's sentences: whole (``data.shuffle: batches``, whose
         batches are of one length already) or as sub-batches of similar length whose
-        gradients add up to the whole batch's (``sentences``)."""
+        gradients add up to the whole batch's (``sentences``; under torchrun the gradients
+        are averaged over the processes once, after the last sub-batch)."""
+        indices, rng = batch
         self.model.train()
         examples = [self.train_examples[k] for k in indices]
         self.warm_up()
         counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
-            loss = chart_loss(self.model, self.encoder, examples, rng, *counts)
+            loss = chart_loss(self.model, self.encoder, examples, rng, *counts, net=self.net)
             return self.update(loss, self.config.optim.clip)
         self.optimizer.zero_grad(set_to_none=True)
         total = torch.zeros((), device=self.device)
-        for group in sub_batches(examples, self.config.data.subbatch_tokens):
-            part = chart_loss(self.model, self.encoder, group, rng, *counts)
-            part.backward()
+        groups = sub_batches(examples, self.config.data.subbatch_tokens)
+        for k, group in enumerate(groups):
+            with self._no_sync(last=k == len(groups) - 1):
+                part = chart_loss(self.model, self.encoder, group, rng, *counts, net=self.net)
+                part.backward()
             total += part.detach()
         self.apply_gradients(self.config.optim.clip)
         return total
 
-    def validate(self) -> dict[str, Any]:
+    def _no_sync(self, last: bool) -> AbstractContextManager[object]:
+        """DDP's gradient averaging only with the last sub-batch's backward pass."""
+        if last or not isinstance(self.net, torch.nn.parallel.DistributedDataParallel):
+            return contextlib.nullcontext()
+        return self.net.no_sync()
+
+    def evaluate(self) -> tuple[dict[str, Any], float]:
+        """Dev F1 by EVALB (``train.evalb``) over the dev trees; every process parses the
+        whole dev set (the same weights give the same F1, so that the plateau schedule and
+        patience agree)."""
         s = self.state
-        s["validated_step"] = s["step"]
         began = time.perf_counter()
         words = [ex.words for ex in self.valid_examples]
         tags = [ex.tags for ex in self.valid_examples]
         parsed = iter(parse_words(self.model, self.encoder, words, tags))
         # predicted trees aligned with the file's trees (None where it gives no example)
         test = [next(parsed) if tree is not None else None for tree in self.valid_raw]
-        gold = self.valid_raw
-        result = score_corpus(gold, test, self.params).all
+        result = score_corpus(self.valid_raw, test, self.params).all
         f1 = result.f1 if not math.isnan(result.f1) else 0.0
         record: dict[str, Any] = {
             "step": s["step"],
@@ -273,23 +249,12 @@ class ChartTrainer(CheckpointedRun):
             "elapsed_s": round(self._elapsed(), 1),
             "lr": self.optimizer.param_groups[0]["lr"],
         }
-        if s["step"] >= self.config.train.warmup:
-            self.scheduler.step(-f1)  # the plateau schedule minimises: -F1
-        improved = f1 > s["best_f1"]
-        if improved:
-            s["best_f1"] = f1
-            s["bad_evals"] = 0
-        else:
-            s["bad_evals"] += 1
-        record["best"] = improved
-        self.record("eval", record)
-        self.save_checkpoint(best=improved)
-        return record
+        return record, f1
 
-    def _eval_every(self) -> int:
+    def eval_every(self) -> int:
         t = self.config.train
         if t.evals_per_epoch:
-            return max(1, math.ceil(len(self.plan) / t.evals_per_epoch))
+            return max(1, math.ceil(self.steps_per_epoch() / t.evals_per_epoch))
         return t.eval_every
 
     def _epoch(self, epoch: int) -> tuple[list[list[int]], list[int]]:
@@ -302,66 +267,6 @@ class ChartTrainer(CheckpointedRun):
         random.Random(self.config.train.seed * 1000 + epoch).shuffle(order)
         return self.plan, order
 
-    def fit(self) -> str:
-        c, s = self.config, self.state
-        total = c.train.max_steps or c.train.epochs * len(self.plan)
-        self.emit(
-            "start",
-            {
-                "steps_per_epoch": len(self.plan),
-                "total_steps": total,
-                "parameters": sum(p.numel() for p in self.model.parameters()),
-                "device": str(self.device),
-                "world": 1,
-                "resumed_at": s["step"],
-                "path": str(self.path),
-            },
-        )
-        every = self._eval_every()
-        while s["epoch"] < c.train.epochs and not self._finished(total):
-            plan, order = self._epoch(s["epoch"])
-            while s["position"] < len(order):
-                position = s["position"]
-                rng = random.Random(f"{c.train.seed}/{s['epoch']}/{position}")
-                indices = plan[order[position]]
-                tokens = sum(len(self.train_examples[k].words) for k in indices)
-                self.meter.add(self.train_step(indices, rng), tokens)
-                s["step"] += 1
-                s["position"] = position + 1
-                s["tokens"] += tokens
-                if s["step"] % max(c.train.log_every, 1) == 0:
-                    lr = self.optimizer.param_groups[0]["lr"]
-                    logged = self.meter.record(s["step"], s["epoch"], lr, total)
-                    self.record("train", {**logged, "loss_kind": "hinge"})
-                if every and s["step"] % every == 0 and self.valid_examples:
-                    self.validate()
-                elif self.stop_requested or (
-                    c.train.checkpoint_every and s["step"] % c.train.checkpoint_every == 0
-                ):
-                    self.save_checkpoint()
-                if self.stop_requested:
-                    self.emit("interrupted", {"step": s["step"]})
-                    return "interrupted"
-                if self._finished(total):
-                    break
-            else:
-                s["epoch"] += 1
-                s["position"] = 0
-                if not every and self.valid_examples:
-                    self.validate()
-        if self.valid_examples and s["step"] != s.get("validated_step"):
-            self.validate()
-        elif s["step"] != s.get("saved_step"):
-            self.save_checkpoint()
-        if (read_pointer(self.path) or {}).get("best") is None:
-            self.save_checkpoint(best=True)  # no validation set: the last is the best
-        self.emit("done", {"step": s["step"], "best_f1": s["best_f1"]})
-        return "done"
-
-    def _finished(self, total: int) -> bool:
-        t, s = self.config.train, self.state
-        return (t.max_steps > 0 and s["step"] >= t.max_steps) or s["bad_evals"] >= t.patience > 0
-
 
 def chart_loss(
     model: ChartParser,
@@ -370,15 +275,17 @@ def chart_loss(
     rng: random.Random,
     sentences: int,
     tags: int,
+    net: torch.nn.Module | None = None,
 ) -> torch.Tensor:
     """The hinge loss of ``examples`` over ``sentences`` (the update's batch) and their tag
     loss over ``tags`` (the batch's tags), on the model's device: the losses of sub-batches
-    of one batch add up to the batch's.  ``rng`` draws word dropout."""
+    of one batch add up to the batch's.  ``rng`` draws word dropout; ``net``: the module
+    that runs the forward pass (the model, or its DDP wrapper)."""
     device = next(model.parameters()).device
     batch = encoder.batch(
         [ex.words for ex in examples], [ex.tags for ex in examples], dropout=rng
     ).to(device)
-    scores, tag_logits = model(batch)
+    scores, tag_logits = (net or model)(batch)
     gold = [encoder.gold(ex.spans) for ex in examples]
     loss = hinge_loss(scores, gold, batch.lengths) / sentences
     if tag_logits is not None:

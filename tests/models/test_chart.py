@@ -215,3 +215,23 @@ def test_the_character_model_can_read_unescaped_words():
     spelled = [[ids[int(c)] for c in row if int(c)] for row in batch.chars[0]]
     assert spelled[2][1:-1] == ["("] and spelled[1][1:-1] == ['"']
     assert batch.words[0, 2] == vocab.id("-LRB-")
+
+
+def test_the_codepoint_character_table_gives_unseen_characters_their_own_entries():
+    """``model.char_table: codepoints``: benepar's table (every code point below 256, or 512
+    above 255), so a character unseen in training is not ``<unk>``; above 511, the seen set."""
+    from induce.models.chart import CHAR_SPECIALS, CHAR_UNK
+    from induce.runs.chart import char_set
+
+    table = char_set({"a", "b"}, "codepoints")
+    assert table[:4] == CHAR_SPECIALS and len(table) == 4 + 256 and "é" in table
+    assert len(char_set({"a", "ā"}, "codepoints")) == 4 + 512  # ā is 257
+    assert char_set({"a", "ā", "€"}, "codepoints") == CHAR_SPECIALS + ("a", "ā", "€")
+    assert char_set({"b", "a"}) == CHAR_SPECIALS + ("a", "b")
+    exs = [example(clean_tree(parse_trees(t).trees[0])) for t in TREES]
+    vocab, found = inventories(exs, table="codepoints")
+    settings = {**SMALL, **{k: list(v) for k, v in found.items()}, "char_table": "codepoints"}
+    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    encoder = Encoder(model, vocab)
+    spelled = encoder.batch([["Zoë"]]).chars[0, 1, 1:4].tolist()
+    assert spelled == [encoder.chars[ch] for ch in "Zoë"] and encoder.chars[CHAR_UNK] not in spelled

@@ -24,6 +24,7 @@ def test_each_entry_names_its_class_and_the_decoders_of_its_scores(entry):
     scores = cls.scores_class
     assert entry.decoders == (scores.decoders if scores is not None else ())
     assert decoders(entry.name) == entry.decoders
+    assert entry.starts_from_bert == cls.starts_from_bert
     assert f"{entry.name}-ptb-paper" in resource_names("configs", "presets")
 
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from induce.cli.app import app
+from induce.data.ptb import parse_trees
 from induce.render.html import write_page
 from induce.render.views import parse_view
 
@@ -129,7 +130,7 @@ def test_parse_page_renders_arcs_and_a_tree(browser, tmp_path):
         "(S (NP (DT the) (JJ old) (NN man)) (VP (VBD saw) (NP (DT a) (NN dog)) "
         "(PP (IN in) (NP (DT the) (NN park)))) (. .))"
     )
-    views = [parse_view(k, words, heads, None, tree) for k in (1, 2)]
+    views = [parse_view(k, words, heads, None, parse_trees(tree).trees[0]) for k in (1, 2)]
     out = tmp_path / "parse.html"
     write_page(out, views, "parse", legend=("arcs", "spans"))
     page, problems = _open(browser, out)

@@ -8,6 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from induce.data.ptb import parse_trees
 from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.deps import evaluate_deps
 from induce.render.html import page
@@ -62,7 +63,7 @@ def test_arcs_of_any_heads_are_placed(case):
 
 
 def test_terminal_drawing_has_an_arrow_per_word_and_the_brackets():
-    view = parse_view(1, WORDS, HEADS, LABELS, TREE)
+    view = parse_view(1, WORDS, HEADS, LABELS, _tree(TREE))
     text = draw(view)
     lines = text.splitlines()
     word_row = next(k for k, line in enumerate(lines) if line.startswith("the old man"))
@@ -92,7 +93,7 @@ def test_marked_arcs_show_in_the_terminal():
 
 
 def test_page_is_self_contained_with_an_arc_per_word():
-    html = page([parse_view(4, WORDS, HEADS, LABELS, TREE)], "t <&>")
+    html = page([parse_view(4, WORDS, HEADS, LABELS, _tree(TREE))], "t <&>")
     assert "<title>t &lt;&amp;&gt;</title>" in html
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
     section = html[html.index('<section class="sentence"') :]
@@ -102,13 +103,13 @@ def test_page_is_self_contained_with_an_arc_per_word():
 
 
 def test_words_are_escaped_in_the_picture():
-    html = page([parse_view(1, ["<b>", "&"], [0, 1], None, "")], "x")
+    html = page([parse_view(1, ["<b>", "&"], [0, 1], None, None)], "x")
     assert "<b>" not in html.split("<main>")[1].split("<script>")[0].replace("<b>1</b>", "")
     assert "&lt;b&gt;" in html
 
 
 def test_induced_trees_drop_their_x_labels():
-    view = parse_view(1, ["a", "b", "c"], None, None, "(X (X (X a) (X b)) (X c))")
+    view = parse_view(1, ["a", "b", "c"], None, None, _tree("(X (X (X a) (X b)) (X c))"))
     assert view.above is None and view.tags is None
     assert view.below is not None and [s.label for s in view.below.spans or []] == ["", ""]
 
@@ -140,3 +141,7 @@ def test_dependency_views_mark_wrong_arcs(write):
     assert [a.mark for a in view.below.arcs] == [WRONG, "", ""]  # type: ignore[union-attr]
     assert [a.mark for a in view.above.arcs] == [MISSED, "", ""]  # type: ignore[union-attr]
     assert view.score is not None and abs(view.score - 200 / 3) < 1e-9
+
+
+def _tree(text: str):
+    return parse_trees(text).trees[0]

@@ -131,19 +131,49 @@ def test_conllu_gives_head_rule_dependencies_and_jsonl_the_tree(run, tmp_path):
     assert records[0]["tree"].startswith("(") and records[1]["tree"] == ""
 
 
-@pytest.mark.parametrize(
-    ("option", "flag"), [(["--scores"], "--scores"), (["--punct", "drop"], "--punct")]
-)
-def test_what_a_chart_run_cannot_do_is_refused_not_ignored(run, tmp_path, option, flag):
-    """A chart parser keeps no scores and parses punctuation: ``--scores`` and ``--punct
-    drop`` are one-line errors before any output, not silently dropped."""
+def test_punctuation_drop_is_refused_not_ignored(run, tmp_path):
+    """A chart parser parses punctuation as its treebank does: ``--punct drop`` is a one-line
+    error before any output, not silently dropped."""
     src, out = tmp_path / "in.txt", tmp_path / "out.jsonl"
     src.write_text("The bill passed .\n")
-    result = _cli("parse", src, "--model", run, "-f", "jsonl", "-o", out, *option)
+    result = _cli("parse", src, "--model", run, "-f", "jsonl", "-o", out, "--punct", "drop")
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {flag}"), result.output
+    assert len(lines) == 1 and lines[0].startswith("error: --punct"), result.output
     assert not out.exists()
+
+
+def test_scores_carry_every_span_and_cky_of_them_is_the_tree(run, tmp_path):
+    """``parse -f jsonl --scores``: each span's best real label and score; the span scores'
+    own read-out (CKY) gives the tree written beside them."""
+    from induce.data.ptb import parse_trees
+    from induce.decode.scores import SpanScores
+    from induce.runs.chart import parse_with_scores
+    from induce.structure.chart import labelled_spans
+
+    src = tmp_path / "in.txt"
+    src.write_text("The bill passed .\n\nIt rose\n")  # the blank line: an empty sentence
+    result = _cli("parse", src, "--model", run, "-f", "jsonl", "--pretokenized", "--scores")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    spans = records[0]["scores"]["spans"]
+    assert [s[:2] for s in spans] == [[i, j] for i in range(4) for j in range(i + 1, 5)]
+    assert all(isinstance(s[2], str) and s[2] and isinstance(s[3], float) for s in spans)
+    assert records[1]["scores"] == {} and len(records[2]["scores"]["spans"]) == 3
+    chart = induce.load(str(run), device="cpu").parser.chart
+    assert chart is not None
+    words = ["The", "bill", "passed", "."]
+    ((tree, found),) = parse_with_scores(chart.model, chart.encoder, [words])
+    assert isinstance(found, SpanScores) and found.scores.shape[:2] == (5, 5)
+    read = found.read_out(words).tree
+    written = parse_trees(records[0]["tree"]).trees[0]
+    assert read is not None and written is not None and read.words() == words
+    assert sorted(labelled_spans(read)) == sorted(labelled_spans(written))
+    assert sorted(labelled_spans(tree)) == sorted(labelled_spans(written))
+    # the same spans and labels; scores equal up to the batch's padding (alone vs with another)
+    alone = found.to_json()["spans"]
+    assert [s[:3] for s in alone] == [s[:3] for s in spans]
+    assert [s[3] for s in alone] == pytest.approx([s[3] for s in spans], abs=1e-5)
 
 
 def test_python_api_returns_labelled_trees(run):

@@ -16,7 +16,7 @@ from induce.cli.app import app
 from induce.data.errors import ConfigError
 from induce.evaluate.mlm import evaluate_mlm
 from induce.runs.config import load_config
-from induce.train.engine import Trainer, TrainOptions, train
+from induce.train.engine import TrainOptions, build_trainer, train
 from tests.train.helpers import last_state, make_dataset, tiny, weights_file
 
 
@@ -73,7 +73,7 @@ def _stopped_then_resumed(part, data, settings, stop):
         if kind == "train" and record["step"] == stop:
             holder["trainer"].request_stop()
 
-    trainer = Trainer(
+    trainer = build_trainer(
         TrainOptions(str(part), "structformer", str(data), settings, device="cpu"), stop_there
     )
     holder["trainer"] = trainer
@@ -148,7 +148,7 @@ def test_settings_are_checked(data, tmp_path):
     with pytest.raises(ConfigError, match="levels needs model.hierarchy: constituent"):
         load_config("combiner", ["train.valid_decoder=levels"], preset="paper")
     with pytest.raises(ConfigError, match="conv_sise"):
-        Trainer(
+        build_trainer(
             TrainOptions(
                 str(tmp_path / "r"), "structformer", str(data), ["model.conv_sise=3"], device="cpu"
             )
@@ -245,12 +245,12 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again(data, tmp_path):
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
-def test_two_process_gloo_run(data, tmp_path):
+@pytest.mark.parametrize("arch", ["structformer", "chart"])
+def test_two_process_gloo_run(data, tmp_path, arch):
+    """Every objective trains under torchrun on the one loop (the chart parser too)."""
     out = tmp_path / "ddp"
     sets = [
-        a
-        for s in tiny("structformer") + ["train.max_steps=4", "train.eval_every=2"]
-        for a in ("--set", s)
+        a for s in tiny(arch) + ["train.max_steps=4", "train.eval_every=2"] for a in ("--set", s)
     ]
     env = dict(os.environ, OMP_NUM_THREADS="1", INDUCE_DIST_TIMEOUT_S="60")
     done = subprocess.run(
@@ -265,7 +265,7 @@ def test_two_process_gloo_run(data, tmp_path):
             "induce.cli.app",
             "train",
             "--arch",
-            "structformer",
+            arch,
             "--data",
             str(data),
             "--out",
@@ -283,6 +283,7 @@ def test_two_process_gloo_run(data, tmp_path):
     evals = _records(out, "eval")
     assert [r["step"] for r in evals] == [2, 4]
     assert weights_file(out, "best").is_file()
+    assert [r["step"] for r in _records(out, "train")] == [1, 2, 3, 4]  # written once
 
 
 def test_a_run_of_the_earlier_layout_resumes(data, tmp_path):

@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from induce.decode.cky import cky, hinge_loss
+from induce.structs.spans import cky, hinge_loss
 
 
 def _bracketings(i: int, j: int) -> list[list[tuple[int, int]]]:

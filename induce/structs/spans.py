@@ -1,16 +1,27 @@
-"""CKY for span-based chart parsers (Kitaev and Klein 2018, Section 2.2), vectorised in torch.
+"""Binary bracketings scored by their spans: span CKY over a padded batch, vectorised in torch.
 
-A tree's score is the sum over its spans of the span's best label score; label 0 is the
+A binary tree over ``n`` words has ``2n - 1`` spans (the words, the whole sentence and one per
+inner node) and scores the sum of its spans' scores.  :func:`inside` gives the log-partition
+of these trees (:data:`~induce.structs.LOG`) or the best tree's score
+(:data:`~induce.structs.MAX`); :func:`marginals` and :func:`argmax` are its derivatives.
+Labelled scores ``[..., C]`` score a span with its label's score, the label summed out (or
+maximised) span by span, so that the derivative also says which label.
+
+The chart parser (Kitaev and Klein 2018, Section 2.2) is the labelled case with label 0 the
 empty label ``∅`` (a chart parser gives it a constant 0; Hamming-augmented scores add 1 to it
-where the gold span has a real label), and the whole-sentence span must carry a real label
-(``∅`` is not allowed at the root).  :func:`hinge_loss` is the structured hinge loss of
-Section 2.2 with Hamming-augmented decoding.  The chart is filled width by width: for each width one
-batched step scores every span of that width over every split point of every sentence, so a
-batch costs ``O(n)`` torch operations for ``O(B n^3)`` work.  The back-pointers are read in
-Python, one short walk per sentence.
+where the gold span has a real label) and the whole-sentence span bound to a real label
+(``empty_root=False``).  :func:`cky` is its Viterbi with back-pointers (the trees as span
+lists, faster than a derivative when only the trees are wanted) and :func:`hinge_loss` its
+structured hinge loss with Hamming-augmented decoding.
 
-Shapes: ``B`` batch, ``n`` the longest sentence, ``C`` labels including ``∅`` at index 0;
-span ``(i, j)`` covers fenceposts ``i < j`` (words ``i .. j - 1``).
+Every chart is filled width by width: for each width one batched step scores every span of
+that width over every split point of every sentence, so a batch costs ``O(n)`` torch
+operations for ``O(B n^3)`` work.  A padded sentence's chart entries depend only on the spans
+inside it, so the longest sentence's pass serves the whole batch.
+
+Shapes: ``B`` batch, ``n`` the longest sentence, ``C`` labels (``∅`` at index 0 for the chart
+parser); span ``(i, j)`` covers fenceposts ``i < j`` (words ``i .. j - 1``), and
+``scores[b, i, j]`` scores it.
 """
 
 from __future__ import annotations
@@ -19,7 +30,59 @@ from collections.abc import Sequence
 
 import torch
 
+from induce.structs.semiring import LOG, MAX, Semiring, derivative
+
 Span = tuple[int, int, int]  # (start, end, label): label 0 is the empty label
+
+
+def inside(
+    scores: torch.Tensor,
+    lengths: torch.Tensor,
+    semiring: Semiring = LOG,
+    empty_root: bool = True,
+) -> torch.Tensor:
+    """``[B]``: ``⊕`` over the binary trees of each sentence of the sum of their span scores.
+
+    ``scores [B, n + 1, n + 1]`` (unlabelled) or ``[B, n + 1, n + 1, C]`` (labelled: a span
+    scores ``⊕`` over its labels; ``empty_root=False`` leaves label 0 out at the whole
+    sentence); ``lengths [B]`` words, each at least 1."""
+    if scores.dim() == 4:
+        root = scores if empty_root else scores[..., 1:]
+        span, top = semiring.sum(scores, -1), semiring.sum(root, -1)
+    else:
+        span = top = scores
+    batch, fence = span.shape[:2]
+    n = fence - 1
+    # start[b, i, w] = chart(i, i + w) and end[b, j, w] = chart(j - w, j): for width w the
+    # left parts of every span and split are one slice of `start`, the right parts a slice
+    # of `end`, so no gather is needed
+    start = span.new_zeros(batch, fence, fence)
+    end = span.new_zeros(batch, fence, fence)
+    words = span.diagonal(1, 1, 2)  # [B, n]: spans (i, i + 1)
+    start[:, :n, 1] = words
+    end[:, 1:, 1] = words
+    for width in range(2, n + 1):
+        left = start[:, : n - width + 1, 1:width]  # (i, i + k), k = 1 .. width - 1
+        right = end[:, width:, 1:width].flip(-1)  # (i + k, i + width)
+        chart = semiring.sum(left + right, -1) + span.diagonal(width, 1, 2)
+        start[:, : n - width + 1, width] = chart
+        end[:, width:, width] = chart
+    rows = torch.arange(batch, device=span.device)
+    lengths = lengths.to(span.device)
+    # the whole sentence: its own score swapped for the root's (without the empty label)
+    return start[rows, 0, lengths] - span[rows, 0, lengths] + top[rows, 0, lengths]
+
+
+def marginals(scores: torch.Tensor, lengths: torch.Tensor, empty_root: bool = True) -> torch.Tensor:
+    """The probability of each span (and label) under ``p(T) ∝ exp(s(T))``, shaped as
+    ``scores``; 0 outside each sentence."""
+    return derivative(lambda s: inside(s, lengths, LOG, empty_root), scores)[0]
+
+
+def argmax(scores: torch.Tensor, lengths: torch.Tensor, empty_root: bool = True) -> torch.Tensor:
+    """The best tree of each sentence as 0/1 indicators shaped as ``scores`` (for labelled
+    scores, 1 at each span's label)."""
+    return derivative(lambda s: inside(s, lengths, MAX, empty_root), scores)[0]
 
 
 def cky(scores: torch.Tensor, lengths: Sequence[int]) -> tuple[list[list[Span]], torch.Tensor]:

@@ -1,0 +1,66 @@
+"""The two semirings of the structures and the derivative that turns a partition into
+marginals or a best structure.
+
+A semiring here is its sum (``⊕``, a reduction over one dimension); its product is always
+``+`` on log-scores.  Under :data:`LOG` (``⊕`` = logsumexp) a structure's partition is the
+log of the sum of ``exp(score)`` over structures and its derivative by the scores is the
+marginals; under :data:`MAX` (``⊕`` = max) the partition is the best score and its derivative
+is the indicator of one best structure (``Tensor.max`` sends the gradient to one element:
+ties go to the first).  Scores must be finite where a structure can use them; padding may
+hold anything finite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Semiring:
+    name: str
+
+    def sum(self, x: torch.Tensor, dim: int) -> torch.Tensor:
+        """``⊕`` over ``dim`` (removed)."""
+        if self.name == "max":
+            return x.max(dim).values
+        return torch.logsumexp(x, dim)
+
+    def matmul(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """``[B, m, k] ⊗ [B, k, p] -> [B, m, p]``: ``⊕_k x[b, i, k] + y[b, k, j]``.  Under
+        :data:`LOG` by a matrix product of exponentials shifted by their maxima (``-inf``
+        entries count as zero); under :data:`MAX` by a broadcast over ``[B, m, k, p]``."""
+        if self.name == "max":
+            return (x[..., :, :, None] + y[..., None, :, :]).max(-2).values
+        sx = _finite_max(x, -1)  # [B, m, 1]
+        sy = _finite_max(y, -2)  # [B, 1, p]
+        return torch.log(torch.exp(x - sx) @ torch.exp(y - sy)) + sx + sy
+
+
+def _finite_max(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """The maximum along ``dim`` (kept), 0 where every entry is ``-inf``; no gradient."""
+    top = x.detach().amax(dim, keepdim=True)
+    return top.masked_fill(~torch.isfinite(top), 0.0)
+
+
+LOG = Semiring("log")
+MAX = Semiring("max")
+
+
+def derivative(
+    partition: Callable[..., torch.Tensor], *scores: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """``d sum(partition(*scores)) / d scores``: marginals under :data:`LOG`, the indicator
+    of the best structure under :data:`MAX`, one tensor per score tensor.  Works under
+    ``torch.no_grad`` and ``torch.inference_mode`` (the derivative is taken on detached
+    copies); the result carries no graph."""
+    with torch.inference_mode(False), torch.enable_grad():
+        leaves = [s.detach().clone().requires_grad_(True) for s in scores]
+        total = partition(*leaves).sum()
+        grads = torch.autograd.grad(total, leaves, allow_unused=True)
+    return tuple(
+        torch.zeros_like(leaf) if g is None else g.detach()
+        for leaf, g in zip(leaves, grads, strict=True)
+    )

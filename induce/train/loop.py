@@ -1,0 +1,294 @@
+"""The one training loop of every architecture, on CPU, one GPU or ``torchrun``.
+
+:class:`Trainer` owns what does not depend on the objective: the run directory and its lock,
+the settings of a new or resumed run (and the refusals of a resume), devices and threads, the
+process group and DDP, the loop over epochs and updates with its logging, checkpoints,
+validation cadence, best checkpoint, plateau schedule, patience and stop requests (Ctrl-C,
+SIGTERM), and the events.  An objective subclasses it and fills in the hooks: ``build`` (data,
+vocabulary, model, optimizer), ``steps_per_epoch``, ``epoch_batches``, ``train_step``,
+``batch_tokens``, ``evaluate`` and ``has_validation`` (:mod:`induce.train.masked_lm`,
+:mod:`induce.train.chart`).
+
+The trainer reports through a callback (``on_event(kind, record)``); it never prints.
+Events: ``start`` (run facts), ``train`` (every ``log_every`` updates), ``eval``
+(validation), ``done`` and ``interrupted``.  Train and eval records also go to
+``metrics.jsonl`` (and TensorBoard with ``train.log``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from induce.data.errors import ConfigError, InputError
+from induce.data.files import FileLock, atomic_write
+from induce.data.vocab import Vocabulary
+from induce.runs.config import RunConfig, load_config
+from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
+from induce.runs.directory import (
+    LOCK,
+    METRICS,
+    dataset_record,
+    open_run,
+    read_pointer,
+    write_run_files,
+)
+from induce.train import distributed as dd
+from induce.train.bookkeeping import Callback, CheckpointedRun, Meter, check_logs
+from induce.train.graphs import GraphedLoss
+from induce.train.options import RunExistsError, TrainOptions, check_new_run_directory
+
+
+class Trainer(CheckpointedRun):
+    """One run's training.  Subclasses set the class attributes and implement the hooks."""
+
+    # what --data must name (the message when it is missing)
+    data_needed = "a dataset directory from preprocessing"
+    # the progress key of the best validation figure, and whether higher is better
+    best_key = "best_loss"
+    maximise = False
+    # extra fields of every train record
+    train_facts: dict[str, Any] = {}
+    # the step replayed from CUDA graphs, when the objective has one
+    graphed: GraphedLoss | None = None
+    dataset: Any
+    vocab: Vocabulary
+    run_vocab: Vocabulary
+
+    def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
+        self.on_event: Callback = on_event or (lambda kind, record: None)
+        self.stop_requested = False
+        cuda = options.device.startswith("cuda") or (
+            options.device == "auto" and torch.cuda.is_available()
+        )
+        self.world = dd.start("cuda" if cuda else "cpu")
+        self.device = pick_device(
+            options.device, self.world.local_rank if self.world.size > 1 else None
+        )
+        self.path = Path(options.out)
+        self.lock = FileLock(self.path / LOCK, "the run directory")
+        self.config, data = self._settings(options)
+        check_logs(self.config)
+        set_matmul_precision(self.device, self.config.train.tf32)
+        if self.device.type == "cpu":
+            set_cpu_threads(self.config.train.threads, dd.processes_here())
+        if options.deterministic:
+            torch.use_deterministic_algorithms(True)
+        self.state: dict[str, Any] = {"step": 0, "epoch": 0, "position": 0}
+        self.state.update({self.best_key: -math.inf if self.maximise else math.inf})
+        self.state.update({"bad_evals": 0, "tokens": 0})
+        self.meter = Meter()
+        self.build(data, options)
+        self.net: torch.nn.Module = self.model
+        if self.world.size > 1:
+            self.net = torch.nn.parallel.DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
+        try:
+            if self.world.main:
+                self._open_run_directory(options)
+            dd.barrier(self.world)
+            if options.resume:
+                self._restore()
+                if options.overrides and self.world.main:  # the settings it now runs with
+                    write_run_files(
+                        self.path, self.config, self.vocab, dataset_record(self.dataset)
+                    )
+            dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
+        except BaseException:
+            self.lock.release()  # a run that could not start is not held
+            raise
+
+    # -- hooks -----------------------------------------------------------------------------
+    def build(self, data: str, options: TrainOptions) -> None:
+        """Load the data and set ``dataset``, ``vocab``, ``model`` (seeded from
+        ``train.seed``), ``optimizer`` and ``scheduler``; add the objective's progress keys."""
+        raise NotImplementedError
+
+    def steps_per_epoch(self) -> int:
+        raise NotImplementedError
+
+    def epoch_batches(self, epoch: int, start: int) -> Iterator[tuple[int, Any]]:
+        """``(position in the epoch, batch)`` of this process from ``start`` on: a function
+        of the seed, the epoch and the position, so that a resumed run continues the same
+        epoch."""
+        raise NotImplementedError
+
+    def train_step(self, batch: Any) -> torch.Tensor:
+        """One update; the loss, detached, on the device."""
+        raise NotImplementedError
+
+    def batch_tokens(self, batch: Any) -> int:
+        """The tokens the update read, over every process."""
+        raise NotImplementedError
+
+    @property
+    def has_validation(self) -> bool:
+        raise NotImplementedError
+
+    def evaluate(self) -> tuple[dict[str, Any], float]:
+        """The eval record (``step``, ``epoch``, the figures, ``lr``) and the figure that
+        picks the best checkpoint (``best_key``'s)."""
+        raise NotImplementedError
+
+    def eval_every(self) -> int:
+        """Updates between validations (0: at the end of each epoch)."""
+        return self.config.train.eval_every
+
+    def start_facts(self) -> dict[str, Any]:
+        return {}
+
+    # -- the run directory -----------------------------------------------------------------
+    @property
+    def main(self) -> bool:
+        return self.world.main
+
+    def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
+        """The run's config and dataset path: a resumed run's own, or new ones."""
+        if options.resume:
+            run = open_run(self.path, options.overrides)
+            if options.arch is not None and options.arch != run.config.arch:
+                raise ConfigError(
+                    f"{options.arch} differs from the run's architecture, {run.config.arch}",
+                    "arch",
+                )
+            data = options.data or run.dataset.get("path")
+            if not data:
+                raise ConfigError("is needed: the run does not record its dataset", "data")
+            self.run_vocab = run.vocab
+            return run.config, str(data)
+        if options.data is None:
+            raise ConfigError(f"is needed: {self.data_needed}", "data")
+        if self.world.main:
+            check_new_run_directory(self.path)
+        config = load_config(options.arch, options.overrides, preset=options.config)
+        if config.train.init_from:  # the checkpoint fixes the sizes (after the user's)
+            from induce.models import model_class
+            from induce.models.pretrained import bert_settings
+
+            model_class(config.arch).check_pretrained()
+            sizes = bert_settings(config.train.init_from)
+            extra = [f"model.{key}={value}" for key, value in sizes.items()]
+            config = load_config(options.arch, options.overrides + extra, preset=options.config)
+        return config, options.data
+
+    def _open_run_directory(self, options: TrainOptions) -> None:
+        """Lock the run directory; write a new run's files, or check a resumed run's
+        vocabulary and clear what killed writes left."""
+        if not options.resume:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise InputError(
+                    f"cannot create the run directory: {err.strerror}", str(self.path)
+                ) from None
+        self.lock.acquire()
+        if options.resume:
+            if self.run_vocab.tokens != self.vocab.tokens:
+                raise InputError(
+                    "the dataset's vocabulary differs from the run's: resume on the data the "
+                    "run was trained on",
+                    str(self.dataset.path),
+                )
+            return  # what killed writes left is cleared once the checkpoint has loaded
+        if any(entry.name != LOCK for entry in self.path.iterdir()):  # lost a race for it
+            raise RunExistsError("the run directory exists and is not empty", str(self.path))
+        write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
+        atomic_write(self.path / METRICS, "")
+
+    # -- the loop --------------------------------------------------------------------------
+    def validate(self) -> dict[str, Any]:
+        """Evaluate, step the plateau schedule (after the warm-up), keep the best, save."""
+        s = self.state
+        s["validated_step"] = s["step"]
+        record, figure = self.evaluate()
+        if s["step"] >= self.config.train.warmup:  # the plateau schedule minimises
+            self.scheduler.step(-figure if self.maximise else figure)
+        best = s[self.best_key]
+        improved = figure > best if self.maximise else figure < best
+        if improved:
+            s[self.best_key] = figure
+            s["bad_evals"] = 0
+        else:
+            s["bad_evals"] += 1
+        record["best"] = improved
+        self.record("eval", record)
+        self.save_checkpoint(best=improved)
+        return record
+
+    def fit(self) -> str:
+        """Train until the epochs, ``max_steps`` or patience run out, or a stop request;
+        returns ``"done"`` or ``"interrupted"``."""
+        c, s = self.config, self.state
+        per_epoch = self.steps_per_epoch()
+        total = c.train.max_steps or c.train.epochs * per_epoch
+        self.emit(
+            "start",
+            {
+                "steps_per_epoch": per_epoch,
+                "total_steps": total,
+                "parameters": sum(p.numel() for p in self.model.parameters()),
+                "device": str(self.device),
+                "cuda_graphs": self.graphed is not None,
+                "world": self.world.size,
+                "resumed_at": s["step"],
+                "path": str(self.path),
+                **self.start_facts(),
+            },
+        )
+        while s["epoch"] < c.train.epochs and not self._finished(total):
+            if self._run_epoch(total) == "interrupted":
+                return "interrupted"
+        # the last update is always validated (when there is a validation set) and saved,
+        # even when a checkpoint was just written at that step
+        if self.has_validation and s["step"] != s.get("validated_step"):
+            self.validate()
+        elif s["step"] != s.get("saved_step"):
+            self.save_checkpoint()
+        if self.world.main and (read_pointer(self.path) or {}).get("best") is None:
+            self.save_checkpoint(best=True)  # no validation set: the last is the best
+        best = s[self.best_key]
+        done_key = "best_valid_loss" if self.best_key == "best_loss" else self.best_key
+        self.emit("done", {"step": s["step"], done_key: best})
+        return "done"
+
+    def _run_epoch(self, total: int) -> str:
+        """The rest of the current epoch: ``"interrupted"``, ``"finished"`` (a limit was
+        reached inside it) or ``"epoch"`` (it ran to its end, then validated)."""
+        c, s = self.config, self.state
+        every = self.eval_every()
+        for position, batch in self.epoch_batches(s["epoch"], s["position"]):
+            tokens = self.batch_tokens(batch)
+            self.meter.add(self.train_step(batch), tokens)
+            s["step"] += 1
+            s["position"] = position + 1
+            s["tokens"] += tokens
+            if s["step"] % max(c.train.log_every, 1) == 0:
+                lr = self.optimizer.param_groups[0]["lr"]
+                logged = self.meter.record(s["step"], s["epoch"], lr, total)
+                self.record("train", {**logged, **self.train_facts})
+            stop = dd.any_all(self.world, self.stop_requested, self.device)
+            if every and s["step"] % every == 0 and self.has_validation:
+                self.validate()
+            elif stop or (c.train.checkpoint_every and s["step"] % c.train.checkpoint_every == 0):
+                self.save_checkpoint()
+            if stop:
+                self.emit("interrupted", {"step": s["step"]})
+                return "interrupted"
+            if self._finished(total):
+                return "finished"
+        s["epoch"] += 1
+        s["position"] = 0
+        if not every and self.has_validation:
+            self.validate()
+        else:
+            self.save_checkpoint()
+        return "epoch"
+
+    def _finished(self, total: int) -> bool:
+        t, s = self.config.train, self.state
+        return (t.max_steps > 0 and s["step"] >= t.max_steps) or s["bad_evals"] >= t.patience > 0

@@ -1,0 +1,109 @@
+"""The PCFG inside algorithm, dense and low-rank, against enumeration of every derivation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from induce.structs import LOG, MAX, derivative
+from induce.structs.pcfg import dense_rules, inside, inside_low_rank
+from tests.structs.oracles import derivation_score, derivations, reduce
+
+NT, T, RANK = 2, 2, 3
+LENGTHS = torch.tensor([6, 2, 4, 5, 3])
+SHORT = torch.tensor([5, 2, 4, 3, 3])  # where every derivation is scored more than once
+
+
+def _grammar(seed: int = 0, batch: int = 5, n: int = 6):
+    """A random grammar per batch row (as a compound PCFG has), normalised, float64."""
+    g = torch.Generator().manual_seed(seed)
+
+    def logp(*shape: int) -> torch.Tensor:
+        x = torch.randn(*shape, generator=g, dtype=torch.float64) * 1.5
+        return x.log_softmax(-1)
+
+    terms = logp(batch, n, T)  # stands for log p(word_i | T), each row its own words
+    rules = logp(batch, NT, (NT + T) ** 2).view(batch, NT, NT + T, NT + T)
+    roots = logp(batch, NT)
+    return terms, rules, roots
+
+
+def _low_rank(seed: int = 0, batch: int = 5):
+    g = torch.Generator().manual_seed(seed + 100)
+
+    def logp(*shape: int) -> torch.Tensor:
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * 1.5).log_softmax(-1)
+
+    return logp(batch, NT, RANK), logp(batch, RANK, NT + T), logp(batch, RANK, NT + T)
+
+
+def _enumerate(terms, rules, roots, b: int, n: int):
+    t, r, o = terms[b].tolist(), rules[b].tolist(), roots[b].tolist()
+    for inner, labels, tags in derivations(n, NT, T):
+        yield derivation_score(inner, labels, tags, t, r, o), inner, labels
+
+
+@pytest.mark.parametrize("semiring", [LOG, MAX], ids=["log", "max"])
+def test_the_dense_inside_is_the_enumeration(semiring):
+    terms, rules, roots = _grammar()
+    got = inside(terms, rules, roots, LENGTHS, semiring)
+    for b, n in enumerate(LENGTHS.tolist()):
+        every = [score for score, _, _ in _enumerate(terms, rules, roots, b, n)]
+        assert float(got[b]) == pytest.approx(reduce(every, semiring.name), abs=1e-10)
+
+
+def test_the_low_rank_inside_is_the_dense_inside_of_its_rules_and_the_enumeration():
+    terms, _, roots = _grammar(1)
+    head, left, right = _low_rank(1)
+    rules = dense_rules(head, left, right)
+    assert torch.allclose(rules.flatten(2).logsumexp(-1), torch.zeros(5, NT, dtype=torch.float64))
+    got = inside_low_rank(terms, roots, head, left, right, LENGTHS)
+    torch.testing.assert_close(got, inside(terms, rules, roots, LENGTHS), atol=1e-10, rtol=0)
+    for b, n in enumerate(LENGTHS.tolist()):
+        every = [score for score, _, _ in _enumerate(terms, rules, roots, b, n)]
+        assert float(got[b]) == pytest.approx(reduce(every, "log"), abs=1e-10)
+
+
+@pytest.mark.parametrize("low_rank", [False, True])
+def test_span_marginals_are_the_enumerations_and_count_n_minus_1(low_rank):
+    terms, rules, roots = _grammar(2)
+    head, left, right = _low_rank(2)
+    if low_rank:
+        rules = dense_rules(head, left, right)
+    zeros = torch.zeros(5, 7, 7, dtype=torch.float64)
+
+    def partition(spans):
+        if low_rank:
+            return inside_low_rank(terms, roots, head, left, right, SHORT, spans=spans)
+        return inside(terms, rules, roots, SHORT, spans=spans)
+
+    (got,) = derivative(partition, zeros)
+    for b, n in enumerate(SHORT.tolist()):
+        trees = list(_enumerate(terms, rules, roots, b, n))
+        log_z = reduce([score for score, _, _ in trees], "log")
+        want = [[0.0] * 7 for _ in range(7)]
+        for score, inner, _ in trees:
+            for i, j in inner:
+                want[i][j] += math.exp(score - log_z)
+        torch.testing.assert_close(
+            got[b], torch.tensor(want, dtype=torch.float64), atol=1e-10, rtol=0
+        )
+    torch.testing.assert_close(got.sum((1, 2)), (SHORT - 1).double(), atol=1e-10, rtol=0)
+
+
+def test_the_best_derivation_by_the_max_derivative_is_the_enumerations():
+    terms, rules, roots = _grammar(3)
+    zeros = torch.zeros(5, 7, 7, NT, dtype=torch.float64)
+    (labelled,) = derivative(lambda s: inside(terms, rules, roots, SHORT, MAX, s), zeros)
+    for b, n in enumerate(SHORT.tolist()):
+        _, inner, labels = max(_enumerate(terms, rules, roots, b, n), key=lambda d: d[0])
+        want = {(i, j, a) for (i, j), a in zip(inner, labels, strict=True)}
+        assert {tuple(ix) for ix in labelled[b].nonzero().tolist()} == want
+
+
+def test_lengths_below_two_are_refused():
+    terms, rules, roots = _grammar()
+    with pytest.raises(ValueError, match="2 .. 6 words"):
+        inside(terms, rules, roots, torch.tensor([6, 1, 2, 2, 2]))

@@ -1,0 +1,223 @@
+"""The neural and compound PCFGs of Kim, Dyer and Rush (ACL 2019): N-PCFG (``z_dim: 0``) and
+C-PCFG, on the inside algorithm of :mod:`induce.structs.pcfg`.
+
+A grammar of ``N`` nonterminals and ``T`` preterminals (symbols ``S = N + T``, nonterminals
+first) with a root rule ``S -> A``, binary rules ``A -> B C`` and emissions ``T -> w``, each
+distribution a network of learned symbol embeddings (Section 2.2, the neural PCFG):
+
+- root: ``softmax`` over ``A`` of ``root_mlp([e_root; z])``, the MLP a Linear, two residual
+  layers and a Linear to ``N`` (:class:`ResidualLayer`);
+- rules: ``log_softmax`` over all ``(N + T)^2`` child pairs of ``Linear([e_A; z])``;
+- emissions: ``softmax`` over the vocabulary of ``vocab_mlp([e_T; z])``, the root MLP's
+  shape with a Linear to the vocabulary.
+
+The compound PCFG (Section 2.3) draws a sentence-level ``z`` (64 dimensions) from a diagonal
+Gaussian whose mean and log-variance come from a one-layer BiLSTM (512 per direction) over
+the sentence's word embeddings (512), max-pooled over the words; training minimises
+``-log p(x | z) + KL(q(z | x) || N(0, I))`` (the negative ELBO, one reparameterised sample,
+the KL analytic); parsing and evaluation use ``z = mean`` (the official ``--use_mean``).
+
+As the official code (``harvardnlp/compound-pcfg``, ``models.py``), parameter for parameter
+and in its order, so its weights load by name.  Departures: the emissions are computed once
+per sentence rather than once per word position (the same numbers), padded batches are read
+by a packed BiLSTM and a masked max-pool (the official batches are of one length), and
+``z_dim: 0`` runs on the CPU (the official N-PCFG path calls ``.cuda()``).
+
+Shapes: ``B`` sentences, ``n`` words in the longest, ``V`` vocabulary, ``N``/``T``
+nonterminals/preterminals, ``S = N + T``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from induce.data.config import Size
+from induce.data.errors import ConfigError
+from induce.structs import LOG, MAX, derivative
+from induce.structs import pcfg as inside_algorithm
+from induce.structs import spans as span_cky
+
+
+@dataclass(frozen=True)
+class PCFGConfig:
+    """Kim et al.'s defaults (``train.py``): 30 nonterminals, 60 preterminals, symbol
+    embeddings 256, ``z`` 64 (0: N-PCFG), inference BiLSTM 512 over 512-dim words."""
+
+    nt: Size = 30
+    t: Size = 60
+    s_dim: Size = 256
+    z_dim: int = 64
+    h_dim: Size = 512
+    w_dim: Size = 512
+
+    def check(self) -> None:
+        if self.z_dim < 0:
+            raise ConfigError(f"model.z_dim must be >= 0 (0: N-PCFG), got {self.z_dim}")
+
+    def decoder_problem(self, decoder: str) -> str | None:
+        return None
+
+
+class ResidualLayer(nn.Module):
+    """``relu(lin2(relu(lin1(x)))) + x`` (the official ``ResidualLayer``)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.lin1 = nn.Linear(dim, dim)
+        self.lin2 = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.lin2(F.relu(self.lin1(x)))) + x
+
+
+def _mlp(d_in: int, dim: int, d_out: int) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Linear(d_in, dim), ResidualLayer(dim), ResidualLayer(dim), nn.Linear(dim, d_out)
+    )
+
+
+@dataclass
+class Grammar:
+    """One grammar per sentence: ``roots [B, N]``, ``rules [B, N, S, S]`` and ``terms [B, n,
+    T]`` (``log p(word_i | T)``), all log-probabilities."""
+
+    roots: torch.Tensor
+    rules: torch.Tensor
+    terms: torch.Tensor
+
+
+class CompoundPCFG(nn.Module):
+    """N-PCFG and C-PCFG.  ``loss(ids, lengths)``: the batch mean of the negative ELBO and
+    the figures to log; ``log_likelihood``, ``parse``: with ``z`` at its mean."""
+
+    config_class: ClassVar[type[PCFGConfig]] = PCFGConfig
+
+    def __init__(self, config: PCFGConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__()
+        c = self.config = config
+        self.pad_id = pad_id
+        s, z = c.s_dim, c.z_dim
+        self.t_emb = nn.Parameter(torch.randn(c.t, s))
+        self.nt_emb = nn.Parameter(torch.randn(c.nt, s))
+        self.root_emb = nn.Parameter(torch.randn(1, s))
+        self.rule_mlp = nn.Linear(s + z, (c.nt + c.t) ** 2)
+        self.root_mlp = _mlp(s + z, s, c.nt)
+        if z > 0:
+            self.enc_emb = nn.Embedding(vocab_size, c.w_dim)
+            self.enc_rnn = nn.LSTM(c.w_dim, c.h_dim, bidirectional=True, batch_first=True)
+            self.enc_params = nn.Linear(2 * c.h_dim, 2 * z)
+        self.vocab_mlp = _mlp(s + z, s, vocab_size)
+
+    # -- the inference network (Section 2.3) ---------------------------------------------
+    def encode(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``q(z | x)``: ``mean, logvar [B, z]`` from the BiLSTM states max-pooled over each
+        sentence's words."""
+        packed = pack_padded_sequence(
+            self.enc_emb(ids), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        out, _ = self.enc_rnn(packed)
+        states, _ = pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
+        words = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
+        pooled = states.masked_fill(~words[..., None], float("-inf")).max(1).values
+        mean, logvar = self.enc_params(pooled).chunk(2, -1)
+        return mean, logvar
+
+    @staticmethod
+    def kl(mean: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
+        """``[B]``: ``KL(N(mean, exp(logvar)) || N(0, I))``, summed over dimensions."""
+        return (-0.5 * (logvar - mean.pow(2) - logvar.exp() + 1)).sum(-1)
+
+    # -- the grammar (Section 2.2) --------------------------------------------------------
+    def grammar(self, ids: torch.Tensor, z: torch.Tensor | None) -> Grammar:
+        """The rule log-probabilities of each sentence given its ``z [B, z_dim]`` (``None``:
+        N-PCFG, one grammar for all)."""
+        c = self.config
+        batch = ids.shape[0]
+        rows = batch if z is not None else 1
+
+        def with_z(emb: torch.Tensor) -> torch.Tensor:  # [K, s] -> [rows, K, s + z]
+            emb = emb[None].expand(rows, *emb.shape)
+            if z is None:
+                return emb
+            return torch.cat([emb, z[:, None, :].expand(rows, emb.shape[1], z.shape[-1])], -1)
+
+        roots = F.log_softmax(self.root_mlp(with_z(self.root_emb))[:, 0], -1)  # [rows, N]
+        rules = F.log_softmax(self.rule_mlp(with_z(self.nt_emb)), -1)
+        rules = rules.view(rows, c.nt, c.nt + c.t, c.nt + c.t)
+        emissions = F.log_softmax(self.vocab_mlp(with_z(self.t_emb)), -1)  # [rows, T, V]
+        index = ids[:, None, :].expand(batch, c.t, ids.shape[1])
+        terms = emissions.expand(batch, -1, -1).gather(2, index).transpose(1, 2)  # [B, n, T]
+        if z is None:
+            roots = roots.expand(batch, -1)
+            rules = rules.expand(batch, -1, -1, -1)
+        return Grammar(roots, rules, terms)
+
+    def _z(self, ids: torch.Tensor, lengths: torch.Tensor, sample: bool) -> tuple:
+        """``z`` (a reparameterised sample, or the mean) and the KL ``[B]``."""
+        if self.config.z_dim == 0:
+            return None, torch.zeros(ids.shape[0], device=ids.device)
+        mean, logvar = self.encode(ids, lengths)
+        z = mean + (0.5 * logvar).exp() * torch.randn_like(mean) if sample else mean
+        return z, self.kl(mean, logvar)
+
+    # -- objective and read-outs ----------------------------------------------------------
+    def loss(
+        self, ids: torch.Tensor, lengths: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The batch mean of ``-log p(x | z) + KL`` (one sample of ``z``), and the sums to
+        log: ``nll`` and ``kl`` over the batch (detached).  ``ids [B, n]``, ``lengths [B]``
+        (each at least 2)."""
+        z, kl = self._z(ids, lengths, sample=self.training)
+        g = self.grammar(ids, z)
+        nll = -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths)
+        return (nll + kl).mean(), {"nll": nll.detach().sum(), "kl": kl.detach().sum()}
+
+    def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``[B]``: ``log p(x | z = mean)`` (N-PCFG: ``log p(x)``); the ELBO subtracts
+        :meth:`kl` of the same mean and variance."""
+        z, _ = self._z(ids, lengths, sample=False)
+        g = self.grammar(ids, z)
+        return inside_algorithm.inside(g.terms, g.rules, g.roots, lengths)
+
+    def parse(
+        self, ids: torch.Tensor, lengths: torch.Tensor, decoder: str = "viterbi"
+    ) -> list[list[tuple[int, int, str]]]:
+        """Each sentence's binary tree as labelled spans ``(i, j, label)`` of width >= 2
+        (``NT-k``, 1-based as the official trees) with ``z = mean``: ``viterbi`` (the best
+        derivation, Kim et al.'s decoder) or ``mbr`` (the tree of the highest summed span
+        marginals, the TN-PCFG repository's; unlabelled, ``NT`` as its label)."""
+        with torch.no_grad():
+            z, _ = self._z(ids, lengths, sample=False)
+            g = self.grammar(ids, z)
+        n = ids.shape[1]
+        if decoder == "viterbi":
+            zeros = g.terms.new_zeros(ids.shape[0], n + 1, n + 1, self.config.nt)
+            (best,) = derivative(
+                lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, lengths, MAX, s),
+                zeros,
+            )
+            found = best.nonzero().tolist()
+            out: list[list[tuple[int, int, str]]] = [[] for _ in range(ids.shape[0])]
+            for b, i, j, a in found:
+                out[b].append((i, j, f"NT-{a + 1}"))
+            return [sorted(spans, key=lambda s: (s[0], -s[1])) for spans in out]
+        if decoder != "mbr":
+            raise ConfigError("must be viterbi or mbr", setting="decoder")
+        zeros = g.terms.new_zeros(ids.shape[0], n + 1, n + 1)
+        (marginals,) = derivative(
+            lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, lengths, LOG, s), zeros
+        )
+        tree = span_cky.argmax(marginals, lengths)
+        return [
+            sorted(
+                ((i, j, "NT") for i, j in tree[b].nonzero().tolist() if j - i > 1),
+                key=lambda s: (s[0], -s[1]),
+            )
+            for b in range(ids.shape[0])
+        ]

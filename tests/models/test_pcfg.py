@@ -1,0 +1,115 @@
+"""N-PCFG and C-PCFG (Kim et al. 2019): normalised distributions, the likelihood against
+enumeration of every derivation, the KL, padding, decoders and gradients."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from induce.models.pcfg import CompoundPCFG, PCFGConfig
+from tests.structs.oracles import derivation_score, derivations, reduce
+
+VOCAB = 7
+
+
+def _model(z_dim: int, nt: int = 2, t: int = 2) -> CompoundPCFG:
+    torch.manual_seed(0)
+    config = PCFGConfig(nt=nt, t=t, s_dim=8, z_dim=z_dim, h_dim=6, w_dim=5)
+    return CompoundPCFG(config, VOCAB, 0).double().eval()
+
+
+IDS = torch.tensor([[3, 4, 5, 6], [2, 5, 0, 0], [6, 6, 3, 0]])
+LENGTHS = torch.tensor([4, 2, 3])
+
+
+@pytest.mark.parametrize("z_dim", [0, 3])
+def test_every_distribution_is_normalised(z_dim):
+    model = _model(z_dim)
+    z = None if z_dim == 0 else torch.randn(3, z_dim, dtype=torch.float64)
+    g = model.grammar(IDS, z)
+    ones = torch.ones(3, dtype=torch.float64)
+    torch.testing.assert_close(g.roots.exp().sum(-1), ones)
+    torch.testing.assert_close(g.rules.exp().flatten(2).sum(-1), torch.ones(3, 2).double())
+    # the emissions of each preterminal over the vocabulary, read through every word id
+    every = torch.arange(VOCAB)[None, :].expand(3, VOCAB)
+    torch.testing.assert_close(
+        model.grammar(every, z).terms.exp().sum(1), torch.ones(3, 2, dtype=torch.float64)
+    )
+
+
+@pytest.mark.parametrize("z_dim", [0, 3])
+def test_the_likelihood_is_the_sum_over_every_derivation(z_dim):
+    model = _model(z_dim)
+    got = model.log_likelihood(IDS, LENGTHS).detach()
+    z = None if z_dim == 0 else model.encode(IDS, LENGTHS)[0]
+    g = model.grammar(IDS, z)
+    for b, n in enumerate(LENGTHS.tolist()):
+        terms, rules, roots = g.terms[b].tolist(), g.rules[b].tolist(), g.roots[b].tolist()
+        every = [
+            derivation_score(inner, labels, tags, terms, rules, roots)
+            for inner, labels, tags in derivations(n, 2, 2)
+        ]
+        assert float(got[b]) == pytest.approx(reduce(every, "log"), abs=1e-10)
+
+
+def test_the_kl_is_the_gaussians_and_the_loss_the_negative_elbo():
+    model = _model(3)
+    mean, logvar = model.encode(IDS, LENGTHS)
+    q = torch.distributions.Normal(mean, (0.5 * logvar).exp())
+    p = torch.distributions.Normal(torch.zeros_like(mean), torch.ones_like(mean))
+    kl = torch.distributions.kl_divergence(q, p).sum(-1)
+    torch.testing.assert_close(model.kl(mean, logvar), kl)
+    loss, figures = model.loss(IDS, LENGTHS)  # eval mode: z = mean
+    nll = -model.log_likelihood(IDS, LENGTHS)
+    torch.testing.assert_close(loss, (nll + kl).mean())
+    torch.testing.assert_close(figures["nll"], nll.sum())
+
+
+def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch():
+    model = _model(3)
+    together = model.log_likelihood(IDS, LENGTHS).detach()
+    for b, n in enumerate(LENGTHS.tolist()):
+        alone = model.log_likelihood(IDS[b : b + 1, :n], LENGTHS[b : b + 1]).detach()
+        assert float(alone[0]) == pytest.approx(float(together[b]), abs=1e-10)
+
+
+def test_viterbi_is_the_best_derivation_and_mbr_a_binary_tree():
+    model = _model(3)
+    trees = model.parse(IDS, LENGTHS, "viterbi")
+    z = model.encode(IDS, LENGTHS)[0]
+    g = model.grammar(IDS, z)
+    for b, n in enumerate(LENGTHS.tolist()):
+        terms, rules, roots = g.terms[b].tolist(), g.rules[b].tolist(), g.roots[b].tolist()
+        best = max(
+            derivations(n, 2, 2),
+            key=lambda d: derivation_score(*d, terms, rules, roots),
+        )
+        inner, labels, _ = best
+        want = sorted(
+            ((i, j, f"NT-{a + 1}") for (i, j), a in zip(inner, labels, strict=True)),
+            key=lambda s: (s[0], -s[1]),
+        )
+        assert trees[b] == want
+    for b, spans in enumerate(model.parse(IDS, LENGTHS, "mbr")):
+        n = int(LENGTHS[b])
+        assert len(spans) == n - 1 and spans[0][:2] == (0, n)
+
+
+def test_training_reaches_every_parameter_and_lowers_the_loss():
+    model = _model(3).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, betas=(0.75, 0.999))
+    first = None
+    for _ in range(30):
+        torch.manual_seed(1)  # the same z draws every step: the loss is comparable
+        loss, _ = model.loss(IDS, LENGTHS)
+        optimizer.zero_grad()
+        loss.backward()
+        if first is None:
+            first = float(loss.detach())
+            assert all(
+                p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters()
+            )
+        optimizer.step()
+    assert float(loss.detach()) < first and math.isfinite(float(loss.detach()))

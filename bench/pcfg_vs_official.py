@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""The compound PCFG against Kim et al.'s official code, side by side on this machine.
+
+    python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
+        [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
+        [--check] [--memory 40,80,120] [--json FILE]
+
+``PATH`` is a checkout of github.com/harvardnlp/compound-pcfg (``models.py``, ``PCFG.py``);
+nothing of it is copied or vendored: the measuring process imports it from where the user put
+it.  Both sides at the official sizes (``train.py``'s defaults: 30 nonterminals, 60
+preterminals, symbol embeddings 256, z 64, BiLSTM 512 over 512-dim words, a 10,004-word
+vocabulary), the official optimiser (Adam 1e-3, betas (0.75, 0.999), clip 3) and its
+batches (``--batch`` sentences of one length, random word ids from a fixed seed).  Every
+measurement is a fresh process and the sides alternate (official, induce, induce, official,
+...) over ``--rounds``; a step is forward, backward and the update.
+
+Figures: training tokens/s per sentence length (median over rounds) and their ratio, peak
+RSS.  ``--check``: both modules built from one seed, the official weights loaded into ours,
+log-likelihoods and KL (``z`` at the mean) compared in float32 and float64 on random
+batches, and Viterbi trees.  ``--memory``: ``induce``'s peak RSS for one training step on
+one sentence of each length (the official inside is not run there: its Python loops take
+minutes at 120 words).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SIZES = {"nt": 30, "t": 60, "s_dim": 256, "h_dim": 512, "w_dim": 512}
+
+
+def _models(official: str, z_dim: int, vocab: int, seed: int = 3435) -> tuple[Any, Any]:
+    """The official module (xavier-initialised as ``train.py`` does) and ours holding its
+    weights."""
+    import torch
+
+    from induce.models.pcfg import CompoundPCFG, PCFGConfig
+
+    sys.path.insert(0, official)
+    from models import CompPCFG  # the official module, from the user's checkout
+
+    torch.manual_seed(seed)
+    theirs = CompPCFG(
+        vocab=vocab,
+        h_dim=SIZES["h_dim"],
+        w_dim=SIZES["w_dim"],
+        z_dim=z_dim,
+        state_dim=SIZES["s_dim"],
+        t_states=SIZES["t"],
+        nt_states=SIZES["nt"],
+    )
+    for param in theirs.parameters():
+        if param.dim() > 1:
+            torch.nn.init.xavier_uniform_(param)
+    ours = CompoundPCFG(PCFGConfig(z_dim=z_dim, **SIZES), vocab, 0)
+    ours.load_state_dict(theirs.state_dict())
+    return theirs, ours
+
+
+def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(args.threads)
+    theirs, ours = _models(args.official, args.z_dim, args.vocab)
+    model = theirs if side == "official" else ours
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.75, 0.999))
+    g = torch.Generator().manual_seed(length)
+    ids = torch.randint(4, args.vocab, (args.batch, length), generator=g)
+    lengths = torch.full((args.batch,), length)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        if side == "official":
+            nll, kl = model(ids)
+            loss = (nll + kl).mean()
+        else:
+            loss, _ = model.loss(ids, lengths)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
+        optimizer.step()
+
+    for _ in range(args.warmup):
+        step()
+    began = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    seconds = time.perf_counter() - began
+    return {
+        "tokens_per_s": args.steps * args.batch * length / seconds,
+        "step_s": seconds / args.steps,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
+
+
+def check(args: argparse.Namespace) -> dict[str, Any]:
+    """Same weights: log-likelihood and KL differences, and Viterbi trees."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    out: dict[str, Any] = {}
+    for dtype in (torch.float32, torch.float64):
+        theirs, ours = _models(args.official, args.z_dim, args.vocab)
+        theirs.to(dtype).eval()
+        ours.to(dtype).eval()
+        worst, trees, same = 0.0, 0, 0
+        for length in (2, 5, 10, 20):
+            g = torch.Generator().manual_seed(100 + length)
+            ids = torch.randint(4, args.vocab, (args.batch, length), generator=g)
+            lengths = torch.full((args.batch,), length)
+            with torch.no_grad():
+                nll, kl = theirs(ids, use_mean=True)
+                ll = ours.log_likelihood(ids, lengths)
+                mean, logvar = ours.encode(ids, lengths)
+                worst = max(worst, float((nll + ll).abs().max()))
+                worst = max(worst, float((kl - ours.kl(mean, logvar)).abs().max()))
+            *_, spans = theirs(ids, argmax=True, use_mean=True)
+            for want, got in zip(spans, ours.parse(ids, lengths), strict=True):
+                converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
+                trees += 1
+                same += sorted(converted, key=lambda s: (s[0], -s[1])) == got
+        out[str(dtype).removeprefix("torch.")] = {
+            "max_abs_diff": worst,
+            "trees_identical": f"{same}/{trees}",
+        }
+    return out
+
+
+def memory(args: argparse.Namespace, length: int) -> dict[str, Any]:
+    """``induce``'s peak RSS for one training step on one sentence of ``length`` words."""
+    import torch
+
+    from induce.models.pcfg import CompoundPCFG, PCFGConfig
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = CompoundPCFG(PCFGConfig(z_dim=args.z_dim, **SIZES), args.vocab, 0).train()
+    ids = torch.randint(4, args.vocab, (1, length))
+    began = time.perf_counter()
+    loss, _ = model.loss(ids, torch.tensor([length]))
+    loss.backward()
+    return {
+        "length": length,
+        "step_s": time.perf_counter() - began,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
+
+
+def _child(args: argparse.Namespace, *what: str) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--one", *what, "--official", args.official]
+    for flag in ("batch", "steps", "warmup", "threads", "z_dim", "vocab"):
+        command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--official", required=True, help="a checkout of harvardnlp/compound-pcfg")
+    ap.add_argument("--lengths", default="10,20,30,40")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--z-dim", type=int, default=64)
+    ap.add_argument("--vocab", type=int, default=10004)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--memory", default="", help="induce's peak memory at these lengths")
+    ap.add_argument("--json", help="write every figure to this file")
+    ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if not (Path(args.official) / "models.py").is_file():
+        sys.exit(f"error: --official {args.official}: no models.py (compound-pcfg checkout?)")
+    if args.one:
+        kind, *rest = args.one
+        if kind == "train":
+            result = train_speed(args, rest[0], int(rest[1]))
+        elif kind == "memory":
+            result = memory(args, int(rest[0]))
+        else:
+            result = check(args)
+        print(json.dumps(result))
+        return
+    figures: dict[str, Any] = {"train": {}, "memory": [], "check": None}
+    if args.check:
+        figures["check"] = _child(args, "check")
+        print("same weights:", json.dumps(figures["check"]), flush=True)
+    sides = ["official", "induce"]
+    for length in [int(x) for x in args.lengths.split(",") if x]:
+        runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+        for r in range(args.rounds):
+            for side in sides if r % 2 == 0 else sides[::-1]:
+                runs[side].append(_child(args, "train", side, str(length)))
+        figures["train"][length] = runs
+        rates = {s: statistics.median(x.get("tokens_per_s", 0.0) for x in runs[s]) for s in sides}
+        rss = {s: max(x.get("peak_rss_gib", 0.0) for x in runs[s]) for s in sides}
+        ratio = rates["induce"] / rates["official"] if rates["official"] else float("nan")
+        print(
+            f"{length:4d} words: official {rates['official']:8.1f} tok/s ({rss['official']:.2f}"
+            f" GiB)  induce {rates['induce']:8.1f} tok/s ({rss['induce']:.2f} GiB)  "
+            f"{ratio:.1f}x",
+            flush=True,
+        )
+    for length in [int(x) for x in args.memory.split(",") if x]:
+        got = _child(args, "memory", str(length))
+        figures["memory"].append(got)
+        print(f"induce, one sentence of {length} words: {json.dumps(got)}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -286,3 +286,13 @@ def test_shuffled_sentences_make_new_batches_each_epoch(data, tmp_path):
     assert len(first) == len(second) == len(trainer.plan)
     everyone = sorted(sum(trainer.plan, []))
     assert sorted(sum(first, [])) == everyone == sorted(sum(second, []))
+
+
+def test_resuming_a_chart_run_under_another_architecture_is_refused(run):
+    """The one loop's refusal: one line, exit 2, the run untouched."""
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in run.rglob("*"))
+    result = _cli("train", "--resume", run, "--arch", "udgn", "--set", "train.max_steps=20")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "udgn differs from the run's architecture, chart" in lines[0]
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in run.rglob("*")) == before

@@ -29,6 +29,7 @@ nonterminals/preterminals, ``S = N + T``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -185,6 +186,41 @@ class CompoundPCFG(nn.Module):
         g = self.grammar(ids, z)
         return inside_algorithm.inside(g.terms, g.rules, g.roots, lengths)
 
+    @torch.no_grad()
+    def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
+        """``count`` sentences (word ids) drawn from the grammar, top-down from the root: a
+        nonterminal rewrites to a child pair, a preterminal emits a word; the compound PCFG
+        first draws ``z ~ N(0, I)`` per sentence.  A draw longer than ``max_words`` is
+        dropped and drawn again (a PCFG may put mass on unbounded derivations), so the
+        sentences follow the grammar conditioned on that length."""
+        c = self.config
+        rng = random.Random(seed)
+        generator = torch.Generator().manual_seed(seed)
+        tables: tuple[list[float], list[list[float]], list[list[float]]] | None = None
+        out: list[list[int]] = []
+        while len(out) < count:
+            if tables is None or c.z_dim > 0:
+                z = None
+                if c.z_dim > 0:
+                    z = torch.randn(1, c.z_dim, generator=generator).to(self.t_emb)
+                g = self.grammar(torch.zeros(1, 1, dtype=torch.long, device=self.t_emb.device), z)
+                tables = (
+                    g.roots[0].exp().tolist(),
+                    g.rules[0].flatten(1).exp().tolist(),
+                    self._emissions(z)[0].exp().tolist(),
+                )
+            words = _draw(*tables, c.nt, rng, max_words)
+            if words is not None:
+                out.append(words)
+        return out
+
+    def _emissions(self, z: torch.Tensor | None) -> torch.Tensor:
+        """``[rows, T, V]``: log p(word | T)."""
+        emb = self.t_emb[None]
+        if z is not None:
+            emb = torch.cat([emb, z[:, None, :].expand(1, emb.shape[1], z.shape[-1])], -1)
+        return F.log_softmax(self.vocab_mlp(emb), -1)
+
     def parse(
         self, ids: torch.Tensor, lengths: torch.Tensor, decoder: str = "viterbi"
     ) -> list[list[tuple[int, int, str]]]:
@@ -221,3 +257,27 @@ class CompoundPCFG(nn.Module):
             )
             for b in range(ids.shape[0])
         ]
+
+
+def _draw(
+    roots: list[float],
+    rules: list[list[float]],
+    emissions: list[list[float]],
+    nt: int,
+    rng: random.Random,
+    max_words: int,
+) -> list[int] | None:
+    """One sentence drawn top-down (leftmost first), or ``None`` past ``max_words``."""
+    symbols = nt + len(emissions)
+    stack = rng.choices(range(nt), roots)
+    words: list[int] = []
+    while stack:
+        symbol = stack.pop()
+        if symbol >= nt:  # a preterminal
+            words += rng.choices(range(len(emissions[0])), emissions[symbol - nt])
+            continue
+        if len(words) + len(stack) + 2 > max_words:
+            return None
+        (pair,) = rng.choices(range(symbols * symbols), rules[symbol])
+        stack += [pair % symbols, pair // symbols]  # the left child on top
+    return words

@@ -113,3 +113,30 @@ def test_training_reaches_every_parameter_and_lowers_the_loss():
             )
         optimizer.step()
     assert float(loss.detach()) < first and math.isfinite(float(loss.detach()))
+
+
+@pytest.mark.parametrize("z_dim", [0, 2])
+def test_sampled_sentences_follow_the_grammar(z_dim):
+    """Two-word sentences drawn from the N-PCFG come in the proportions ``p(x)`` gives them;
+    the compound PCFG's draws are sentences of the vocabulary too."""
+    model = _model(z_dim)
+    total = 4000 if z_dim == 0 else 50
+    drawn = model.sample(total, seed=0, max_words=12)
+    assert len(drawn) == total and all(2 <= len(s) <= 12 for s in drawn)
+    assert model.sample(3, seed=5) == model.sample(3, seed=5)
+    assert all(0 <= w < VOCAB for s in drawn for w in s)
+    if z_dim:
+        return
+    pairs = [(a, b) for a in range(VOCAB) for b in range(VOCAB)]
+    ids = torch.tensor(pairs)
+    with torch.no_grad():
+        p = model.log_likelihood(ids, torch.full((len(pairs),), 2)).exp()
+    counts = {pair: 0 for pair in pairs}
+    for s in drawn:
+        if len(s) == 2:
+            counts[(s[0], s[1])] += 1
+    two = sum(counts.values())
+    assert two > 500
+    for k, pair in enumerate(pairs):
+        expected = two * float(p[k] / p.sum())
+        assert abs(counts[pair] - expected) <= 4 * math.sqrt(expected) + 3, (pair, counts[pair])

@@ -3,7 +3,7 @@ C-PCFG, on the inside algorithm of :mod:`induce.structs.pcfg`.
 
 A grammar of ``N`` nonterminals and ``T`` preterminals (symbols ``S = N + T``, nonterminals
 first) with a root rule ``S -> A``, binary rules ``A -> B C`` and emissions ``T -> w``, each
-distribution a network of learned symbol embeddings (Section 2.2, the neural PCFG):
+distribution a network of learned symbol embeddings (the paper's neural PCFG):
 
 - root: ``softmax`` over ``A`` of ``root_mlp([e_root; z])``, the MLP a Linear, two residual
   layers and a Linear to ``N`` (:class:`ResidualLayer`);
@@ -11,7 +11,7 @@ distribution a network of learned symbol embeddings (Section 2.2, the neural PCF
 - emissions: ``softmax`` over the vocabulary of ``vocab_mlp([e_T; z])``, the root MLP's
   shape with a Linear to the vocabulary.
 
-The compound PCFG (Section 2.3) draws a sentence-level ``z`` (64 dimensions) from a diagonal
+The compound PCFG draws a sentence-level ``z`` (64 dimensions) from a diagonal
 Gaussian whose mean and log-variance come from a one-layer BiLSTM (512 per direction) over
 the sentence's word embeddings (512), max-pooled over the words; training minimises
 ``-log p(x | z) + KL(q(z | x) || N(0, I))`` (the negative ELBO, one reparameterised sample,
@@ -115,7 +115,7 @@ class CompoundPCFG(nn.Module):
             self.enc_params = nn.Linear(2 * c.h_dim, 2 * z)
         self.vocab_mlp = _mlp(s + z, s, vocab_size)
 
-    # -- the inference network (Section 2.3) ---------------------------------------------
+    # -- the inference network of the compound PCFG ----------------------------------------
     def encode(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """``q(z | x)``: ``mean, logvar [B, z]`` from the BiLSTM states max-pooled over each
         sentence's words."""
@@ -134,7 +134,7 @@ class CompoundPCFG(nn.Module):
         """``[B]``: ``KL(N(mean, exp(logvar)) || N(0, I))``, summed over dimensions."""
         return (-0.5 * (logvar - mean.pow(2) - logvar.exp() + 1)).sum(-1)
 
-    # -- the grammar (Section 2.2) --------------------------------------------------------
+    # -- the grammar: the neural PCFG's networks ------------------------------------------
     def grammar(self, ids: torch.Tensor, z: torch.Tensor | None) -> Grammar:
         """The rule log-probabilities of each sentence given its ``z [B, z_dim]`` (``None``:
         N-PCFG, one grammar for all)."""

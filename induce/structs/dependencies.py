@@ -90,7 +90,7 @@ def matrix_tree(
 ) -> torch.Tensor:
     """``[B]``: the log-partition over all dependency trees (projective or not) by the
     matrix-tree theorem: ``log det`` of the Laplacian of ``exp(scores)`` with the root row
-    replaced (single root; Koo et al. 2007, Section 3.3) or the root as a node of the graph
+    replaced (single root: the root-replaced Laplacian of Koo et al. 2007) or the root as a node
     (any number of roots).  Float64 inside; padding rows are the identity."""
     x = scores.double()
     batch, fence, _ = x.shape

@@ -65,7 +65,7 @@ def read_examples(dataset_path: Path, split: str) -> tuple[list[Example], list[A
 class ChartTrainer(Trainer):
     model: ChartParser
     data_needed = "a dataset directory with gold trees"
-    best_key = "best_f1"
+    best_key = done_key = "best_f1"
     maximise = True
     train_facts = {"loss_kind": "hinge"}
 

@@ -51,6 +51,8 @@ class Trainer(CheckpointedRun):
     # the progress key of the best validation figure, and whether higher is better
     best_key = "best_loss"
     maximise = False
+    # the done event's name for it
+    done_key = "best_valid_loss"
     # extra fields of every train record
     train_facts: dict[str, Any] = {}
     # the step replayed from CUDA graphs, when the objective has one
@@ -251,9 +253,7 @@ class Trainer(CheckpointedRun):
             self.save_checkpoint()
         if self.world.main and (read_pointer(self.path) or {}).get("best") is None:
             self.save_checkpoint(best=True)  # no validation set: the last is the best
-        best = s[self.best_key]
-        done_key = "best_valid_loss" if self.best_key == "best_loss" else self.best_key
-        self.emit("done", {"step": s["step"], done_key: best})
+        self.emit("done", {"step": s["step"], self.done_key: s[self.best_key]})
         return "done"
 
     def _run_epoch(self, total: int) -> str:

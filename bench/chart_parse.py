@@ -32,7 +32,7 @@ def make_run(folder: Path, dev: Path) -> None:
     import torch
 
     from induce.data.ptb import read_trees
-    from induce.models import build_parser
+    from induce.models import build_model
     from induce.runs.chart import example, inventories
     from induce.runs.config import load_config
     from induce.runs.directory import save_weights, write_pointer, write_run_files
@@ -48,7 +48,7 @@ def make_run(folder: Path, dev: Path) -> None:
     model = {**config.model, **{k: list(v) for k, v in found.items()}}
     config = load_config("chart", base={**config.to_dict(), "model": model})
     torch.manual_seed(0)
-    parser = build_parser("chart", config.model, len(vocab), vocab.id("<pad>"))
+    parser = build_model("chart", config.model, len(vocab), vocab.id("<pad>"))
     folder.mkdir(parents=True)
     write_run_files(folder, config, vocab, {})
     save_weights(parser, folder / "checkpoints" / "0" / "model.safetensors")

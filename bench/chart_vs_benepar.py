@@ -281,7 +281,7 @@ def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> d
         if train(options, on_event) != "done":
             sys.exit("error: the induce run stopped early")
         run = open_run(out)
-        model = run.load_parser("last", "cpu")
+        model = run.load_model("last", "cpu")
         encoder = Encoder(model, run.vocab)
         examples = [clean_tree(t) for t in read_trees(dev).trees if t is not None]
         words = [t.words() for t in examples if t is not None]

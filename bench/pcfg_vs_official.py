@@ -79,13 +79,15 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
     ids = torch.randint(4, args.vocab, (args.batch, length), generator=g)
     lengths = torch.full((args.batch,), length)
 
+    from induce.models.pcfg import WordBatch
+
     def step() -> None:
         optimizer.zero_grad()
         if side == "official":
             nll, kl = model(ids)
             loss = (nll + kl).mean()
         else:
-            loss, _ = model.loss(ids, lengths)
+            loss = model.loss(WordBatch(ids, lengths)).value
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
         optimizer.step()
@@ -140,14 +142,14 @@ def memory(args: argparse.Namespace, length: int) -> dict[str, Any]:
     """``induce``'s peak RSS for one training step on one sentence of ``length`` words."""
     import torch
 
-    from induce.models.pcfg import CompoundPCFG, PCFGConfig
+    from induce.models.pcfg import CompoundPCFG, PCFGConfig, WordBatch
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = CompoundPCFG(PCFGConfig(z_dim=args.z_dim, **SIZES), args.vocab, 0).train()
     ids = torch.randint(4, args.vocab, (1, length))
     began = time.perf_counter()
-    loss, _ = model.loss(ids, torch.tensor([length]))
+    loss = model.loss(WordBatch(ids, torch.tensor([length]))).value
     loss.backward()
     return {
         "length": length,

@@ -13,7 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 import induce
-from induce.cli import convert, evaluate, parse, preprocess, report, train
+from induce.cli import convert, evaluate, parse, preprocess, report, sample, train
 from induce.cli.helptext import polish
 
 # Typer 0.29 carries its own copy of click: take the exception classes from where Typer's
@@ -67,6 +67,7 @@ app.add_typer(preprocess.app, name="preprocess")
 app.command("train")(train.train)
 app.command("parse")(parse.parse)
 app.command("report")(report.report)
+app.command("sample")(sample.sample)
 polish(app)
 
 

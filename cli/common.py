@@ -26,6 +26,7 @@ _FLAGS = {
     "preset": "--config",
     "input_kind": "--input",
     "text_format": "--format",
+    "dictionary": "--dict",
 }
 
 

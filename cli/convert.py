@@ -254,11 +254,14 @@ def checkpoint(
     source: str = typer.Argument(
         ...,
         help="The official checkpoint: a state dict (torch or .safetensors), or the "
-        "training script's pickled [model, ...] with --trust-pickle.",
+        "training script's pickled [model, ...] / {model, idx2word, ...} with --trust-pickle.",
     ),
-    arch: str = typer.Option(..., "--arch", help="structformer or udgn."),
-    dictionary: str = typer.Option(
-        ..., "--dict", help="The official dict.pkl / ptb-dict.pkl, or a word list in id order."
+    arch: str = typer.Option(..., "--arch", help="structformer, udgn, npcfg or cpcfg."),
+    dictionary: str | None = typer.Option(
+        None,
+        "--dict",
+        help="The official dict.pkl / ptb-dict.pkl, compound-pcfg's .dict (word id per "
+        "line), or a word list in id order; a compound-pcfg pickle carries its own.",
     ),
     out: str = typer.Option(..., "--out", "-o", help="The run directory to create."),
     trust_pickle: bool = typer.Option(
@@ -276,14 +279,23 @@ def checkpoint(
         help="StructFormer: the official --weight_act (softmax, sigmoid).",
     ),
 ) -> None:
-    """Import an official StructFormer / UDGN checkpoint as a run directory that parse,
-    evaluate and report read."""
+    """Import an official StructFormer / UDGN / N-PCFG / C-PCFG checkpoint as a run directory
+    that parse, evaluate and report read."""
+    from induce.data.errors import ConfigError
     from induce.runs import remember_run
     from induce.runs.official import ARCHS, import_checkpoint
+    from induce.runs.official_pcfg import ARCHS as GRAMMARS
+    from induce.runs.official_pcfg import import_pcfg_checkpoint
 
+    if arch in GRAMMARS:
+        import_pcfg_checkpoint(source, arch, out, dictionary, trust_pickle)
+        remember_run(out)
+        return
+    if dictionary is None:
+        raise ConfigError("is needed: the official dictionary or a word list", "dictionary")
     import_checkpoint(
         source,
-        _choice(arch, ARCHS, "--arch"),
+        _choice(arch, (*ARCHS, *GRAMMARS), "--arch"),
         out,
         dictionary,
         trust_pickle=trust_pickle,

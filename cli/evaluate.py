@@ -111,7 +111,8 @@ def unsupervised(
         "structformer",
         "--convention",
         "-c",
-        help="structformer (also UDGN, ON-LSTM, PRPN) or cpcfg.",
+        help="structformer (also UDGN, ON-LSTM, PRPN), cpcfg (Kim et al.'s eval.py) or "
+        "tnpcfg (the TN-PCFG repository's metric.py).",
     ),
     baseline: str | None = TREE_BASELINE,
     label: list[str] | None = typer.Option(
@@ -297,6 +298,40 @@ def mlm(
             f"perplexity {report['perplexity']:.2f} (loss {report['loss']:.4f}, "
             f"{report['masked_tokens']} masked tokens of {report['sentences']} "
             f"sentences, mask rate {s['mask_rate']}, seed {s['seed']})"
+        )
+
+    emit_report(report, json_path, fmt, quiet, table)
+
+
+@app.command("likelihood")
+@handle_errors
+def likelihood(
+    model: str = typer.Option(..., "--model", "-m", help="Run directory of a grammar."),
+    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
+    split: str = typer.Option("test", "--split", help="train | valid | test."),
+    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    batch_sentences: int = typer.Option(16, "--batch-sentences", help="Sentences per batch."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    json_path: str | None = JSON,
+    fmt: str = _format_option("table, json"),
+    quiet: bool = QUIET,
+) -> None:
+    """A grammar's perplexity (npcfg, cpcfg): the likelihood or its ELBO bound per word, one
+    end of sentence counted per sentence (the PCFG papers' PPL)."""
+    _check_format(fmt, ("table", "json"))
+    from induce.evaluate.likelihood import evaluate_likelihood
+
+    report = evaluate_likelihood(model, data, split, weights, device, batch_sentences)
+
+    def table() -> None:
+        s = report["settings"]
+        typer.echo(
+            f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
+            f"perplexity {report['perplexity']:.2f} (reconstruction "
+            f"{report['recon_perplexity']:.2f}, KL {report['kl_per_sentence']:.3f} per "
+            f"sentence; {report['sentences']} sentences, {report['tokens']} tokens with "
+            f"one end of sentence each; {report['skipped_sentences']} of one word or none "
+            "skipped)"
         )
 
     emit_report(report, json_path, fmt, quiet, table)

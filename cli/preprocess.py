@@ -58,7 +58,7 @@ SPACE_FIRST = typer.Option(
 )
 
 
-def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
+def _normalization(tagset: str, keep_case: bool, keep_digits: bool, numbers: str = "runs"):
     from induce.data.normalize import Normalization, load_tagset
 
     tags = load_tagset(tagset)
@@ -67,6 +67,7 @@ def _normalization(tagset: str, keep_case: bool, keep_digits: bool):
         digits=None if keep_digits else "N",
         word_tags=tags,
         tagset=None if tags is None else tagset,
+        numbers=numbers,
     )
 
 
@@ -181,8 +182,9 @@ def ptb(
         "parsing",
         "--preset",
         help="parsing (02-21/22/23), udgn (UDGN's code: 00-20/21-22/23-24, parsing on 23, "
-        "words seen >= 5 times), structformer (its data_ptb.py: 01-21/22/23) or mikolov "
-        "(00-20/21-22/23-24).",
+        "words seen >= 5 times), structformer (its data_ptb.py: 01-21/22/23), mikolov "
+        "(00-20/21-22/23-24) or pcfg (Kim et al.'s: 02-21/22/23, a number as one N, the "
+        "10,000 most frequent words).",
     ),
     train: str | None = typer.Option(None, "--train", help="Training sections, e.g. 02-21."),
     valid: str | None = typer.Option(None, "--valid", help="Validation sections."),
@@ -244,9 +246,11 @@ def ptb(
         train=train or sections["train"],
         valid=valid or sections["valid"],
         test=test or sections["test"],
-        normalization=_normalization(tagset, keep_case, keep_digits),
+        normalization=_normalization(
+            tagset, keep_case, keep_digits, str(sections.get("numbers", "runs"))
+        ),
         min_freq=min_freq or int(sections.get("min_freq", 1)),
-        max_vocab=max_vocab,
+        max_vocab=max_vocab or (None if fixed is not None else sections.get("max_vocab")),
         skip_bad=skip_bad,
         workers=workers,
         parse_test=parse_test or sections.get("parse_test"),

@@ -69,8 +69,9 @@ class _Display:
         )
 
     def _on_train(self, record: dict[str, Any]) -> None:
-        if record.get("loss_kind") == "hinge":  # the chart parser: no perplexity
-            info = f"hinge loss {record['loss']:.3f} {record['tokens_per_s']:.0f} words/s"
+        kind = record.get("loss_kind")
+        if kind is not None:  # not a masked LM's: no perplexity of the loss
+            info = f"{kind} loss {record['loss']:.3f} {record['tokens_per_s']:.0f} words/s"
         else:
             info = (
                 f"loss {record['loss']:.3f} ppl {math.exp(min(record['loss'], 50)):.1f} "

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError
 from induce.data.normalize import is_punctuation
 from induce.data.ptb import leaf_token
 from induce.data.types import Tree
@@ -29,7 +29,6 @@ from induce.runs.directory import open_run
 
 if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
     from induce.decode.scores import Scores
-    from induce.runs.chart import ChartRun
 
 Format = Literal["conllu", "ptb", "jsonl", "tree", "html"]
 Punct = Literal["attach", "drop"]
@@ -59,7 +58,9 @@ class Parsed:
 
 
 class Parser:
-    """A trained run, ready to parse batches of sentences."""
+    """A trained run, ready to parse batches of sentences: its reader
+    (:mod:`induce.runs.readers`) gives each sentence's scores, read out here the same way
+    for every architecture."""
 
     def __init__(
         self,
@@ -69,44 +70,26 @@ class Parser:
         decoder: str | None = None,
         bf16: bool = False,
     ) -> None:
-        """``bf16``: the model (a chart parser's encoder, a masked LM's parser) under
-        bfloat16 autocast on CUDA or on a CPU with hardware bf16, fp32 elsewhere (trees may
-        differ slightly from fp32; the parsers' scores themselves stay fp32)."""
-        from induce.models import trains_on_trees
+        """``bf16``: the model under bfloat16 autocast on CUDA or on a CPU with hardware
+        bf16, fp32 elsewhere (trees may differ slightly from fp32; the parsers' scores
+        themselves stay fp32)."""
+        from induce.runs.readers import open_reader
 
         self.run = open_run(run_path)
-        self.chart: ChartRun | None = None
-        if trains_on_trees(self.run.config.arch):  # a supervised parser: labelled trees
-            from induce.runs.chart import ChartRun
-
-            if decoder is not None:
-                raise ConfigError("a chart parser decodes with CKY only", setting="decoder")
-            self.chart = ChartRun(self.run, weights, device, bf16)
-            self.has_heads = True  # by head rules over its trees
-            return
-        self.bf16 = bf16
-        self.model = self.run.load_model(weights, device)
-        scores_class = type(self.model).scores_class
-        if scores_class is None:
-            raise ConfigError(
-                f"a {self.run.config.arch} model induces no structure: parse needs a run of a "
-                "model with a parser"
-            )
+        self.reader = open_reader(self.run, weights, device, bf16)
+        scores_class = type(self.reader.model).scores_class
+        assert scores_class is not None  # a reader refuses a model without a parser
+        self.scores_class = scores_class
         # no decoder asked: the one the run's protocol reports with, else the model's default
         self.decoder = scores_class.check_decoder(
             decoder if decoder is not None else self.run.config.protocol.test_decoder
         )
-        self.has_heads = scores_class.has_heads
-        self.norm = self.run.normalization
-        self.vocab = self.run.vocab
-        self.specials = self.run.specials
-        self.device = next(self.model.parameters()).device
-        self.max_words = self.model.max_words
+        self.has_heads = scores_class.has_heads or self.reader.heads_by_rules
+        self.rule_heads = False  # head-rule dependencies only where the output shows them
 
     def check_format(self, fmt: str) -> None:
         """CoNLL-U needs dependencies: a model that induces only constituency trees has none."""
-        if self.chart is not None:
-            self.chart.want_heads = fmt in ("conllu", "tree", "html")
+        self.rule_heads = self.reader.heads_by_rules and fmt in ("conllu", "tree", "html")
         if fmt == "conllu" and not self.has_heads:
             raise ConfigError(
                 f"conllu needs dependencies, and a {self.run.config.arch} model induces "
@@ -116,15 +99,13 @@ class Parser:
 
     def check_options(self, punct: str, scores: bool) -> None:
         """Refuse, before any output, what this parser cannot do rather than ignore it: a
-        chart parser writes labelled trees of every token, punctuation included."""
+        model that reads every token (a chart parser) writes trees of them all."""
         if punct not in get_args(Punct):
             raise ConfigError("must be attach or drop", setting="punct")
-        if self.chart is None:
-            return
-        if punct == "drop":
+        if punct == "drop" and self.reader.reads_punctuation:
             raise ConfigError(
-                "a chart parser parses punctuation as its treebank does: drop is for the "
-                "induced models, whose trees leave punctuation out",
+                f"a {self.run.config.arch} model parses punctuation as its treebank does: "
+                "drop is for the induced models, whose trees leave punctuation out",
                 setting="punct",
             )
 
@@ -137,34 +118,17 @@ class Parser:
         source: str = "<input>",
     ) -> list[Parsed]:
         """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence."""
-        from induce.runs.device import inference_autocast
-        from induce.runs.inference import sentence_scores
-
         _check_budget(batch_tokens)
         self.check_options(punct, scores)
-        if self.chart is not None:
-            found = self.chart.parse(sentences, batch_tokens, source, scores)
-            return [
-                Parsed(s, out.heads, out.labels, out.tree, out.scores)
-                for s, out in zip(sentences, found)
-            ]
-        words_of = [self._words(s, source) for s in sentences]
-        ids = [self.vocab.ids(words) for words in words_of]
-        order = [k for k, w in enumerate(ids) if w]
+        words_of = [self.reader.words(s, source) for s in sentences]
+        order = [k for k, w in enumerate(words_of) if w]
         outputs: dict[int, Scores] = {}
-        for index, row in sentence_scores(
-            self.model,
-            [ids[k] for k in order],
-            self.specials,
-            batch_tokens,
-            self.device,
-            lambda: inference_autocast(self.device, self.bf16),
-        ):
+        found = self.reader.scores(
+            [sentences[k] for k in order], [words_of[k] for k in order], batch_tokens
+        )
+        for index, row in found:
             outputs[order[index]] = row
-        return [
-            self._one(s, words_of[k], outputs.get(k), punct, scores)
-            for k, s in enumerate(sentences)
-        ]
+        return [self._one(s, outputs.get(k), punct, scores) for k, s in enumerate(sentences)]
 
     def parse_stream(
         self,
@@ -195,55 +159,48 @@ class Parser:
                     progress(done)
             window, tokens, budget = [], 0, 4 * batch_tokens
 
-    def _words(self, s: Sentence, source: str) -> list[str]:
-        """The normalised words the model reads; marks the punctuation it never saw."""
-        flags = s.punct or [False] * len(s.tokens)
-        normalised = self.norm.words(s.tokens) if s.tokens else []
-        s.punct = [
-            f or (is_punctuation(t) and w not in self.vocab)
-            for f, t, w in zip(flags, s.tokens, normalised)
-        ]
-        kept = [w for w, p in zip(normalised, s.punct) if not p]
-        if self.max_words is not None and len(kept) > self.max_words:
-            raise InputError(
-                f"a sentence of {len(kept)} words is longer than the model "
-                f"can read ({self.max_words})",
-                source,
-                s.line,
-            )
-        return kept
-
-    def _one(
-        self, s: Sentence, words: list[str], scores: Scores | None, punct: Punct, want: bool
-    ) -> Parsed:
+    def _one(self, s: Sentence, scores: Scores | None, punct: Punct, want: bool) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]
         shown = [leaf_token(s.tokens[k]) for k in keep]
         if s.conllu is not None and punct == "drop":
             raise ConfigError("drop would remove CoNLL-U tokens; use attach", setting="punct")
-        if not words or scores is None:
-            return _with_punctuation(s, keep, [], None, punct, {} if want else None)
+        # the dependencies of a sentence without words: none, or none to give
+        none: list[int] | None = [] if self.scores_class.has_heads or self.rule_heads else None
+        if scores is None:
+            return _with_punctuation(s, keep, none, None, None, punct, {} if want else None)
         parse = scores.read_out(shown, self.decoder)
+        heads, labels = parse.heads, None
+        if self.rule_heads and parse.tree is not None:
+            from induce.runs.chart import rule_heads
+
+            found = rule_heads(parse.tree)
+            heads, labels = found.heads, found.labels
         extra = scores.to_json() if want else None
-        return _with_punctuation(s, keep, parse.heads, parse.tree, punct, extra)
+        return _with_punctuation(s, keep, heads, labels, parse.tree, punct, extra)
 
 
 def _with_punctuation(
     s: Sentence,
     keep: list[int],
     heads: list[int] | None,
+    labels: list[str] | None,
     tree: Tree | None,
     punct: str,
     extra: dict[str, Any] | None,
 ) -> Parsed:
     """The parse of the words ``keep`` over all of ``s``'s tokens (``punct: attach``) or over
-    the words alone (``drop``); ``heads=None`` for a model without dependencies."""
+    the words alone (``drop``); ``heads=None`` for a model without dependencies, ``labels``
+    (``None``: ``root`` and ``dep``) those of head rules."""
+    if labels is None and heads is not None:
+        labels = ["root" if h == 0 else "dep" for h in heads]
     if punct == "drop":
         s = Sentence([s.tokens[k] for k in keep], s.line, s.text, None, [False] * len(keep))
-        labels = None if heads is None else ["root" if h == 0 else "dep" for h in heads]
         return Parsed(s, None if heads is None else list(heads), labels, tree or None, extra)
     n = len(s.tokens)
     host = _hosts(n, keep)
-    all_heads, all_labels = (None, None) if heads is None else _attach(n, keep, heads, host)
+    all_heads, all_labels = (
+        (None, None) if heads is None or labels is None else _attach(n, keep, heads, labels, host)
+    )
     whole = _tree_with_punctuation(s, keep, tree, host) if n else None
     return Parsed(s, all_heads, all_labels, whole, extra)
 
@@ -267,15 +224,15 @@ def _hosts(n: int, keep: list[int]) -> dict[int, int]:
 
 
 def _attach(
-    n: int, keep: list[int], heads: list[int], host: dict[int, int]
+    n: int, keep: list[int], heads: list[int], labels: list[str], host: dict[int, int]
 ) -> tuple[list[int], list[str]]:
     """Heads and labels over all tokens: the words' own, each punctuation token attached to
     its host word, and a chain from the first token where there is no word at all."""
     all_heads = [0] * n
-    labels = ["punct"] * n
+    all_labels = ["punct"] * n
     for i, k in enumerate(keep):
         all_heads[k] = keep[heads[i] - 1] + 1 if heads[i] else 0
-        labels[k] = "root" if heads[i] == 0 else "dep"
+        all_labels[k] = labels[i]
     words = set(keep)
     for k in range(n):
         if k in words:
@@ -284,8 +241,8 @@ def _attach(
             all_heads[k] = host[k] + 1
         else:  # no word at all
             all_heads[k] = 0 if k == 0 else 1
-            labels[k] = "root" if k == 0 else "punct"
-    return all_heads, labels
+            all_labels[k] = "root" if k == 0 else "punct"
+    return all_heads, all_labels
 
 
 def _tree_with_punctuation(

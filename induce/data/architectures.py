@@ -1,5 +1,5 @@
 """Every architecture ``induce`` trains, described as data: its name, what it trains on,
-where its class lives and the decoders of its scores.
+where its class lives, the decoders of its scores and what else it can do.
 
 This is the one registry: ``induce.models`` builds its classes from it, and the command line
 reads its help and choices from it without importing torch (``induce --help`` stays fast).
@@ -15,21 +15,33 @@ from typing import Literal
 
 from induce.data.errors import ConfigError
 
+Objective = Literal["masked-lm", "hinge", "likelihood"]
+
 
 @dataclass(frozen=True)
 class Architecture:
-    """``trains_on``: ``text`` (a masked language model whose parser is read out of it) or
-    ``trees`` (a supervised parser trained on gold trees).  ``decoders``: the read-outs of
-    its parser scores, the default first (empty: the model decodes one way only)."""
+    """``trains_on``: ``text`` (an unsupervised model) or ``trees`` (a supervised parser
+    trained on gold trees); it picks the way a run reads sentences.  ``objective``: how it
+    learns, which picks the trainer: ``masked-lm`` (a masked language model whose parser is
+    read out of it), ``hinge`` (the chart parser's structured hinge loss) or ``likelihood``
+    (a grammar trained by the marginal likelihood of the text, or its ELBO).  ``decoders``:
+    the read-outs of its parser scores, the default first (empty: no parser).
+    ``perplexity``: the model has a masked-LM perplexity (``evaluate mlm``); ``attention``:
+    it records attention weights (``evaluate pcc``); ``samples``: it is generative
+    (``induce sample``)."""
 
     name: str
     title: str  # as its paper names it
     module: str
     cls: str
     trains_on: Literal["text", "trees"]
+    objective: Objective
     decoders: tuple[str, ...] = ()
     note: str = ""  # a few words for help texts
     starts_from_bert: bool = False  # train.init_from: its weights can start from a BERT folder
+    perplexity: bool = True
+    attention: bool = True
+    samples: bool = False  # ``induce sample``: sentences drawn from the model's grammar
 
 
 ARCHITECTURES: tuple[Architecture, ...] = (
@@ -39,6 +51,7 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "induce.models.udgn",
         "UDGN",
         "text",
+        "masked-lm",
         ("mst", "argmax", "eisner", "mst-uniform-root"),
         "mst-uniform-root: the official UDGN test decoder",
     ),
@@ -48,6 +61,7 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "induce.models.structformer",
         "StructFormer",
         "text",
+        "masked-lm",
         ("argmax", "algorithm3"),
     ),
     Architecture(
@@ -56,6 +70,7 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "induce.models.transformer",
         "TransformerMLM",
         "text",
+        "masked-lm",
     ),
     Architecture(
         "combiner",
@@ -63,6 +78,7 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "induce.models.combiner",
         "Combiner",
         "text",
+        "masked-lm",
         ("merge", "divergence", "levels"),
         "levels: with model.hierarchy constituent",
         starts_from_bert=True,
@@ -73,8 +89,37 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "induce.models.chart",
         "ChartParser",
         "trees",
-        (),
+        "hinge",
+        ("cky",),
         "supervised, on the dataset's gold trees",
+        perplexity=False,
+        attention=False,
+    ),
+    Architecture(
+        "npcfg",
+        "N-PCFG",
+        "induce.models.pcfg",
+        "NeuralPCFG",
+        "text",
+        "likelihood",
+        ("viterbi", "mbr"),
+        "mbr: the TN-PCFG repository's",
+        perplexity=False,
+        attention=False,
+        samples=True,
+    ),
+    Architecture(
+        "cpcfg",
+        "C-PCFG",
+        "induce.models.pcfg",
+        "CompoundPCFG",
+        "text",
+        "likelihood",
+        ("viterbi", "mbr"),
+        "mbr: the TN-PCFG repository's",
+        perplexity=False,
+        attention=False,
+        samples=True,
     ),
 )
 BY_NAME = {a.name: a for a in ARCHITECTURES}
@@ -100,6 +145,6 @@ def decoder_help() -> str:
             first, *rest = a.decoders
             listed = " | ".join([f"{first} (default)", *rest])
         else:
-            listed = "CKY only" if a.trains_on == "trees" else "no parser"
+            listed = "no parser"
         parts.append(f"{a.name}: {listed}" + (f" ({a.note})" if a.note else ""))
     return "; ".join(parts)

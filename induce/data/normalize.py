@@ -11,6 +11,12 @@ from dataclasses import asdict, dataclass
 from induce.data.errors import ConfigError
 
 DIGITS = re.compile(r"[0-9]+")  # the digit rule: each run of ASCII digits is one symbol
+# Kim et al.'s number rule (compound-pcfg process_ptb.py: re.sub('[0-9]{1,}([,.]?[0-9]*)*',
+# 'N', w)): a number with its separators is one symbol.  The official pattern matches the
+# same strings as this one (its group repeats over any run of digits, commas and points),
+# without the nested quantifier's backtracking.
+NUMBERS = re.compile(r"[0-9]+[0-9,.]*")
+NUMBER_RULES = {"runs": DIGITS, "whole": NUMBERS}
 EMPTY_TAGS = frozenset(("-NONE-",))  # traces and other empty elements are never words
 ALL_TAGS = "all"  # the tag set name meaning "every token but empty elements"
 
@@ -33,12 +39,20 @@ def load_tagset(name: str) -> frozenset[str] | None:
 class Normalization:
     """``word_tags``: keep only words whose tag is in this set (``None``: all but empty
     elements such as ``-NONE-`` traces);
-    ``lowercase``; ``digits``: replace every run of ASCII digits by this (``None``: keep)."""
+    ``lowercase``; ``digits``: replace numbers by this (``None``: keep); ``numbers``: what
+    one replacement covers, ``runs`` each run of ASCII digits (the StructFormer/UDGN readers:
+    ``1,000`` is ``N,N``) or ``whole`` a number with its commas and points (the PCFG papers'
+    rule: ``1,000`` is ``N``)."""
 
     lowercase: bool = True
     digits: str | None = "N"
     word_tags: frozenset[str] | None = None
     tagset: str | None = None  # the name of ``word_tags`` in resources/tagsets.yaml
+    numbers: str = "runs"
+
+    def __post_init__(self) -> None:
+        if self.numbers not in NUMBER_RULES:
+            raise ConfigError(f"the number rule must be one of {', '.join(NUMBER_RULES)}")
 
     def words(self, words: Sequence[str]) -> list[str]:
         """Normalise words (no tag filter).  Works on the joined sentence: C speed."""
@@ -48,7 +62,7 @@ class Normalization:
         if self.lowercase:
             text = text.lower()
         if self.digits is not None:
-            text = DIGITS.sub(self.digits, text)
+            text = NUMBER_RULES[self.numbers].sub(self.digits, text)
         return text.split(" ")
 
     def tagged(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
@@ -68,7 +82,7 @@ class Normalization:
         if self.lowercase:
             text = text.lower()
         if self.digits is not None:
-            text = DIGITS.sub(self.digits, text)
+            text = NUMBER_RULES[self.numbers].sub(self.digits, text)
         return text
 
     def to_dict(self) -> dict:
@@ -84,6 +98,7 @@ class Normalization:
             digits=data.get("digits"),
             word_tags=None if tags is None else frozenset(tags),
             tagset=data.get("tagset"),
+            numbers=str(data.get("numbers", "runs")),  # absent from older manifests
         )
 
 

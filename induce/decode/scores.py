@@ -270,28 +270,45 @@ class MergeScores(Scores):
 class SpanScores(Scores):
     """A chart parser's labelled span scores (Kitaev and Klein 2018, Section 2.2):
     ``scores [B, n + 1, n + 1, C]`` for span ``(i, j)`` (fenceposts, words ``i .. j - 1``)
-    and label ``c``, label 0 the empty label (score 0); ``labels`` the ``C`` label names.
+    and label ``c``, label 0 the empty label (score 0); ``labels`` the ``C`` label names;
+    ``tags``: a sentence's preterminal tags (``None``: ``XX``), which the run fills in from
+    the input or the model's tagger.
 
     Decoder: ``cky``, the best binary tree with a real label at the root
     (:func:`induce.structs.spans.cky`), read as the n-ary tree of its labelled spans (empty
-    labels dropped, chains expanded; preterminals ``XX``: a run fills in the tags).  No
-    dependencies of its own: a chart parser run adds head-rule ones."""
+    labels dropped, chains expanded).  :meth:`sentences` decodes the whole batch at once and
+    gives each sentence its tree (``best``).  No dependencies of its own: a run adds
+    head-rule ones where they are asked for."""
 
     scores: torch.Tensor
     labels: tuple[str, ...] = (EMPTY,)
+    tags: tuple[str, ...] | None = None
+    best: list[tuple[int, int, int]] | None = None  # the CKY tree's spans (label ids)
     decoders: ClassVar[tuple[str, ...]] = ("cky",)
     has_heads: ClassVar[bool] = False
 
     def sentence(self, k: int, n: int) -> SpanScores:
         return SpanScores(_own(self.scores[k, : n + 1, : n + 1]), self.labels)
 
+    def sentences(self, lengths: Sequence[int]) -> list[Scores]:
+        """Each sentence's scores with its CKY tree, decoded for the batch at once."""
+        host = self.on_host()
+        trees, _ = cky(host.scores, lengths)
+        return [
+            SpanScores(_own(host.scores[k, : n + 1, : n + 1]), self.labels, best=trees[k])
+            for k, n in enumerate(lengths)
+        ]
+
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
         self.check_decoder(decoder)
         if not words:
             return SentenceParse(None, None)
-        (spans,), _ = cky(self.scores[None], [len(words)])
+        spans = self.best
+        if spans is None:
+            (spans,), _ = cky(self.scores[None], [len(words)])
         named = [(i, j, self.labels[label]) for i, j, label in spans]
-        return SentenceParse(tree_from_spans(words, ["XX"] * len(words), named), None)
+        tags = list(self.tags) if self.tags is not None else ["XX"] * len(words)
+        return SentenceParse(tree_from_spans(list(words), tags, named), None)
 
     def to_json(self) -> dict[str, Any]:
         """Every span ``[i, j, label, score]`` with its best real label (the empty label
@@ -306,3 +323,62 @@ class SpanScores(Scores):
                 for j in range(i + 1, n + 1)
             ]
         }
+
+
+@dataclass
+class GrammarScores(Scores):
+    """A PCFG's analyses of a batch (Kim et al. 2019; ``z`` at its mean for a compound
+    PCFG), for sentences of ``n`` words over fenceposts ``0 .. n``:
+
+    - ``marginals [B, n + 1, n + 1]``: the posterior probability of each span of two words or
+      more (``∂ log Z / ∂`` a span potential);
+    - ``viterbi [B, n + 1, n + 1]``: ``1 + k`` for the spans of the best derivation,
+      nonterminal ``k`` (0 elsewhere), and ``tags [B, n]`` its preterminal of each word;
+    - ``mbr [B, n + 1, n + 1]``: 1 for the spans of the binary tree of the highest summed
+      marginals.
+
+    Decoders: ``viterbi`` (Kim et al.'s: labels ``NT-k`` and ``T-k``, ``k`` 1-based as the
+    official trees) and ``mbr`` (the TN-PCFG repository's default; labels ``NT`` and ``T``).
+    A sentence of one word, which a PCFG cannot derive, is read as ``(NT (T w))``."""
+
+    marginals: torch.Tensor
+    viterbi: torch.Tensor
+    tags: torch.Tensor
+    mbr: torch.Tensor
+    decoders: ClassVar[tuple[str, ...]] = ("viterbi", "mbr")
+    has_heads: ClassVar[bool] = False
+
+    def sentence(self, k: int, n: int) -> GrammarScores:
+        return GrammarScores(
+            _own(self.marginals[k, : n + 1, : n + 1]),
+            _own(self.viterbi[k, : n + 1, : n + 1]),
+            _own(self.tags[k, :n]),
+            _own(self.mbr[k, : n + 1, : n + 1]),
+        )
+
+    def spans(self, decoder: str | None = None) -> list[tuple[int, int, str]]:
+        """The tree's labelled spans of two words or more, outermost first."""
+        decoder = self.check_decoder(decoder)
+        if decoder == "viterbi":
+            found = [
+                (i, j, f"NT-{int(self.viterbi[i, j])}") for i, j in self.viterbi.nonzero().tolist()
+            ]
+        else:
+            found = [(i, j, "NT") for i, j in self.mbr.nonzero().tolist()]
+        return sorted(((i, j, s) for i, j, s in found if j - i > 1), key=lambda s: (s[0], -s[1]))
+
+    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
+        decoder = self.check_decoder(decoder)
+        n = len(words)
+        if not n:
+            return SentenceParse(None, None)
+        viterbi = decoder == "viterbi"
+        tags = [f"T-{int(t) + 1}" if viterbi else "T" for t in self.tags[:n]]
+        spans = self.spans(decoder) if n > 1 else [(0, 1, "NT")]
+        return SentenceParse(tree_from_spans(list(words), tags, spans), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every span of two words or more ``[i, j, marginal]``."""
+        n = self.marginals.shape[0] - 1
+        values = self.marginals.tolist()
+        return {"spans": [[i, j, values[i][j]] for i in range(n) for j in range(i + 2, n + 1)]}

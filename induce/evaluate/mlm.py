@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from induce.data.architectures import architecture
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.runs.device import autocast
@@ -29,7 +30,9 @@ def evaluate_mlm(
     ``seed + r``: the mean of the draws' losses, then ``exp``) default to the run's own
     validation settings."""
     run = open_run(run_path)
-    model = run.load_model(which, device)
+    if not architecture(run.config.arch).perplexity:
+        raise ConfigError(f"a {run.config.arch} model has no masked-LM perplexity")
+    model = run.load_language_model(which, device)
     dataset = load_dataset(data)
     if dataset.vocab is None or dataset.vocab.tokens != run.vocab.tokens:
         raise InputError(

@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from induce.data.architectures import architecture
 from induce.data.conll import DepFile, read_deps
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import is_punctuation
@@ -44,7 +45,9 @@ def head_label_correlation(
     if direction not in DIRECTIONS:
         raise ConfigError(f"must be one of {', '.join(DIRECTIONS)}", setting="direction")
     run = open_run(run_path)
-    model = run.load_model(weights, device)
+    if not architecture(run.config.arch).attention:
+        raise ConfigError(f"a {run.config.arch} model records no attention weights to correlate")
+    model = run.load_language_model(weights, device)
     gold = read_deps(gold_path)
     edges = _Edges(direction, subtypes)
     sentences = [_kept_words(tree, run) for tree in gold.sentences]

@@ -81,7 +81,7 @@ def evaluate_unsupervised(
         baseline,
         TREE_BASELINES,
     )
-    scorer = SpanScorer(conv.whole_sentence_span)
+    scorer = SpanScorer(conv.whole_sentence_span, conv.corpus_gold)
     skipped = _score_all(scorer, conv, is_word, gold, pred, name, random.Random(seed))
     if not scorer.sentences:
         raise InputError(

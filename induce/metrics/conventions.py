@@ -9,11 +9,14 @@ from induce.data.config import check_choices, from_mapping, load_resource_yaml
 from induce.data.errors import ConfigError
 from induce.data.normalize import ALL_TAGS, load_tagset
 
-SPAN_CONVENTIONS = ("structformer", "cpcfg")
+SPAN_CONVENTIONS = ("structformer", "cpcfg", "tnpcfg")
 DEP_CONVENTIONS = ("position", "structformer")
 
 # exclude: no span may cover the whole sentence; root-only: only the root's own span goes.
 WholeSentence = Literal["exclude", "root-only"]
+# corpus F1 over each sentence's span set, or over its gold spans as a list (a span that a
+# unary chain repeats is a false negative once per copy when it is missed: TN-PCFG's metric)
+CorpusGold = Literal["set", "list"]
 # Arcs compared by word positions, or as (word, head word) strings (StructFormer's quirk).
 Arcs = Literal["positions", "word-strings"]
 
@@ -34,6 +37,7 @@ class SpanConvention:
     min_words: int
     max_words: int | None
     report_labels: tuple[str, ...]
+    corpus_gold: CorpusGold = "set"
 
     def __post_init__(self) -> None:
         check_choices(self)  # also after ``replace``, which no reader checks

@@ -15,7 +15,10 @@ Span sets merge duplicates.  Per sentence (the PRPN formula, epsilons included):
     f1 = 2 * prec * reca / (prec + reca + 1e-8)
 
 sentence-level scores are plain means over the scored sentences; corpus-level scores come from
-the summed counts.  Per-label recall counts gold constituents over two or more words (the
+the summed counts: of the span sets, or (``corpus_gold: list``, the TN-PCFG repository's
+metric) of the predicted and gold span lists, where a gold span a unary chain repeats counts
+once per copy (a false negative each when it is not predicted, a true positive once when it
+is).  Per-label recall counts gold constituents over two or more words (the
 whole-sentence one included) by their label cut at the first ``-``/``=``; one is recalled when
 its span is any constituent of the prediction, the whole-sentence one included.
 """
@@ -27,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from induce.data.types import Tree
-from induce.metrics.conventions import WholeSentence
+from induce.metrics.conventions import CorpusGold, WholeSentence
 from induce.structure.trees import leaves_and_spans, spans
 
 _CUT = re.compile(r"[-=]")
@@ -42,6 +45,13 @@ def span_set(tree_spans: Spans, n: int, whole_sentence_span: WholeSentence) -> s
     if whole_sentence_span == "exclude":
         return {(s, e) for s, e, _ in tree_spans if e - s > 1 and not (s == 0 and e == n)}
     return {(s, e) for s, e, _ in tree_spans[1:] if e - s > 1}
+
+
+def _span_list(tree_spans: Spans, n: int, whole_sentence_span: WholeSentence) -> list:
+    """:func:`span_set`'s spans as a list: a span repeated by a unary chain stays repeated."""
+    if whole_sentence_span == "exclude":
+        return [(s, e) for s, e, _ in tree_spans if e - s > 1 and not (s == 0 and e == n)]
+    return [(s, e) for s, e, _ in tree_spans[1:] if e - s > 1]
 
 
 def labelled_gold(tree_spans: Spans) -> set[tuple[int, int, str]]:
@@ -73,6 +83,10 @@ class SentenceSpans:
     precision: float
     recall: float
     f1: float
+    # the corpus-level counts: true positives, predicted and gold spans counted
+    counted_overlap: int = 0
+    counted_pred: int = 0
+    counted_gold: int = 0
 
 
 @dataclass
@@ -80,6 +94,7 @@ class SpanScorer:
     """Accumulates span scores sentence by sentence."""
 
     whole_sentence_span: WholeSentence
+    corpus_gold: CorpusGold = "set"
     sentences: list[SentenceSpans] = field(default_factory=list)
     label_correct: Counter = field(default_factory=Counter)
     label_total: Counter = field(default_factory=Counter)
@@ -95,8 +110,17 @@ class SpanScorer:
         gold_set = span_set(gold, n, self.whole_sentence_span)
         pred_set = span_set(pred, n, self.whole_sentence_span)
         prec, reca, f1 = sentence_prf(pred_set, gold_set)
+        overlap = len(pred_set & gold_set)
+        counts = (overlap, len(pred_set), len(gold_set))
+        if self.corpus_gold == "list":
+            pred_list, gold_list = (
+                _span_list(s, n, self.whole_sentence_span) for s in (pred, gold)
+            )
+            hits = sum(span in gold_set for span in pred_list)
+            misses = sum(span not in pred_set for span in gold_list)
+            counts = (hits, len(pred_list), hits + misses)
         row = SentenceSpans(
-            index, n, len(gold_set), len(pred_set), len(pred_set & gold_set), prec, reca, f1
+            index, n, len(gold_set), len(pred_set), overlap, prec, reca, f1, *counts
         )
         self.sentences.append(row)
         predicted = {(s, e) for s, e, _ in pred}
@@ -110,9 +134,9 @@ class SpanScorer:
         """Scores on a 0-100 scale plus the counts behind them."""
         rows = self.sentences
         count = len(rows)
-        overlap = sum(r.overlap for r in rows)
-        pred = sum(r.pred_spans for r in rows)
-        gold = sum(r.gold_spans for r in rows)
+        overlap = sum(r.counted_overlap for r in rows)
+        pred = sum(r.counted_pred for r in rows)
+        gold = sum(r.counted_gold for r in rows)
         prec = overlap / pred if pred else 0.0
         reca = overlap / gold if gold else 0.0
         f1 = 2 * prec * reca / (prec + reca) if prec + reca > 0 else 0.0

@@ -32,8 +32,8 @@ characters, ``D`` model width, ``C`` labels including the empty label at index 0
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +41,9 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
+from induce.decode.scores import SpanScores
+from induce.models.base import Loss, Model
+from induce.structs.spans import hinge_loss
 
 START, STOP = "<start>", "<stop>"  # the sentence-boundary tokens of the word vocabulary
 CHAR_PAD, CHAR_UNK, CHAR_BOW, CHAR_EOW = "<pad>", "<unk>", "<w>", "</w>"
@@ -123,21 +126,30 @@ class ChartConfig:
 class ChartInput:
     """A batch: ``words [B, T]``, ``tags [B, T]`` (0 where unknown), ``chars [B, T, W]``,
     ``keep [B, T]`` (True at real tokens, ``<start>``/``<stop>`` included), ``lengths``
-    (words per sentence, ``n``)."""
+    (words per sentence, ``n``).  For training, the targets: ``gold`` spans ``(i, j, label
+    id)`` per sentence, ``tag_targets [B, n]`` (``-100`` where none) and the divisors of the
+    update's whole batch (``sentences``, ``tag_count``), so that the losses of sub-batches
+    of one update add up to the update's."""
 
     words: torch.Tensor
     tags: torch.Tensor
     chars: torch.Tensor
     keep: torch.Tensor
     lengths: list[int]
+    gold: list[list[tuple[int, int, int]]] | None = None
+    tag_targets: torch.Tensor | None = None
+    sentences: int = 1
+    tag_count: int = 1
 
     def to(self, device: torch.device) -> ChartInput:
-        return ChartInput(
-            self.words.to(device),
-            self.tags.to(device),
-            self.chars.to(device),
-            self.keep.to(device),
-            self.lengths,
+        targets = self.tag_targets
+        return replace(
+            self,
+            words=self.words.to(device),
+            tags=self.tags.to(device),
+            chars=self.chars.to(device),
+            keep=self.keep.to(device),
+            tag_targets=None if targets is None else targets.to(device),
         )
 
 
@@ -283,17 +295,20 @@ class _Layer(nn.Module):
         return self.norm_ff(x + self.drop(torch.cat([f(p) for f, p in zip(self.ff, parts)], -1)))
 
 
-class ChartParser(nn.Module):
+class ChartParser(Model):
     """``forward(batch) -> span scores [B, n + 1, n + 1, C]`` (and tag logits
-    ``[B, n, tags]`` when ``tag_head``); ``scores[b, i, j, 0] = 0``."""
+    ``[B, n, tags]`` when ``tag_head``); ``scores[b, i, j, 0] = 0``.  Its objective
+    (:meth:`loss`): the structured hinge loss (Section 2.2) plus the tag head's
+    cross-entropy."""
 
     config_class = ChartConfig
+    config: ChartConfig
+    scores_class: ClassVar[type[SpanScores]] = SpanScores
 
     def __init__(self, config: ChartConfig, vocab_size: int, pad_id: int) -> None:
-        super().__init__()
-        c = self.config = config
+        super().__init__(config, vocab_size, pad_id)
+        c = config
         d = c.d_content
-        self.pad_id = pad_id
         self.word_embed = nn.Embedding(vocab_size, d, padding_idx=pad_id) if c.words else None
         self.tag_embed = nn.Embedding(len(c.tag_set) + 1, d, padding_idx=0) if c.tags else None
         n_chars = len(c.char_set)
@@ -372,3 +387,25 @@ class ChartParser(nn.Module):
     def forward(self, batch: ChartInput) -> tuple[torch.Tensor, torch.Tensor | None]:
         y = self.encode(batch)
         return self.span_scores(y), self.tag_logits(y)
+
+    def loss(self, batch: ChartInput, net: nn.Module | None = None) -> Loss:
+        """The hinge loss of the batch's gold trees over ``batch.sentences`` (Section 2.2,
+        Hamming-augmented decoding), plus ``tag_loss_scale`` x the tags' summed
+        cross-entropy over ``batch.tag_count``; both are logged."""
+        if batch.gold is None:
+            raise ValueError("a training batch needs its gold spans")
+        runner = self if net is None else net
+        scores, tag_logits = runner(batch)
+        hinge = hinge_loss(scores, batch.gold, batch.lengths) / batch.sentences
+        figures = {"hinge": hinge.detach()}
+        if tag_logits is None or batch.tag_targets is None:
+            return Loss(hinge, figures)
+        tag_sum = F.cross_entropy(
+            tag_logits.flatten(0, 1),
+            batch.tag_targets.flatten(),
+            ignore_index=-100,
+            reduction="sum",
+        )
+        tagging = self.config.tag_loss_scale * tag_sum / max(batch.tag_count, 1)
+        figures["tag_loss"] = tagging.detach()
+        return Loss(hinge + tagging, figures)

@@ -76,7 +76,6 @@ from torch import nn
 from induce.data.config import Positive, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import MergeScores
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.combiner_support import (
     GapRule,
     NeighbourLinks,
@@ -85,6 +84,7 @@ from induce.models.combiner_support import (
     constituent_prior,
 )
 from induce.models.layers import Dropout, Recording
+from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.pretrained import BertWeights, read_bert
 
 

@@ -30,8 +30,8 @@ nonterminals/preterminals, ``S = N + T``.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +40,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from induce.data.config import Size
 from induce.data.errors import ConfigError
+from induce.decode.scores import GrammarScores
+from induce.models.base import Loss, Model
 from induce.structs import LOG, MAX, derivative
 from induce.structs import pcfg as inside_algorithm
 from induce.structs import spans as span_cky
@@ -56,6 +58,9 @@ class PCFGConfig:
     z_dim: int = 64
     h_dim: Size = 512
     w_dim: Size = 512
+    # xavier: every weight matrix Xavier-uniform, as the official train.py draws them after
+    # building the model; pytorch: PyTorch's defaults (the symbol embeddings N(0, 1))
+    init: Literal["xavier", "pytorch"] = "xavier"
 
     def check(self) -> None:
         if self.z_dim < 0:
@@ -63,6 +68,29 @@ class PCFGConfig:
 
     def decoder_problem(self, decoder: str) -> str | None:
         return None
+
+
+@dataclass(frozen=True)
+class NeuralPCFGConfig(PCFGConfig):
+    """The N-PCFG: no ``z`` (Kim et al.'s ``--z_dim 0``)."""
+
+    z_dim: int = 0
+
+
+@dataclass
+class WordBatch:
+    """Sentences as word ids: ``ids [B, n]`` (padded), ``lengths [B]`` (each >= 2 in
+    training: a PCFG derives no sentence of one word)."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+
+    def to(self, device: torch.device) -> WordBatch:
+        return replace(self, ids=self.ids.to(device), lengths=self.lengths.to(device))
+
+    @property
+    def words(self) -> int:
+        return int(self.lengths.sum())
 
 
 class ResidualLayer(nn.Module):
@@ -93,16 +121,18 @@ class Grammar:
     terms: torch.Tensor
 
 
-class CompoundPCFG(nn.Module):
-    """N-PCFG and C-PCFG.  ``loss(ids, lengths)``: the batch mean of the negative ELBO and
-    the figures to log; ``log_likelihood``, ``parse``: with ``z`` at its mean."""
+class CompoundPCFG(Model):
+    """The C-PCFG (and the N-PCFG with ``z_dim: 0``).  ``loss(batch)``: the batch mean of
+    the negative ELBO, with its two parts to log; ``log_likelihood``, ``structure`` and
+    ``parse``: with ``z`` at its mean."""
 
     config_class: ClassVar[type[PCFGConfig]] = PCFGConfig
+    scores_class: ClassVar[type[GrammarScores]] = GrammarScores
+    config: PCFGConfig
 
     def __init__(self, config: PCFGConfig, vocab_size: int, pad_id: int) -> None:
-        super().__init__()
-        c = self.config = config
-        self.pad_id = pad_id
+        super().__init__(config, vocab_size, pad_id)
+        c = config
         s, z = c.s_dim, c.z_dim
         self.t_emb = nn.Parameter(torch.randn(c.t, s))
         self.nt_emb = nn.Parameter(torch.randn(c.nt, s))
@@ -114,6 +144,10 @@ class CompoundPCFG(nn.Module):
             self.enc_rnn = nn.LSTM(c.w_dim, c.h_dim, bidirectional=True, batch_first=True)
             self.enc_params = nn.Linear(2 * c.h_dim, 2 * z)
         self.vocab_mlp = _mlp(s + z, s, vocab_size)
+        if c.init == "xavier":
+            for param in self.parameters():  # in the official order of definition
+                if param.dim() > 1:
+                    nn.init.xavier_uniform_(param)
 
     # -- the inference network of the compound PCFG ----------------------------------------
     def encode(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -168,16 +202,20 @@ class CompoundPCFG(nn.Module):
         return z, self.kl(mean, logvar)
 
     # -- objective and read-outs ----------------------------------------------------------
-    def loss(
-        self, ids: torch.Tensor, lengths: torch.Tensor
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The batch mean of ``-log p(x | z) + KL`` (one sample of ``z``), and the sums to
-        log: ``nll`` and ``kl`` over the batch (detached).  ``ids [B, n]``, ``lengths [B]``
-        (each at least 2)."""
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``nll, kl [B]``: ``-log p(x | z)`` and ``KL(q(z | x) || N(0, I))``, ``z`` one
+        reparameterised sample in training mode, the mean otherwise (N-PCFG: ``kl = 0``).
+        ``ids [B, n]``, ``lengths [B]`` (each at least 2)."""
         z, kl = self._z(ids, lengths, sample=self.training)
         g = self.grammar(ids, z)
-        nll = -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths)
-        return (nll + kl).mean(), {"nll": nll.detach().sum(), "kl": kl.detach().sum()}
+        return -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths), kl
+
+    def loss(self, batch: WordBatch, net: nn.Module | None = None) -> Loss:
+        """The batch mean of ``-log p(x | z) + KL`` (Kim et al. 2019, the negative ELBO of
+        Section 2.2's compound PCFG; one sample of ``z``), logged as its parts ``nll`` and
+        ``kl`` (per sentence)."""
+        nll, kl = (self if net is None else net)(batch.ids, batch.lengths)
+        return Loss((nll + kl).mean(), {"nll": nll.detach().mean(), "kl": kl.detach().mean()})
 
     def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``[B]``: ``log p(x | z = mean)`` (N-PCFG: ``log p(x)``); the ELBO subtracts
@@ -221,42 +259,60 @@ class CompoundPCFG(nn.Module):
             emb = torch.cat([emb, z[:, None, :].expand(1, emb.shape[1], z.shape[-1])], -1)
         return F.log_softmax(self.vocab_mlp(emb), -1)
 
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> GrammarScores:
+        """The batch's span marginals, best derivation and MBR tree with ``z`` at its mean
+        (``keep [B, n]``: True at the words).  A sentence of one word is given a second,
+        padding word for the computation and its analyses are left empty.  Runs outside
+        inference mode (the read-outs are derivatives of the inside algorithm), without
+        gradients to the weights."""
+        with torch.inference_mode(False), torch.no_grad():
+            return self._analyses(ids.clone(), keep.clone())
+
+    def _analyses(self, ids: torch.Tensor, keep: torch.Tensor) -> GrammarScores:
+        lengths = keep.sum(1)
+        if ids.shape[1] < 2:
+            ids = F.pad(ids, (0, 2 - ids.shape[1]), value=self.pad_id)
+        z, _ = self._z(ids, lengths.clamp(min=1), sample=False)
+        g = self.grammar(ids, z)
+        derivable = lengths.clamp(min=2)
+        b, n = ids.shape
+        (marginals,) = derivative(
+            lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, derivable, LOG, s),
+            g.terms.new_zeros(b, n + 1, n + 1),
+        )
+        best, tags = derivative(
+            lambda s, t: inside_algorithm.inside(t, g.rules, g.roots, derivable, MAX, s),
+            g.terms.new_zeros(b, n + 1, n + 1, self.config.nt),
+            g.terms,
+        )
+        viterbi = (best * torch.arange(1, self.config.nt + 1, device=best.device)).sum(-1)
+        mbr = span_cky.argmax(marginals, derivable)
+        one = (lengths < 2)[:, None, None]
+        return GrammarScores(
+            marginals.masked_fill(one, 0.0),
+            viterbi.masked_fill(one, 0).long(),
+            tags.argmax(-1),
+            mbr.masked_fill(one, 0),
+        )
+
     def parse(
         self, ids: torch.Tensor, lengths: torch.Tensor, decoder: str = "viterbi"
     ) -> list[list[tuple[int, int, str]]]:
         """Each sentence's binary tree as labelled spans ``(i, j, label)`` of width >= 2
-        (``NT-k``, 1-based as the official trees) with ``z = mean``: ``viterbi`` (the best
-        derivation, Kim et al.'s decoder) or ``mbr`` (the tree of the highest summed span
-        marginals, the TN-PCFG repository's; unlabelled, ``NT`` as its label)."""
+        (:meth:`GrammarScores.spans`): ``viterbi`` (the best derivation, Kim et al.'s
+        decoder, ``NT-k``) or ``mbr`` (the tree of the highest summed span marginals, the
+        TN-PCFG repository's, ``NT``)."""
+        keep = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
         with torch.no_grad():
-            z, _ = self._z(ids, lengths, sample=False)
-            g = self.grammar(ids, z)
-        n = ids.shape[1]
-        if decoder == "viterbi":
-            zeros = g.terms.new_zeros(ids.shape[0], n + 1, n + 1, self.config.nt)
-            (best,) = derivative(
-                lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, lengths, MAX, s),
-                zeros,
-            )
-            found = best.nonzero().tolist()
-            out: list[list[tuple[int, int, str]]] = [[] for _ in range(ids.shape[0])]
-            for b, i, j, a in found:
-                out[b].append((i, j, f"NT-{a + 1}"))
-            return [sorted(spans, key=lambda s: (s[0], -s[1])) for spans in out]
-        if decoder != "mbr":
-            raise ConfigError("must be viterbi or mbr", setting="decoder")
-        zeros = g.terms.new_zeros(ids.shape[0], n + 1, n + 1)
-        (marginals,) = derivative(
-            lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, lengths, LOG, s), zeros
-        )
-        tree = span_cky.argmax(marginals, lengths)
-        return [
-            sorted(
-                ((i, j, "NT") for i, j in tree[b].nonzero().tolist() if j - i > 1),
-                key=lambda s: (s[0], -s[1]),
-            )
-            for b in range(ids.shape[0])
-        ]
+            rows = self.structure(ids, keep).sentences(lengths.tolist())
+        return [row.spans(decoder) for row in rows]  # type: ignore[attr-defined]
+
+
+class NeuralPCFG(CompoundPCFG):
+    """The N-PCFG (Kim et al. 2019, Section 2.1): the compound model's networks without
+    ``z``, one grammar for every sentence."""
+
+    config_class: ClassVar[type[PCFGConfig]] = NeuralPCFGConfig
 
 
 def _draw(

@@ -25,8 +25,8 @@ from torch import nn
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
-from induce.models.base import EncoderOutput
 from induce.models.layers import Dropout, full_precision
+from induce.models.masked_lm import EncoderOutput
 from induce.models.transformer import TransformerConfig, TransformerMLM
 
 _BIG = 1e9  # "no boundary" distance / "no word" height, as the reference masks them

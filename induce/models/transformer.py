@@ -17,8 +17,8 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.layers import Dropout, EncoderLayer
+from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.decode.scores import ArcScores
-from induce.models.base import BackboneConfig, EncoderOutput, MaskedLM
 from induce.models.layers import (
     Dropout,
     Recording,
@@ -40,6 +39,7 @@ from induce.models.layers import (
     packed_bilstm,
     padded_bilstm,
 )
+from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ morphology, and ``<unk>`` stands for words unseen in training.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +32,12 @@ from induce.models.chart import (
     ChartParser,
 )
 from induce.runs.device import inference_autocast
-from induce.structs.spans import cky
-from induce.structure.chart import EMPTY, LabelledSpan, labelled_spans, tree_from_spans
+from induce.structure.chart import EMPTY, LabelledSpan, labelled_spans
 from induce.structure.headrules import Dependencies, HeadTable, UnknownLabel, lexical_heads
 
 if TYPE_CHECKING:
     from induce.runs.directory import Run
 
-UNKNOWN_TAG = "XX"  # the tag of a parsed word when neither the input nor the model gives one
 MAX_SPANS = 65_536  # spans per parsing batch (x d_label_hidden floats in the label MLP)
 
 
@@ -105,6 +104,7 @@ class Encoder:
         self.chars = {ch: i for i, ch in enumerate(c.char_set)}
         self.spell = unescape_token if c.unescape_chars else str
         self.unk, self.pad = vocab.id(UNK), vocab.id(PAD)
+        self.tags_predicted = c.tag_head
 
     def batch(
         self,
@@ -150,6 +150,22 @@ class Encoder:
         chars = torch.tensor(spelling, dtype=torch.long)
         return ChartInput(ids, tag_ids, chars, keep, [len(w) for w in words])
 
+    def training_batch(
+        self, examples: Sequence[Example], rng: random.Random, sentences: int, tags: int
+    ) -> ChartInput:
+        """``examples`` with word dropout drawn from ``rng`` and their targets (gold spans,
+        tag ids) for :meth:`ChartParser.loss`; ``sentences`` and ``tags``: the update's
+        whole batch, the losses' divisors."""
+        batch = self.batch([ex.words for ex in examples], [ex.tags for ex in examples], rng)
+        batch.gold = [self.gold(ex.spans) for ex in examples]
+        batch.sentences, batch.tag_count = sentences, tags
+        if self.tags_predicted:
+            wanted = torch.full((len(examples), max(batch.lengths)), -100, dtype=torch.long)
+            for b, ex in enumerate(examples):
+                wanted[b, : len(ex.tags)] = torch.tensor([self.tags.get(t, 0) - 1 for t in ex.tags])
+            batch.tag_targets = wanted
+        return batch
+
     def gold(self, spans: Sequence[LabelledSpan]) -> list[tuple[int, int, int]]:
         """Gold spans with label ids (labels unseen in training are left out)."""
         return [(i, j, self.labels[label]) for i, j, label in spans if label in self.labels]
@@ -166,26 +182,30 @@ def parse_words(
     """Labelled trees of ``words`` (in order), batched by length; the input tags are used
     (and kept in the trees) when given, else the model's predicted tags, else ``XX``.
     ``bf16``: the model under bfloat16 autocast where the hardware has it (CKY in fp32)."""
-    parsed = parse_with_scores(model, encoder, words, tags, batch_words, bf16, keep=False)
-    return [tree for tree, _ in parsed]
+    found = dict(chart_scores(model, encoder, words, tags, batch_words, bf16))
+    trees = []
+    for k, sentence in enumerate(words):
+        tree = found[k].read_out(sentence).tree
+        assert tree is not None  # every sentence has words
+        trees.append(tree)
+    return trees
 
 
 @torch.inference_mode()
-def parse_with_scores(
+def chart_scores(
     model: ChartParser,
     encoder: Encoder,
     words: Sequence[Sequence[str]],
     tags: Sequence[Sequence[str] | None] | None = None,
     batch_words: int = 4000,
     bf16: bool = False,
-    keep: bool = True,
-) -> list[tuple[Tree, SpanScores | None]]:
-    """:func:`parse_words`, each tree with its sentence's span scores (``keep``)."""
+) -> Iterator[tuple[int, SpanScores]]:
+    """``(sentence index, its span scores with their CKY tree and tags)`` for every
+    sentence of ``words`` (none empty), shortest first, in batches of at most
+    ``batch_words`` tokens and :data:`MAX_SPANS` spans."""
     model.eval()
     device = next(model.parameters()).device
     order = sorted(range(len(words)), key=lambda k: len(words[k]))
-    out: dict[int, tuple[Tree, SpanScores | None]] = {}
-    labels = model.config.labels
     start = 0
     while start < len(order):
         end = start + 1
@@ -200,102 +220,77 @@ def parse_with_scores(
         batch = encoder.batch([words[k] for k in chunk], given).to(device)
         with inference_autocast(device, bf16):
             scores, tag_logits = model(batch)
-        trees, _ = cky(scores, batch.lengths)
-        host = SpanScores(scores, labels).on_host() if keep else None
-        predicted = tag_logits.argmax(-1).cpu() if tag_logits is not None else None
-        for b, k in enumerate(chunk):
-            n = len(words[k])
-            if given[b] is not None:
-                sentence_tags = list(given[b] or [])
-            elif predicted is not None:
-                sentence_tags = [model.config.tag_set[int(i)] for i in predicted[b, :n]]
-            else:
-                sentence_tags = [UNKNOWN_TAG] * n
-            spans = [(i, j, labels[label]) for i, j, label in trees[b]]
-            tree = tree_from_spans(list(words[k]), sentence_tags, spans)
-            out[k] = tree, None if host is None else host.sentence(b, n)
+        rows = SpanScores(scores, model.config.labels).sentences(batch.lengths)
+        predicted = tag_logits.argmax(-1).cpu().tolist() if tag_logits is not None else None
+        for b, (k, row) in enumerate(zip(chunk, rows)):
+            assert isinstance(row, SpanScores)
+            tagged = None if predicted is None else predicted[b][: batch.lengths[b]]
+            row.tags = _tags(model, given[b], tagged)
+            yield k, row
         start = end
-    return [out[k] for k in range(len(words))]
 
 
-@dataclass
-class ChartOutput:
-    """One parse: the labelled tree (``None`` for an empty sentence), head-rule dependencies
-    and the span scores (:meth:`SpanScores.to_json`) when asked for."""
+def _tags(
+    model: ChartParser, given: Sequence[str] | None, predicted: list[int] | None
+) -> tuple[str, ...] | None:
+    """A sentence's tags: the input's, else the tagger's, else none (``XX``)."""
+    if given is not None:
+        return tuple(given)
+    if predicted is not None:
+        return tuple(model.config.tag_set[i] for i in predicted)
+    return None  # SpanScores reads them out as XX
 
-    tree: Tree | None
-    heads: list[int] | None = None
-    labels: list[str] | None = None
-    scores: dict[str, Any] | None = None
 
+class ChartReader:
+    """How a chart parser run reads sentences: every token as the treebank writes it
+    (punctuation included, case kept), input tags used where given; span scores with their
+    CKY trees; dependencies by the ``penn2malt`` head rules where the output needs them."""
 
-class ChartRun:
-    """A chart parser run ready to parse: ``parse(sentences)`` for objects with ``tokens``,
-    ``tags`` (or ``None``) and ``line``; ``want_heads``: add dependencies by the
-    ``penn2malt`` head rules (CoNLL-U output)."""
+    reads_punctuation = True
+    heads_by_rules = True
 
     def __init__(
         self, run: Run, weights: str = "best", device: str = "auto", bf16: bool = False
     ) -> None:
-        self.run = run
-        self.model = run.load_parser(weights, device)
-        self.encoder = Encoder(self.model, run.vocab)
-        self.want_heads = False
+        model = run.load_model(weights, device)
+        assert isinstance(model, ChartParser)  # the registry's trains_on: trees
+        self.model = model
+        self.encoder = Encoder(model, run.vocab)
         self.bf16 = bf16
+        self.max_words = model.max_words
 
-    def parse(
-        self,
-        sentences: Sequence[Any],
-        batch_tokens: int = 8192,
-        source: str = "<input>",
-        scores: bool = False,
-    ) -> list[ChartOutput]:
-        words = [[leaf_token(t) for t in s.tokens] for s in sentences]
-        for s, w in zip(sentences, words):
-            if len(w) > self.model.max_words:
-                raise InputError(
-                    f"a sentence of {len(w)} words is longer than the model can read "
-                    f"({self.model.max_words})",
-                    source,
-                    s.line,
-                )
-        order = [k for k, w in enumerate(words) if w]
-        tags = [sentences[k].tags if sentences[k].tags else None for k in order]
-        parsed = parse_with_scores(
-            self.model,
-            self.encoder,
-            [words[k] for k in order],
-            tags,
-            batch_tokens,
-            self.bf16,
-            keep=scores,
-        )
-        out = [ChartOutput(None, scores={} if scores else None) for _ in sentences]
-        table = _penn2malt() if self.want_heads else None
-        for k, (tree, found) in zip(order, parsed):
-            out[k].tree = tree
-            if found is not None:
-                out[k].scores = found.to_json()
-            if table is not None:
-                deps = _heads(tree, table)
-                out[k].heads, out[k].labels = deps.heads, deps.labels
-        for k, w in enumerate(words):
-            if not w:
-                out[k].heads, out[k].labels = ([], []) if table is not None else (None, None)
-        return out
+    def words(self, sentence: Any, source: str) -> list[str]:
+        words = [leaf_token(t) for t in sentence.tokens]
+        sentence.punct = [False] * len(words)
+        if len(words) > self.max_words:
+            raise InputError(
+                f"a sentence of {len(words)} words is longer than the model can read "
+                f"({self.max_words})",
+                source,
+                sentence.line,
+            )
+        return words
+
+    def scores(
+        self, sentences: Sequence[Any], words: Sequence[Sequence[str]], batch_tokens: int
+    ) -> Iterator[tuple[int, SpanScores]]:
+        tags = [s.tags if s.tags else None for s in sentences]
+        return chart_scores(self.model, self.encoder, words, tags, batch_tokens, self.bf16)
 
 
-def _penn2malt() -> HeadTable:
-    from induce.structure.headtables import load_head_table
-
-    return load_head_table("penn2malt")
-
-
-def _heads(tree: Tree, table: HeadTable) -> Dependencies:
+def rule_heads(tree: Tree) -> Dependencies:
+    """Dependencies of a parsed tree by the ``penn2malt`` head rules."""
     try:
-        return lexical_heads(tree, table)
+        return lexical_heads(tree, _penn2malt())
     except UnknownLabel as err:
         raise ConfigError(
             f"the penn2malt head rules have no rule for the label {err.label!r}: write ptb "
             "and convert with your own head table (induce convert headrules --rules FILE)"
         ) from None
+
+
+@functools.cache
+def _penn2malt() -> HeadTable:
+    from induce.structure.headtables import load_head_table
+
+    return load_head_table("penn2malt")

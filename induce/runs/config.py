@@ -26,6 +26,10 @@ class DataConfig:
     batch_tokens: Size = 4096  # token budget of a training batch (padding included)
     eval_batch_tokens: Size = 8192  # evaluation batches (no gradients: can be larger)
     max_length: int = 0  # longer training sentences are skipped (0: keep all)
+    # grammars: the length curriculum (Kim et al.): the limit max_length grows by
+    # length_step words each epoch up to final_max_length (0: no end)
+    length_step: int = 0
+    final_max_length: int = 0
     eval_seed: int = 1234  # masks of validation/test are drawn from this seed
     # mask draws averaged for validation/test perplexity (run r uses eval_seed + r; the UDGN
     # code averages 5 random draws, the StructFormer code uses one)
@@ -33,7 +37,8 @@ class DataConfig:
     # padded: count x longest <= batch_tokens; summed: the reference code's batchify
     # (longest first, summed lengths < batch_tokens)
     batching: Literal["padded", "summed"] = "summed"
-    # chart: sentences per update (0: batches by the token budget, as the masked LMs)
+    # chart, grammars: sentences per update (0: batches by the token budget, as the masked
+    # LMs; a grammar needs it: its batches are of sentences of one length)
     batch_sentences: int = 0
     # chart: how an epoch's batches are drawn.  batches: sentences sorted by length and cut
     # into batches once, the batch order shuffled per epoch (little padding); sentences:

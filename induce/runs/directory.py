@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from induce.data.dataset import Dataset, load_dataset
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.files import (
     atomic_path,
     atomic_write,
@@ -46,8 +46,8 @@ from induce.runs.config import RunConfig, load_config
 if TYPE_CHECKING:  # torch is imported only where weights are read or written
     import torch
 
-    from induce.models.base import MaskedLM
-    from induce.models.chart import ChartParser
+    from induce.models.base import Model
+    from induce.models.masked_lm import MaskedLM
     from induce.runs.batches import Specials
 
 CONFIG, VOCAB, DATASET, STATE, METRICS = (
@@ -101,31 +101,35 @@ class Run:
             return None
         return load_dataset(path, verify=False)
 
-    def build_model(self) -> MaskedLM:
+    def build_model(self) -> Model:
         """A freshly initialised model of the run's architecture and vocabulary."""
         from induce.models import build_model
 
-        return build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
+        return build_model(self.config.arch, self.config.model, len(self.vocab), self.pad_id)
 
-    def load_parser(self, which: str = "best", device: str = "auto") -> ChartParser:
-        """A supervised parser run's model (``arch: chart``), in eval mode on ``device``."""
+    @property
+    def pad_id(self) -> int:
         from induce.data.vocab import PAD
-        from induce.models import build_parser
-        from induce.runs.device import pick_device
 
-        model = build_parser(
-            self.config.arch, self.config.model, len(self.vocab), self.vocab.id(PAD)
-        )
-        load_weights(model, self.weights(which))
-        return model.to(pick_device(device)).eval()
+        return self.vocab.id(PAD)
 
-    def load_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
+    def load_model(self, which: str = "best", device: str = "auto") -> Model:
         """The model with the ``which`` weights, in eval mode on ``device``."""
         from induce.runs.device import pick_device
 
         model = self.build_model()
         load_weights(model, self.weights(which))
         return model.to(pick_device(device)).eval()
+
+    def load_language_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
+        """:meth:`load_model` for what needs a masked language model (perplexity, attention
+        maps, the induced parsers' read-outs): a clear error for a run of another kind."""
+        from induce.models.masked_lm import MaskedLM
+
+        model = self.load_model(which, device)
+        if not isinstance(model, MaskedLM):
+            raise ConfigError(f"a {self.config.arch} run is not a masked language model")
+        return model
 
 
 def dump_yaml(data: Any) -> str:

@@ -14,17 +14,17 @@ from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from induce.decode.scores import Scores
-from induce.models.base import MaskedLM
+from induce.models.base import Model
+from induce.models.masked_lm import MaskedLM
 from induce.runs.batches import Batch, Specials, evaluation_batches
 
 Cast = Callable[[], AbstractContextManager[object]]
 
 
 def sentence_scores(
-    model: MaskedLM,
+    model: Model,
     sentences: Sequence[Sequence[int]],
     specials: Specials,
     batch_tokens: int,
@@ -62,18 +62,13 @@ def sentence_scores(
 def masked_lm_training_loss(
     net: torch.nn.Module, model: MaskedLM, batch: Batch, cast: Cast
 ) -> torch.Tensor:
-    """The training loss of one batch (already on the model's device): cross-entropy of the
-    tied output layer at the masked positions only.  ``net`` is ``model`` or its DDP wrapper;
-    ``cast`` opens the precision context.  The engine and its CUDA graphs train with it;
+    """The training loss of one batch (already on the model's device), the model's own
+    objective (:meth:`MaskedLM.loss`) under the precision context ``cast`` opens; ``net`` is
+    ``model`` or its DDP wrapper.  The trainer and its CUDA graphs train with it;
     ``bench/side_by_side.py`` times it."""
     net.train()
     with cast():
-        out = net(batch.ids, batch.keep)
-        if batch.targets.numel():
-            logits = model.logits(batch.at_masked(out.hidden))
-            return F.cross_entropy(logits.float(), batch.targets)
-        # nothing masked: a zero loss that still touches every parameter
-        return model.logits(out.hidden[:, 0]).float().sum() * 0.0
+        return model.loss(batch, net).value
 
 
 @torch.no_grad()
@@ -100,11 +95,8 @@ def masked_lm_sums(
     ):
         if not batch.targets.numel():
             continue
-        batch = batch.to(device)
         with cast():
-            out = model(batch.ids, batch.keep)
-            logits = model.logits(batch.at_masked(out.hidden)).float()
-        total += float(F.cross_entropy(logits, batch.targets, reduction="sum"))
+            total += float(model.loss_sum(batch.to(device)))
         count += batch.targets.numel()
     return total, count
 

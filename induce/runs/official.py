@@ -289,7 +289,7 @@ def import_checkpoint(
     # the reference's ids are kept as they are: induce finds its specials by name
     vocab = Vocabulary(words, specials=(UNK, PAD, MASK), settings={"source": str(dictionary)})
     model = build_model(arch, config.model, len(vocab), vocab.id(PAD))
-    _fill(model, weights, str(path))
+    fill_weights(model, weights, str(path))
     norm = normalization or Normalization(
         word_tags=load_tagset("ptb_word_tags"), tagset="ptb_word_tags"
     )
@@ -298,10 +298,10 @@ def import_checkpoint(
         "dictionary": str(Path(dictionary).resolve()),
     }
     record = dict(path=None, format=None, normalization=norm.to_dict(), sources=sources)
-    return _write_run(Path(out), config, vocab, record, model)
+    return write_imported_run(Path(out), config, vocab, record, model)
 
 
-def _fill(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -> None:
+def fill_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -> None:
     """Every induce parameter from ``weights``, shapes checked (a mapping bug otherwise)."""
     own = model.state_dict()
     missing = sorted(set(own) - set(weights))
@@ -316,7 +316,7 @@ def _fill(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -
     model.load_state_dict({k: v.contiguous() for k, v in weights.items()})
 
 
-def _write_run(
+def write_imported_run(
     out: Path, config: Any, vocab: Vocabulary, record: dict[str, Any], model: torch.nn.Module
 ) -> Path:
     """The run's files in a temporary folder beside ``out``, renamed to ``out`` at the end:

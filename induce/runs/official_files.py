@@ -41,14 +41,14 @@ def read_state_dict(
                 "with the official code on PYTHONPATH)",
                 setting="trust_pickle",
             ) from None
-        obj = _load_code_pickle(file)
+        obj = load_code_pickle(file)
     except Exception as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else err.__class__.__name__
         raise InputError(f"not a PyTorch checkpoint: {first}", str(file)) from None
     return _tensors_of(obj, file)
 
 
-def _load_code_pickle(file: Path) -> Any:
+def load_code_pickle(file: Path) -> Any:
     try:
         return torch.load(file, map_location="cpu", weights_only=False)
     except (ImportError, AttributeError) as err:
@@ -64,6 +64,8 @@ def _load_code_pickle(file: Path) -> Any:
 def _tensors_of(obj: Any, file: Path) -> dict[str, torch.Tensor]:
     if isinstance(obj, (list, tuple)) and obj:  # [model, criterion, optimizer, scheduler]
         obj = obj[0]
+    if isinstance(obj, dict) and "model" in obj and "idx2word" in obj:
+        obj = obj["model"]  # compound-pcfg's train.py: {args, model, word2idx, idx2word}
     if isinstance(obj, torch.nn.Module):
         obj = obj.state_dict()
     if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):

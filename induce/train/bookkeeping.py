@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from induce.data.errors import ConfigError, InduceWarning
+from induce.models.base import Loss
 from induce.runs.config import RunConfig
 from induce.runs.directory import METRICS
 from induce.train import checkpoint
@@ -177,22 +178,33 @@ class CheckpointedRun:
 
 
 class Meter:
-    """Mean loss and tokens/s since the last log line (kept in checkpoints, so that the
-    first log line after a resume averages the same updates as without the stop)."""
+    """Mean loss (and the objective's other figures) and tokens/s since the last log line
+    (kept in checkpoints, so that the first log line after a resume averages the same
+    updates as without the stop)."""
 
     def __init__(self) -> None:
         self.began, self.tokens = time.perf_counter(), 0
         self.losses: list[float | torch.Tensor] = []  # tensors stay on the device until read
+        self.figures: dict[str, list[float | torch.Tensor]] = {}
 
     def state(self) -> dict[str, Any]:
-        return {"losses": [float(x) for x in self.losses], "tokens": self.tokens}
+        figures = {k: [float(x) for x in v] for k, v in self.figures.items()}
+        return {
+            "losses": [float(x) for x in self.losses],
+            "tokens": self.tokens,
+            "figures": figures,
+        }
 
     def restore(self, state: dict[str, Any] | None) -> None:
         if state:
             self.losses, self.tokens = [float(x) for x in state["losses"]], int(state["tokens"])
+            found = state.get("figures", {})  # absent from older checkpoints
+            self.figures = {k: [float(x) for x in v] for k, v in found.items()}
 
-    def add(self, loss: float | torch.Tensor, tokens: int) -> None:
-        self.losses.append(loss)
+    def add(self, loss: Loss, tokens: int) -> None:
+        self.losses.append(loss.value)
+        for key, figure in loss.figures.items():
+            self.figures.setdefault(key, []).append(figure)
         self.tokens += tokens
 
     def record(self, step: int, epoch: int, lr: float, total: int) -> dict[str, Any]:
@@ -200,10 +212,15 @@ class Meter:
         out = {
             "step": step,
             "epoch": epoch,
-            "loss": round(sum(float(x) for x in self.losses) / len(self.losses), 5),
+            "loss": _mean(self.losses),
+            **{key: _mean(values) for key, values in self.figures.items()},
             "tokens_per_s": round(self.tokens / elapsed, 1),
             "lr": lr,
             "total_steps": total,
         }
-        self.began, self.tokens, self.losses = time.perf_counter(), 0, []
+        self.began, self.tokens, self.losses, self.figures = time.perf_counter(), 0, [], {}
         return out
+
+
+def _mean(values: list[float | torch.Tensor]) -> float:
+    return round(sum(float(x) for x in values) / len(values), 5)

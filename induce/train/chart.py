@@ -22,19 +22,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.ptb import read_trees
 from induce.metrics.evalb import score_corpus
 from induce.metrics.evalb_params import load_params
-from induce.models import build_parser
+from induce.models import build_model
+from induce.models.base import Loss
 from induce.models.chart import ChartParser
 from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import load_config
-from induce.structs.spans import hinge_loss
 from induce.structure.chart import clean_tree
 from induce.train.loop import Trainer
 from induce.train.options import TrainOptions, build_optimizer
@@ -93,10 +92,9 @@ class ChartTrainer(Trainer):
             )
         self.vocab = vocab
         torch.manual_seed(self.config.train.seed)
-        self.model = build_parser(
-            self.config.arch, self.config.model, len(vocab), vocab.id("<pad>")
-        )
-        self.model.to(self.device)
+        parser = build_model(self.config.arch, self.config.model, len(vocab), vocab.id("<pad>"))
+        assert isinstance(parser, ChartParser)  # the registry's objective: hinge
+        self.model = parser.to(self.device)
         self._check_lengths()
         self.encoder = Encoder(self.model, vocab)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
@@ -194,27 +192,29 @@ class ChartTrainer(Trainer):
     def batch_tokens(self, batch: tuple[list[int], random.Random]) -> int:
         return sum(len(self.train_examples[k].words) for k in batch[0]) * self.world.size
 
-    def train_step(self, batch: tuple[list[int], random.Random]) -> torch.Tensor:
+    def train_step(self, batch: tuple[list[int], random.Random]) -> Loss:
         """One update from the batch's sentences: whole (``data.shuffle: batches``, whose
         batches are of one length already) or as sub-batches of similar length whose
         gradients add up to the whole batch's (``sentences``; under torchrun the gradients
         are averaged over the processes once, after the last sub-batch)."""
         indices, rng = batch
-        self.model.train()
+        self.net.train()
         examples = [self.train_examples[k] for k in indices]
         self.warm_up()
         counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
             loss = chart_loss(self.model, self.encoder, examples, rng, *counts, net=self.net)
-            return self.update(loss, self.config.optim.clip)
+            return Loss(self.update(loss.value, self.config.optim.clip), loss.figures)
         self.optimizer.zero_grad(set_to_none=True)
-        total = torch.zeros((), device=self.device)
+        total = Loss(torch.zeros((), device=self.device))
         groups = sub_batches(examples, self.config.data.subbatch_tokens)
         for k, group in enumerate(groups):
             with self._no_sync(last=k == len(groups) - 1):
                 part = chart_loss(self.model, self.encoder, group, rng, *counts, net=self.net)
-                part.backward()
-            total += part.detach()
+                part.value.backward()
+            total.value += part.value.detach()
+            for key, figure in part.figures.items():
+                total.figures[key] = total.figures.get(key, 0) + figure
         self.apply_gradients(self.config.optim.clip)
         return total
 
@@ -276,30 +276,14 @@ def chart_loss(
     sentences: int,
     tags: int,
     net: torch.nn.Module | None = None,
-) -> torch.Tensor:
-    """The hinge loss of ``examples`` over ``sentences`` (the update's batch) and their tag
-    loss over ``tags`` (the batch's tags), on the model's device: the losses of sub-batches
-    of one batch add up to the batch's.  ``rng`` draws word dropout; ``net``: the module
-    that runs the forward pass (the model, or its DDP wrapper)."""
+) -> Loss:
+    """The model's loss (:meth:`ChartParser.loss`) of ``examples`` over ``sentences`` (the
+    update's batch) and ``tags`` (the batch's tags), on the model's device: the losses of
+    sub-batches of one batch add up to the batch's.  ``rng`` draws word dropout; ``net``:
+    the module that runs the forward pass (the model, or its DDP wrapper)."""
     device = next(model.parameters()).device
-    batch = encoder.batch(
-        [ex.words for ex in examples], [ex.tags for ex in examples], dropout=rng
-    ).to(device)
-    scores, tag_logits = (net or model)(batch)
-    gold = [encoder.gold(ex.spans) for ex in examples]
-    loss = hinge_loss(scores, gold, batch.lengths) / sentences
-    if tag_logits is not None:
-        wanted = torch.full(tag_logits.shape[:2], -100, dtype=torch.long)
-        for b, ex in enumerate(examples):
-            wanted[b, : len(ex.tags)] = torch.tensor([encoder.tags.get(t, 0) - 1 for t in ex.tags])
-        tag_loss = F.cross_entropy(
-            tag_logits.flatten(0, 1),
-            wanted.flatten().to(device),
-            ignore_index=-100,
-            reduction="sum",
-        )
-        loss = loss + model.config.tag_loss_scale * tag_loss / max(tags, 1)
-    return loss
+    batch = encoder.training_batch(examples, rng, sentences, tags).to(device)
+    return model.loss(batch, net)
 
 
 def sub_batches(examples: list[Example], tokens: int) -> list[list[Example]]:

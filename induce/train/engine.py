@@ -1,9 +1,11 @@
 """``induce train``: every architecture on the one training loop (:mod:`induce.train.loop`),
 on CPU, one GPU or ``torchrun``.
 
-:func:`train` picks the objective's trainer from what the architecture trains on (the
-registry, :mod:`induce.data.architectures`): masked language models on text
-(:mod:`induce.train.masked_lm`), supervised parsers on gold trees (:mod:`induce.train.chart`);
+
+:func:`train` picks the trainer of the architecture's objective (the registry,
+:mod:`induce.data.architectures`): masked language models on text
+(:mod:`induce.train.masked_lm`), supervised parsers on gold trees (:mod:`induce.train.chart`),
+grammars by their likelihood (:mod:`induce.train.grammar`);
 SIGINT and SIGTERM save a checkpoint and return.
 """
 
@@ -19,12 +21,17 @@ from induce.runs.directory import read_settings
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback
 from induce.train.chart import ChartTrainer
+from induce.train.grammar import GrammarTrainer
 from induce.train.loop import Trainer
 from induce.train.masked_lm import MaskedLMTrainer
 from induce.train.options import RunExistsError, TrainOptions, build_optimizer
 
-# the trainer of each kind of training data (the registry's ``trains_on``)
-TRAINERS: dict[str, type[Trainer]] = {"text": MaskedLMTrainer, "trees": ChartTrainer}
+# the trainer of each objective (the registry's ``objective``)
+TRAINERS: dict[str, type[Trainer]] = {
+    "masked-lm": MaskedLMTrainer,
+    "hinge": ChartTrainer,
+    "likelihood": GrammarTrainer,
+}
 
 # the options and the optimizer live in induce.train.options; they are part of this module's
 # API as before
@@ -47,7 +54,7 @@ def build_trainer(options: TrainOptions, on_event: Callback | None = None) -> Tr
     elif arch is None:
         arch = load_config(None, options.overrides, preset=options.config).arch
     # an unknown name goes on to the config loader, whose error lists the architectures
-    kind = BY_NAME[arch].trains_on if arch in BY_NAME else "text"
+    kind = BY_NAME[arch].objective if arch in BY_NAME else "masked-lm"
     return TRAINERS[kind](options, on_event)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import torch
 
-from induce.models.base import MaskedLM
+from induce.models.masked_lm import MaskedLM
 from induce.runs.batches import Batch, Specials
 from induce.runs.inference import Cast, masked_lm_training_loss
 

@@ -27,6 +27,7 @@ import torch
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import FileLock, atomic_write
 from induce.data.vocab import Vocabulary
+from induce.models.base import Loss
 from induce.runs.config import RunConfig, load_config
 from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
 from induce.runs.directory import (
@@ -120,8 +121,8 @@ class Trainer(CheckpointedRun):
         epoch."""
         raise NotImplementedError
 
-    def train_step(self, batch: Any) -> torch.Tensor:
-        """One update; the loss, detached, on the device."""
+    def train_step(self, batch: Any) -> Loss:
+        """One update; the model's loss and figures, detached, on the device."""
         raise NotImplementedError
 
     def batch_tokens(self, batch: Any) -> int:

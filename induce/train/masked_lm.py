@@ -16,10 +16,10 @@ from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
-from induce.models.base import MaskedLM
+from induce.models.base import Loss
+from induce.models.masked_lm import MaskedLM
 from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
 from induce.runs.device import autocast
-from induce.runs.inference import masked_lm_training_loss
 from induce.train.graphs import GraphedLoss
 from induce.train.loop import Trainer
 from induce.train.options import TrainOptions, build_optimizer
@@ -32,9 +32,9 @@ class MaskedLMTrainer(Trainer):
     def build(self, data: str, options: TrainOptions) -> None:
         self._load_data(data)
         torch.manual_seed(self.config.train.seed)
-        self.model = build_model(
-            self.config.arch, self.config.model, len(self.vocab), self.specials.pad
-        )
+        model = build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
+        assert isinstance(model, MaskedLM)  # the registry's objective: masked-lm
+        self.model = model
         if self.config.train.init_from and not options.resume:
             self.model.load_pretrained(self.config.train.init_from)
         self._check_lengths()
@@ -145,16 +145,18 @@ class MaskedLMTrainer(Trainer):
     def autocast(self) -> AbstractContextManager[object]:
         return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
-    def train_step(self, batch: Batch) -> torch.Tensor:
+    def train_step(self, batch: Batch) -> Loss:
         self.warm_up()
         if self.graphed is not None:
             # the graphs accumulate into .grad tensors that must never be freed
             self.optimizer.zero_grad(set_to_none=False)
             loss = self.graphed(batch)
             self.apply_gradients(self.config.optim.clip)
-            return loss
-        loss = masked_lm_training_loss(self.net, self.model, batch.to(self.device), self.autocast)
-        return self.update(loss, self.config.optim.clip)
+            return Loss(loss)
+        self.net.train()
+        with self.autocast():
+            found = self.model.loss(batch.to(self.device), self.net)
+        return Loss(self.update(found.value, self.config.optim.clip), found.figures)
 
     def evaluate(self) -> tuple[dict[str, Any], float]:
         c = self.config

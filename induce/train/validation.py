@@ -9,7 +9,8 @@ import torch
 
 from induce.data.dataset import Dataset
 from induce.metrics.validation import Gold, ParseScorer
-from induce.models.base import MaskedLM
+from induce.models.base import Model
+from induce.models.masked_lm import MaskedLM
 from induce.runs.batches import Specials
 from induce.runs.config import DataConfig
 from induce.runs.inference import Cast, masked_lm_loss, sentence_scores
@@ -46,7 +47,7 @@ def validation_loss(
 
 
 def parse_split(
-    model: MaskedLM,
+    model: Model,
     dataset: Dataset,
     split: str,
     sentences: Sequence[Sequence[int]],

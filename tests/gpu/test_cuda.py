@@ -13,13 +13,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from induce.models import MODELS
 from induce.models.layers import packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.engine import TrainOptions, train
 from induce.train.graphs import GraphedLoss
-from tests.train.helpers import last_state, make_dataset, quiet_model, tiny
+from tests.train.helpers import MASKED_LMS, last_state, make_dataset, quiet_model, tiny
 
 pytestmark = pytest.mark.gpu
 
@@ -74,7 +73,7 @@ def strict_fp32():
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_fp32_on_cuda_equals_the_cpu(arch, strict_fp32):
     model, batch = _model(arch), _batch()
     with torch.no_grad():
@@ -88,7 +87,7 @@ def test_fp32_on_cuda_equals_the_cpu(arch, strict_fp32):
         assert _relative_error(value, gpu_scores[name]) < 1e-4, name
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_bf16_autocast_stays_close_to_fp32(arch):
     """The parsers' scores are computed in fp32 inside a bf16 forward: they move by the
     rounding of the bf16 layers beneath them only; the loss by less than 2%."""
@@ -105,7 +104,7 @@ def test_bf16_autocast_stays_close_to_fp32(arch):
         assert _relative_error(value, bf16[name]) < 0.05, name
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_a_graph_captured_step_equals_the_eager_step(arch):
     """Forward, loss and backward captured in a CUDA graph and replayed give the eager loss
     and gradients: no step of it synchronises with the host (capture would fail)."""
@@ -140,7 +139,7 @@ def test_a_graph_captured_step_equals_the_eager_step(arch):
             assert torch.allclose(p.grad, g, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
     """Two batches of one bucket: the first runs eagerly and is captured, the second is a
     replay; each gives the loss and gradients of the plain engine step on the batch as it
@@ -245,7 +244,7 @@ def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):
     assert torch.allclose(static, dense[0], atol=1e-5)
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_scores_cut_from_the_gpu_equal_the_cpu_ones(arch, strict_fp32):
     """A batch's scores move to the host once; every sentence's scores then equal those of
     the same batch run on the CPU."""

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from induce.data.errors import ConfigError
 from induce.data.ptb import parse_trees
-from induce.models import build_parser, model_config
+from induce.models import build_model, model_config
 from induce.runs.chart import Encoder, example, inventories, parse_words
 from induce.structure.chart import clean_tree
 
@@ -42,7 +42,7 @@ def build(**changes):
     vocab, found = inventories(exs)
     settings = {**SMALL, **{k: list(v) for k, v in found.items()}, **changes}
     torch.manual_seed(0)
-    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    model = build_model("chart", settings, len(vocab), vocab.id("<pad>"))
     return model.eval(), Encoder(model, vocab), exs
 
 
@@ -208,7 +208,7 @@ def test_the_character_model_can_read_unescaped_words():
     assert "-" in plain["char_set"]
     assert vocab.tokens == plain_vocab.tokens  # the words themselves are untouched
     settings = {**SMALL, **{k: list(v) for k, v in found.items()}, "unescape_chars": True}
-    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    model = build_model("chart", settings, len(vocab), vocab.id("<pad>"))
     encoder = Encoder(model, vocab)
     batch = encoder.batch([exs[-1].words])
     ids = {i: ch for ch, i in encoder.chars.items()}
@@ -231,7 +231,7 @@ def test_the_codepoint_character_table_gives_unseen_characters_their_own_entries
     exs = [example(clean_tree(parse_trees(t).trees[0])) for t in TREES]
     vocab, found = inventories(exs, table="codepoints")
     settings = {**SMALL, **{k: list(v) for k, v in found.items()}, "char_table": "codepoints"}
-    model = build_parser("chart", settings, len(vocab), vocab.id("<pad>"))
+    model = build_model("chart", settings, len(vocab), vocab.id("<pad>"))
     encoder = Encoder(model, vocab)
     spelled = encoder.batch([["Zoë"]]).chars[0, 1, 1:4].tolist()
     assert spelled == [encoder.chars[ch] for ch in "Zoë"] and encoder.chars[CHAR_UNK] not in spelled

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from induce.models.pcfg import CompoundPCFG, PCFGConfig
+from induce.models.pcfg import CompoundPCFG, PCFGConfig, WordBatch
 from tests.structs.oracles import derivation_score, derivations, reduce
 
 VOCAB = 7
@@ -61,10 +61,11 @@ def test_the_kl_is_the_gaussians_and_the_loss_the_negative_elbo():
     p = torch.distributions.Normal(torch.zeros_like(mean), torch.ones_like(mean))
     kl = torch.distributions.kl_divergence(q, p).sum(-1)
     torch.testing.assert_close(model.kl(mean, logvar), kl)
-    loss, figures = model.loss(IDS, LENGTHS)  # eval mode: z = mean
+    loss = model.loss(WordBatch(IDS, LENGTHS))  # eval mode: z = mean
     nll = -model.log_likelihood(IDS, LENGTHS)
-    torch.testing.assert_close(loss, (nll + kl).mean())
-    torch.testing.assert_close(figures["nll"], nll.sum())
+    torch.testing.assert_close(loss.value, (nll + kl).mean())
+    torch.testing.assert_close(loss.figures["nll"], nll.mean())
+    torch.testing.assert_close(loss.figures["kl"], kl.mean())
 
 
 def test_a_sentence_scores_the_same_alone_and_padded_in_a_batch():
@@ -103,7 +104,7 @@ def test_training_reaches_every_parameter_and_lowers_the_loss():
     first = None
     for _ in range(30):
         torch.manual_seed(1)  # the same z draws every step: the loss is comparable
-        loss, _ = model.loss(IDS, LENGTHS)
+        loss = model.loss(WordBatch(IDS, LENGTHS)).value
         optimizer.zero_grad()
         loss.backward()
         if first is None:
@@ -140,3 +141,51 @@ def test_sampled_sentences_follow_the_grammar(z_dim):
     for k, pair in enumerate(pairs):
         expected = two * float(p[k] / p.sum())
         assert abs(counts[pair] - expected) <= 4 * math.sqrt(expected) + 3, (pair, counts[pair])
+
+
+def test_the_scores_read_out_kims_labelled_tree_and_the_span_posteriors():
+    """``structure()`` (read on the host, in float32): the Viterbi read-out is the best
+    derivation with its nonterminals and
+    preterminals (``NT-k``, ``T-k``); the marginals are each span's posterior over every
+    derivation, and MBR's tree is a binary tree of them."""
+    model = _model(3)
+    keep = torch.arange(IDS.shape[1])[None, :] < LENGTHS[:, None]
+    rows = model.structure(IDS, keep).sentences(LENGTHS.tolist())
+    z = model.encode(IDS, LENGTHS)[0]
+    g = model.grammar(IDS, z)
+    for b, n in enumerate(LENGTHS.tolist()):
+        terms, rules, roots = g.terms[b].tolist(), g.rules[b].tolist(), g.roots[b].tolist()
+        every = list(derivations(n, 2, 2))
+        scores = [derivation_score(*d, terms, rules, roots) for d in every]
+        inner, _, tags = every[max(range(len(every)), key=scores.__getitem__)]
+        words = [f"w{k}" for k in range(n)]
+        tree = rows[b].read_out(words, "viterbi").tree
+        assert tree is not None and tree.tags() == [f"T-{t + 1}" for t in tags]
+        total = reduce(scores, "log")
+        for i in range(n):
+            for j in range(i + 2, n + 1):
+                posterior = sum(
+                    math.exp(s - total)
+                    for (spans, _, _), s in zip(every, scores, strict=True)
+                    if (i, j) in spans
+                )
+                assert float(rows[b].marginals[i, j]) == pytest.approx(posterior, abs=1e-6)
+        mbr = rows[b].spans("mbr")
+        assert len(mbr) == n - 1 and mbr[0][:2] == (0, n)
+        assert sorted(s[:2] for s in rows[b].spans("viterbi")) == sorted(
+            s for s in inner if s[1] - s[0] > 1
+        )
+
+
+def test_a_one_word_sentence_is_read_as_its_word_alone():
+    """A PCFG derives no sentence of one word: its analyses are empty, the read-out gives
+    ``(NT (T-k w))`` and the other sentences of the batch are unchanged."""
+    model = _model(3)
+    ids = torch.tensor([[3, 4, 5], [6, 0, 0]])
+    keep = ids != 0
+    rows = model.structure(ids, keep).sentences([3, 1])
+    alone = model.structure(ids[:1], keep[:1]).sentences([3])
+    assert torch.equal(rows[0].marginals, alone[0].marginals)  # type: ignore[attr-defined]
+    tree = rows[1].read_out(["w"], "viterbi").tree
+    assert tree is not None and tree.label == "NT" and tree.tags()[0].startswith("T-")
+    assert rows[1].to_json() == {"spans": []}

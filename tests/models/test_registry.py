@@ -10,16 +10,18 @@ from induce.cli.app import app
 from induce.data.architectures import ARCHITECTURES, architecture, names
 from induce.data.config import resource_names
 from induce.data.errors import ConfigError
-from induce.models import MODELS, PARSERS, decoders, model_class
+from induce.models import MODELS, MaskedLM, Model, decoders, model_class
 
 
 @pytest.mark.parametrize("entry", ARCHITECTURES, ids=lambda a: a.name)
 def test_each_entry_names_its_class_and_the_decoders_of_its_scores(entry):
-    if entry.trains_on == "trees":
-        assert entry.name in PARSERS and entry.name not in MODELS
-        assert PARSERS[entry.name].__name__ == entry.cls
-        return
+    """The entry's data is its class's: decoders, BERT start, perplexity (a masked LM) and
+    attention (the class records it)."""
     cls = model_class(entry.name)
+    assert issubclass(cls, Model)
+    assert entry.perplexity == issubclass(cls, MaskedLM) == (entry.objective == "masked-lm")
+    assert entry.attention == (cls.record_attention is not Model.record_attention)
+    assert entry.samples == (cls.sample is not Model.sample)
     assert (cls.__module__, cls.__name__) == (entry.module, entry.cls)
     scores = cls.scores_class
     assert entry.decoders == (scores.decoders if scores is not None else ())
@@ -29,7 +31,7 @@ def test_each_entry_names_its_class_and_the_decoders_of_its_scores(entry):
 
 
 def test_the_registry_is_the_only_list_of_architectures():
-    assert [*MODELS, *PARSERS] == names()
+    assert [*MODELS] == names()
     assert names("trees") == ["chart"]
     with pytest.raises(ConfigError, match="known: udgn, structformer"):
         architecture("lstm")

@@ -81,6 +81,14 @@ COMMANDS: dict[str, tuple[dict[str, str], Args]] = {
             "cpu",
         ],
     ),
+    "evaluate likelihood": (
+        {},  # as evaluate mlm: the guard refuses before the run is read
+        lambda d, run, data: ["evaluate", "likelihood", "-m", str(run), "-d", str(data)],
+    ),
+    "sample": (
+        {},
+        lambda d, run, data: ["sample", str(run), "-n", "2"],
+    ),
     "evaluate pcc": (
         {"gold.conllu": CONLLU},
         lambda d, run, data: [
@@ -123,7 +131,7 @@ CASES = [
 
 def test_every_output_flag_of_every_subcommand_has_cases():
     assert set(FLAGS) == set(COMMANDS)
-    assert sum(len(f) for f in FLAGS.values()) >= 18
+    assert sum(len(f) for f in FLAGS.values()) >= 20
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import typing
 import pytest
 
 from induce.data.config import Bounds, literal_values
-from induce.models import MODELS, PARSERS
+from induce.models import MODELS
 from induce.runs.config import RunConfig
 from tests.reliability.test_bad_runs import _invoke, _one_error
 from tests.train.helpers import make_dataset
@@ -63,7 +63,7 @@ def _cases() -> list[tuple[str, str, str]]:
         if dataclasses.is_dataclass(run_hints[name])
     ]
     cases = []
-    for arch, cls in {**MODELS, **PARSERS}.items():
+    for arch, cls in MODELS.items():
         settings = _fields(cls.config_class, "model.")
         if arch == "udgn":  # the run settings are the same for every architecture
             for name, group in groups:
@@ -76,7 +76,7 @@ CASES = _cases()
 
 
 def test_the_walk_covers_every_architecture_and_many_settings():
-    assert {arch for arch, _, _ in CASES} == set(MODELS) | set(PARSERS)
+    assert {arch for arch, _, _ in CASES} == set(MODELS)
     assert len(CASES) > 250
 
 

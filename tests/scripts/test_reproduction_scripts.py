@@ -142,3 +142,22 @@ def test_chart_ptb_script(tmp_path):
     assert "F1 collins" in table[0]
     for name in ("evalb-valid.json", "evalb-test.json", "test.ptb"):
         assert (out / "runs" / "seed-1" / "eval" / name).is_file()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("arch", ["cpcfg", "npcfg"])
+def test_pcfg_ptb_script(tmp_path, arch):
+    make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
+    out = tmp_path / "exp"
+    sets = (
+        "--set model.nt=3 --set model.t=4 --set model.s_dim=8 --set model.z_dim=4 "
+        "--set model.h_dim=8 --set model.w_dim=8 --set train.max_steps=2 --set train.eval_every=2"
+    )
+    if arch == "npcfg":
+        sets = sets.replace("--set model.z_dim=4 ", "--set model.z_dim=0 ")
+    _run("cpcfg_ptb.sh", tmp_path / "ptb", out, env=_env(SETS=sets, ARCH=arch))
+    table = (out / "results.md").read_text().splitlines()
+    assert table[2].startswith(f"| {arch} | {arch}-ptb-paper | 2 |"), table
+    uf1 = json.loads((out / "runs" / "seed-1" / "eval" / "uf1.json").read_text())
+    assert uf1["settings"]["convention"]["name"] == "cpcfg"
+    assert "(NT-" in (out / "runs" / "seed-1" / "eval" / "test.ptb").read_text()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from induce.cli.app import app
+from induce.data.architectures import ARCHITECTURES
 from tests.preprocess.fixtures import make_ptb
 
 TINY = [
@@ -44,8 +45,31 @@ CHART_TINY = [
 ]
 
 
+PCFG_TINY = [
+    "model.nt=3",
+    "model.t=4",
+    "model.s_dim=8",
+    "model.h_dim=8",
+    "model.w_dim=8",
+    "data.batch_sentences=4",
+    "data.max_length=0",
+    "data.length_step=0",
+    "data.final_max_length=0",
+    "train.log_every=1",
+    "train.checkpoint_every=0",
+]
+PCFG_EXTRA = {"npcfg": [], "cpcfg": ["model.z_dim=4"]}
+
+# the masked language models, whose tests share a batch format and the CUDA graphs
+MASKED_LMS = [a.name for a in ARCHITECTURES if a.objective == "masked-lm"]
+
+
 def tiny(arch: str) -> list[str]:
-    return CHART_TINY if arch == "chart" else TINY + EXTRA[arch]
+    if arch == "chart":
+        return CHART_TINY
+    if arch in PCFG_EXTRA:
+        return PCFG_TINY + PCFG_EXTRA[arch]
+    return TINY + EXTRA[arch]
 
 
 def quiet_model(arch: str, d_model: int, n_heads: int, vocab: int, pad: int):

@@ -103,9 +103,8 @@ def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path, shuffle):
     finally:
         trainer.lock.release()
     assert train(TrainOptions(str(stopped), resume=True, device="cpu")) == "done"
-    a = induce.load(str(straight), "last", "cpu").parser.chart
-    b = induce.load(str(stopped), "last", "cpu").parser.chart
-    assert a is not None and b is not None
+    a = induce.load(str(straight), "last", "cpu").parser.reader
+    b = induce.load(str(stopped), "last", "cpu").parser.reader
     for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items()):
         assert torch.equal(x, y), name
     f1 = [
@@ -148,7 +147,7 @@ def test_scores_carry_every_span_and_cky_of_them_is_the_tree(run, tmp_path):
     own read-out (CKY) gives the tree written beside them."""
     from induce.data.ptb import parse_trees
     from induce.decode.scores import SpanScores
-    from induce.runs.chart import parse_with_scores
+    from induce.runs.chart import chart_scores
     from induce.structure.chart import labelled_spans
 
     src = tmp_path / "in.txt"
@@ -160,12 +159,13 @@ def test_scores_carry_every_span_and_cky_of_them_is_the_tree(run, tmp_path):
     assert [s[:2] for s in spans] == [[i, j] for i in range(4) for j in range(i + 1, 5)]
     assert all(isinstance(s[2], str) and s[2] and isinstance(s[3], float) for s in spans)
     assert records[1]["scores"] == {} and len(records[2]["scores"]["spans"]) == 3
-    chart = induce.load(str(run), device="cpu").parser.chart
-    assert chart is not None
+    chart = induce.load(str(run), device="cpu").parser.reader
     words = ["The", "bill", "passed", "."]
-    ((tree, found),) = parse_with_scores(chart.model, chart.encoder, [words])
+    ((_, found),) = chart_scores(chart.model, chart.encoder, [words])
+    tree = found.read_out(words).tree  # the batch's CKY tree
+    assert tree is not None
     assert isinstance(found, SpanScores) and found.scores.shape[:2] == (5, 5)
-    read = found.read_out(words).tree
+    read = SpanScores(found.scores, found.labels, found.tags).read_out(words).tree  # CKY anew
     written = parse_trees(records[0]["tree"]).trees[0]
     assert read is not None and written is not None and read.words() == words
     assert sorted(labelled_spans(read)) == sorted(labelled_spans(written))
@@ -261,7 +261,7 @@ def test_sub_batches_add_up_to_the_batch():
     def gradients(parts):
         model.zero_grad(set_to_none=True)
         total = sum(
-            chart_loss(model, encoder, part, random.Random(0), len(examples), tags)
+            chart_loss(model, encoder, part, random.Random(0), len(examples), tags).value
             for part in parts
         )
         total.backward()
@@ -296,3 +296,31 @@ def test_resuming_a_chart_run_under_another_architecture_is_refused(run):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "udgn differs from the run's architecture, chart" in lines[0]
     assert sorted((p.name, p.stat().st_mtime_ns) for p in run.rglob("*")) == before
+
+
+def test_the_objective_logs_its_parts(run):
+    """The model's loss comes with its figures: the chart parser logs its hinge loss (the
+    whole loss without a tag head) in every train record."""
+    records = [r for r in open_run(run).history() if r.get("kind") == "train"]
+    assert records and all(r["hinge"] == pytest.approx(r["loss"], abs=1e-4) for r in records)
+    assert all("tag_loss" not in r for r in records)
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (["evaluate", "mlm", "--data", "DATA"], "a chart model has no masked-LM perplexity"),
+        (["evaluate", "pcc", "GOLD"], "a chart model records no attention weights"),
+        (["evaluate", "likelihood", "--data", "DATA"], "a chart model is not a grammar"),
+        (["sample"], "a chart model has no grammar to draw sentences from"),
+    ],
+)
+def test_what_a_chart_model_cannot_do_is_one_line(run, data, tmp_path, command, message):
+    """Capabilities are the registry's data: an evaluation the model cannot give is refused
+    in one line, exit 2, before any model is loaded."""
+    gold = tmp_path / "gold.conllu"
+    gold.write_text("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n\n")
+    args = [str(data) if a == "DATA" else str(gold) if a == "GOLD" else a for a in command]
+    result = _cli(*args, *(["--model"] if args[0] != "sample" else []), run)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output

@@ -9,11 +9,11 @@ from contextlib import nullcontext
 import pytest
 import torch
 
-from induce.models import MODELS, build_model
+from induce.models import build_model
 from induce.runs.batches import Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.graphs import Buckets, GraphedLoss, bucket, round_rows
-from tests.train.helpers import quiet_model
+from tests.train.helpers import MASKED_LMS, quiet_model
 
 SPECIALS = Specials(pad=0, unk=1, mask=2)
 
@@ -54,7 +54,7 @@ def test_a_bucketed_batch_has_the_shape_of_its_bucket_and_the_same_targets():
     assert more.keep[3].tolist() == [True] + [False] * 11 and not more.masked[3].any()
 
 
-@pytest.mark.parametrize("arch", sorted(MODELS))
+@pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_padding_to_the_bucket_changes_neither_loss_nor_gradients(arch):
     model = quiet_model(arch, 32, 2, 50, SPECIALS.pad).train()
     g = torch.Generator().manual_seed(3)

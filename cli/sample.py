@@ -1,0 +1,35 @@
+"""``induce sample``: sentences drawn from a trained grammar."""
+
+from __future__ import annotations
+
+import typer
+
+from induce.cli.common import handle_errors
+
+
+@handle_errors
+def sample(
+    model: str | None = typer.Argument(
+        None, help="Run directory of a grammar (npcfg, cpcfg) [default: the most recent run]."
+    ),
+    count: int = typer.Option(10, "--count", "-n", help="Sentences to draw."),
+    seed: int = typer.Option(0, "--seed", help="The same seed draws the same sentences."),
+    max_words: int = typer.Option(
+        100,
+        "--max-words",
+        help="Longest sentence kept; a longer draw is drawn again (a PCFG may put mass on "
+        "unbounded derivations).",
+    ),
+    output: str | None = typer.Option(None, "--output", "-o", help="File [default: stdout]."),
+    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N."),
+) -> None:
+    """Sentences drawn from a trained grammar, one per line (a compound PCFG draws each
+    sentence's z from its prior)."""
+    from induce.cli.parse import _latest_run
+    from induce.data.files import open_output
+    from induce.sample import sample_sentences
+
+    sentences = sample_sentences(model or _latest_run(), count, seed, max_words, weights, device)
+    with open_output(output or "-") as out:
+        out.write("".join(" ".join(words) + "\n" for words in sentences))

@@ -1,0 +1,177 @@
+"""The PCFG family on the one training loop and the one parse path: batches of one length,
+the curriculum, the negative ELBO and its parts in the records, validation by the ELBO
+perplexity with UF1 beside it, resume, and parses with their span marginals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from induce.cli.app import app
+from induce.runs.directory import open_run
+from induce.runs.grammar import equal_length_batches
+from induce.train.engine import TrainOptions, build_trainer, train
+from induce.train.grammar import length_limit
+from tests.train.helpers import make_dataset, tiny, weights_file
+
+
+def test_batches_hold_sentences_of_one_length_and_skip_single_words():
+    lengths = [3, 1, 3, 5, 3, 2, 5, 9]
+    batches = equal_length_batches(lengths, 2, 6)
+    assert batches == [[5], [0, 2], [4], [3, 6]]  # no one-word sentence, nothing over 6
+    assert equal_length_batches(lengths, 8, 0)[-1] == [7]  # 0: no limit
+
+
+def test_the_curriculum_of_kim_et_al():
+    """train.py: 30 words in the first epoch, one more each epoch, at most 40."""
+    assert [length_limit(e, 30, 1, 40) for e in (0, 1, 9, 10, 20)] == [30, 31, 39, 40, 40]
+    assert length_limit(5, 0, 1, 40) == 0 and length_limit(5, 30, 1, 0) == 35
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_dataset(tmp_path_factory.mktemp("grammar"))
+
+
+def _settings(arch: str, steps: int) -> list[str]:
+    return [*tiny(arch), f"train.max_steps={steps}", "train.eval_every=3"]
+
+
+@pytest.fixture(scope="module", params=["npcfg", "cpcfg"])
+def run(request, data, tmp_path_factory):
+    out = tmp_path_factory.mktemp(request.param) / "run"
+    options = TrainOptions(str(out), request.param, str(data), _settings(request.param, 6))
+    assert train(options) == "done"
+    return out
+
+
+def _cli(*args):
+    return CliRunner().invoke(app, [*map(str, args)])
+
+
+def test_records_carry_the_elbo_its_parts_and_the_trees_scores(run):
+    history = open_run(run).history()
+    steps = [r for r in history if r["kind"] == "train"]
+    assert [r["step"] for r in steps] == list(range(1, 7))
+    for r in steps:
+        assert r["loss"] == pytest.approx(r["nll"] + r["kl"], abs=1e-3)
+        assert r["loss_kind"] == "-ELBO"
+    compound = open_run(run).config.arch == "cpcfg"
+    assert all((r["kl"] > 0) == compound for r in steps)
+    evals = [r for r in history if r["kind"] == "eval"]
+    assert [r["step"] for r in evals] == [3, 6]
+    for r in evals:
+        assert r["valid_ppl"] > 1 and 0 <= r["uf1"] <= 100
+        assert r["valid_loss"] > 0 and r["valid_kl"] >= 0
+
+
+def test_parses_carry_labels_and_span_marginals(run, tmp_path):
+    """``parse -f jsonl --scores``: the induced labels (``NT-k``, ``T-k``) of the Viterbi
+    tree; the span marginals of two words or more sum to ``n - 1`` (every binary tree has
+    that many such spans); MBR gives unlabelled trees; one word is ``(NT (T w))``."""
+    src = tmp_path / "in.txt"
+    src.write_text("the company said it will buy shares\n\nshares\n")
+    out = _cli("parse", src, "--model", run, "-f", "jsonl", "--pretokenized", "--scores")
+    assert out.exit_code == 0, out.output
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    first = records[0]
+    assert first["tree"].startswith("(NT-") and "(T-" in first["tree"]
+    spans = first["scores"]["spans"]
+    n = len(first["words"])
+    assert [s[:2] for s in spans] == [[i, j] for i in range(n) for j in range(i + 2, n + 1)]
+    assert sum(s[2] for s in spans) == pytest.approx(n - 1, abs=1e-4)
+    assert records[1]["tree"] == "" and records[2]["tree"].startswith("(NT (T-")
+    mbr = _cli("parse", src, "--model", run, "-f", "ptb", "--pretokenized", "--decoder", "mbr")
+    assert mbr.exit_code == 0, mbr.output
+    assert mbr.stdout.splitlines()[0].startswith("(NT (")
+
+
+def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    settings = _settings("cpcfg", 6)
+    assert train(TrainOptions(str(straight), "cpcfg", str(data), settings)) == "done"
+    trainer = build_trainer(TrainOptions(str(stopped), "cpcfg", str(data), settings))
+
+    def stop_at_4(kind, record):
+        if kind == "train" and record["step"] == 4:
+            trainer.request_stop()
+
+    trainer.on_event = stop_at_4
+    try:
+        assert trainer.fit() == "interrupted"
+    finally:
+        trainer.lock.release()
+    assert train(TrainOptions(str(stopped), resume=True)) == "done"
+    from safetensors.torch import load_file
+
+    a, b = load_file(weights_file(straight)), load_file(weights_file(stopped))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_sentences_drawn_from_the_grammar(run, tmp_path):
+    """``induce sample``: the same seed draws the same sentences, of the run's words, one per
+    line; a bad count is one line and exit 2."""
+    out = tmp_path / "drawn.txt"
+    first = _cli("sample", run, "-n", 5, "--seed", 1, "--max-words", 12, "-o", out)
+    assert first.exit_code == 0, first.output
+    lines = out.read_text().splitlines()
+    again = _cli("sample", run, "-n", 5, "--seed", 1, "--max-words", 12)
+    assert len(lines) == 5 and again.stdout.splitlines() == lines
+    vocab = set(open_run(run).vocab.tokens)
+    assert all(2 <= len(line.split()) <= 12 and set(line.split()) <= vocab for line in lines)
+    bad = _cli("sample", run, "-n", 0)
+    assert bad.exit_code == 2 and "count" in bad.output and "Traceback" not in bad.output
+
+
+def test_the_perplexity_of_a_split_is_the_validations(run, data, tmp_path):
+    """``induce evaluate likelihood``: the best checkpoint's ELBO perplexity of the
+    validation split is the one training recorded for it."""
+    report = tmp_path / "ppl.json"
+    args = ["evaluate", "likelihood", "--model", run, "--data", data, "--split", "valid"]
+    result = _cli(*args, "--json", report, "-q")
+    assert result.exit_code == 0, result.output
+    found = json.loads(report.read_text())
+    best = [r for r in open_run(run).history() if r["kind"] == "eval" and r["best"]][-1]
+    assert found["perplexity"] == pytest.approx(best["valid_ppl"], abs=1e-3)
+    assert found["recon_perplexity"] <= found["perplexity"]
+
+
+@pytest.mark.parametrize("form", ["state-dict", "pickle"])
+def test_an_official_checkpoint_imports_with_the_same_trees(run, tmp_path, form):
+    """``convert checkpoint --arch npcfg|cpcfg``: compound-pcfg's parameter names are ours,
+    so a state dict with its ``.dict`` vocabulary (``word id`` lines), or the official
+    ``{args, model, word2idx, idx2word}`` pickle with ``--trust-pickle``, becomes a run that
+    parses as the model did."""
+    import induce
+
+    arch = open_run(run).config.arch
+    model = open_run(run).load_model("best", "cpu")
+    words = open_run(run).vocab.tokens
+    source = tmp_path / "official.pt"
+    args = ["convert", "checkpoint", source, "--arch", arch, "-o", tmp_path / "imported"]
+    if form == "state-dict":
+        torch.save(model.state_dict(), source)
+        vocab = tmp_path / "ptb.dict"
+        vocab.write_text("".join(f"{w} {k}\n" for k, w in enumerate(words)))
+        args += ["--dict", vocab]
+    else:
+        table = dict(enumerate(words))
+        saved = {"args": {}, "model": model, "word2idx": {}, "idx2word": table}
+        torch.save(saved, source)
+        refused = _cli(*args)
+        assert refused.exit_code == 2 and "--trust-pickle" in refused.output
+        args += ["--trust-pickle"]
+    result = _cli(*args)
+    assert result.exit_code == 0, result.output
+    sentences = [["the", "company", "said", "it", "will", "buy", "shares"], ["shares", "rose"]]
+    ours = induce.load(str(run), device="cpu").parse(sentences)
+    theirs = induce.load(str(tmp_path / "imported"), device="cpu").parse(sentences)
+    assert [p.tree for p in ours] == [p.tree for p in theirs]
+    other = "cpcfg" if arch == "npcfg" else "npcfg"
+    swapped = {arch: other, tmp_path / "imported": tmp_path / "other"}
+    wrong = _cli(*[swapped.get(a, a) for a in args])
+    assert wrong.exit_code == 2 and f"not --arch {other}" in wrong.output
+    assert not (tmp_path / "other").exists()

@@ -79,7 +79,7 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
     ids = torch.randint(4, args.vocab, (args.batch, length), generator=g)
     lengths = torch.full((args.batch,), length)
 
-    from induce.models.pcfg import WordBatch
+    from induce.models.grammar import WordBatch
 
     def step() -> None:
         optimizer.zero_grad()
@@ -142,7 +142,8 @@ def memory(args: argparse.Namespace, length: int) -> dict[str, Any]:
     """``induce``'s peak RSS for one training step on one sentence of ``length`` words."""
     import torch
 
-    from induce.models.pcfg import CompoundPCFG, PCFGConfig, WordBatch
+    from induce.models.grammar import WordBatch
+    from induce.models.pcfg import CompoundPCFG, PCFGConfig
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

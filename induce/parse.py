@@ -84,6 +84,9 @@ class Parser:
         self.decoder = scores_class.check_decoder(
             decoder if decoder is not None else self.run.config.protocol.test_decoder
         )
+        problem = self.reader.model.config.decoder_problem(self.decoder)
+        if problem is not None:  # refused before any output (a grammar too large for viterbi)
+            raise ConfigError(problem, setting="decoder")
         self.has_heads = scores_class.has_heads or self.reader.heads_by_rules
         self.rule_heads = False  # head-rule dependencies only where the output shows them
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The compound PCFG (Kim, Dyer & Rush 2019, preset cpcfg-ptb-paper) or the neural PCFG
-# (ARCH=npcfg, preset npcfg-ptb-paper) on the WSJ Penn Treebank: the papers' data (sections
+# The compound PCFG (Kim, Dyer & Rush 2019, preset cpcfg-ptb-paper), the neural PCFG
+# (ARCH=npcfg, preset npcfg-ptb-paper) or the TN-PCFG (Yang, Zhao & Tu 2021, ARCH=tnpcfg,
+# preset tnpcfg-ptb-paper: MBR trees, its repository's scoring convention, published 57.7
+# +- 4.2) on the WSJ Penn Treebank: the papers' data (sections
 # 02-21 / 22 / 23, punctuation removed, lower-cased, a number as one N, 10,000 words), ten
 # epochs with the 30 -> 40 word curriculum and the best checkpoint by the validation ELBO
 # perplexity; section 23 parsed with the labelled Viterbi tree (z at its mean) and scored by
@@ -11,10 +13,11 @@
 #   scripts/cpcfg_ptb.sh LDC_PTB_DIR [OUT_DIR]
 #
 # Environment (all optional):
-#   ARCH=cpcfg                  or npcfg
+#   ARCH=cpcfg                  or npcfg, tnpcfg
 #   SEEDS="3435 1 2 3"          one run per seed (3435: the official default)
 #   SETS="--set train.epochs=1" extra `induce train` options
-#   DECODER=viterbi             or mbr (the TN-PCFG repository's read-out)
+#   DECODER=viterbi             or mbr (the TN-PCFG repository's read-out; tnpcfg's default)
+#   CONVENTION=cpcfg            or tnpcfg (tnpcfg's default)
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
@@ -23,6 +26,11 @@ arch=${ARCH:-cpcfg}
 out=${2:-experiments/$arch-ptb}
 seeds=${SEEDS:-"3435 1 2 3"}
 decoder=${DECODER:-viterbi}
+convention=${CONVENTION:-cpcfg}
+if [ "$arch" = tnpcfg ]; then
+  decoder=${DECODER:-mbr}
+  convention=${CONVENTION:-tnpcfg}
+fi
 read -r -a sets <<< "${SETS:-}"
 mkdir -p "$out"
 
@@ -36,7 +44,7 @@ for seed in $seeds; do
   train_seed "$run" "$arch-ptb-paper" "$data" "$seed" "${sets[@]}"
   induce parse "$data/test.txt" --model "$run" --pretokenized --format ptb --decoder "$decoder" \
     -o "$run/eval/test.ptb"
-  induce evaluate unsupervised "$data/test.trees" "$run/eval/test.ptb" --convention cpcfg -q \
+  induce evaluate unsupervised "$data/test.trees" "$run/eval/test.ptb" --convention "$convention" -q \
     --json "$run/eval/uf1.json"
 done
 

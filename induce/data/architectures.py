@@ -121,6 +121,19 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         attention=False,
         samples=True,
     ),
+    Architecture(
+        "tnpcfg",
+        "TN-PCFG",
+        "induce.models.tnpcfg",
+        "TNPCFG",
+        "text",
+        "likelihood",
+        ("mbr", "viterbi"),
+        "viterbi: grammars small enough to expand their rules",
+        perplexity=False,
+        attention=False,
+        samples=True,
+    ),
 )
 BY_NAME = {a.name: a for a in ARCHITECTURES}
 

@@ -333,7 +333,8 @@ class GrammarScores(Scores):
     - ``marginals [B, n + 1, n + 1]``: the posterior probability of each span of two words or
       more (``∂ log Z / ∂`` a span potential);
     - ``viterbi [B, n + 1, n + 1]``: ``1 + k`` for the spans of the best derivation,
-      nonterminal ``k`` (0 elsewhere), and ``tags [B, n]`` its preterminal of each word;
+      nonterminal ``k`` (0 elsewhere), and ``tags [B, n]`` its preterminal of each word
+      (``None``: a grammar too large for the best derivation, see :class:`RankScores`);
     - ``mbr [B, n + 1, n + 1]``: 1 for the spans of the binary tree of the highest summed
       marginals.
 
@@ -342,38 +343,49 @@ class GrammarScores(Scores):
     A sentence of one word, which a PCFG cannot derive, is read as ``(NT (T w))``."""
 
     marginals: torch.Tensor
-    viterbi: torch.Tensor
-    tags: torch.Tensor
+    viterbi: torch.Tensor | None
+    tags: torch.Tensor | None
     mbr: torch.Tensor
     decoders: ClassVar[tuple[str, ...]] = ("viterbi", "mbr")
     has_heads: ClassVar[bool] = False
 
     def sentence(self, k: int, n: int) -> GrammarScores:
-        return GrammarScores(
-            _own(self.marginals[k, : n + 1, : n + 1]),
-            _own(self.viterbi[k, : n + 1, : n + 1]),
-            _own(self.tags[k, :n]),
-            _own(self.mbr[k, : n + 1, : n + 1]),
+        return replace(
+            self,
+            marginals=_own(self.marginals[k, : n + 1, : n + 1]),
+            viterbi=None if self.viterbi is None else _own(self.viterbi[k, : n + 1, : n + 1]),
+            tags=None if self.tags is None else _own(self.tags[k, :n]),
+            mbr=_own(self.mbr[k, : n + 1, : n + 1]),
         )
 
     def spans(self, decoder: str | None = None) -> list[tuple[int, int, str]]:
         """The tree's labelled spans of two words or more, outermost first."""
         decoder = self.check_decoder(decoder)
         if decoder == "viterbi":
-            found = [
-                (i, j, f"NT-{int(self.viterbi[i, j])}") for i, j in self.viterbi.nonzero().tolist()
-            ]
+            best = self._best()
+            found = [(i, j, f"NT-{int(best[i, j])}") for i, j in best.nonzero().tolist()]
         else:
             found = [(i, j, "NT") for i, j in self.mbr.nonzero().tolist()]
         return sorted(((i, j, s) for i, j, s in found if j - i > 1), key=lambda s: (s[0], -s[1]))
+
+    def _best(self) -> torch.Tensor:
+        if self.viterbi is None:
+            raise ConfigError(
+                "viterbi needs the grammar's dense rules, too large for this model: use mbr",
+                setting="decoder",
+            )
+        return self.viterbi
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
         decoder = self.check_decoder(decoder)
         n = len(words)
         if not n:
             return SentenceParse(None, None)
-        viterbi = decoder == "viterbi"
-        tags = [f"T-{int(t) + 1}" if viterbi else "T" for t in self.tags[:n]]
+        tags = ["T"] * n
+        if decoder == "viterbi":
+            self._best()
+            assert self.tags is not None  # with the best derivation
+            tags = [f"T-{int(t) + 1}" for t in self.tags[:n]]
         spans = self.spans(decoder) if n > 1 else [(0, 1, "NT")]
         return SentenceParse(tree_from_spans(list(words), tags, spans), None)
 
@@ -382,3 +394,12 @@ class GrammarScores(Scores):
         n = self.marginals.shape[0] - 1
         values = self.marginals.tolist()
         return {"spans": [[i, j, values[i][j]] for i in range(n) for j in range(i + 2, n + 1)]}
+
+
+@dataclass
+class RankScores(GrammarScores):
+    """A low-rank grammar's analyses (TN-PCFG, Yang et al. 2021): MBR first, as the TN-PCFG
+    repository decodes; the best derivation only where the grammar is small enough to
+    expand its rules (:class:`GrammarScores`' ``viterbi`` is ``None`` otherwise)."""
+
+    decoders: ClassVar[tuple[str, ...]] = ("mbr", "viterbi")

@@ -11,7 +11,7 @@ from typing import Any
 from induce.data.architectures import architecture
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
-from induce.models.pcfg import CompoundPCFG
+from induce.models.grammar import GrammarModel
 from induce.runs.directory import open_run
 from induce.runs.grammar import grammar_sums
 
@@ -45,7 +45,7 @@ def evaluate_likelihood(
         raise ConfigError(f"must be 1 or more, got {batch_sentences}", "batch_sentences")
     sentences = [run.vocab.ids(s) for s in dataset.sentences(split)]
     model = run.load_model(which, device)
-    assert isinstance(model, CompoundPCFG)  # the registry's objective: likelihood
+    assert isinstance(model, GrammarModel)  # the registry's objective: likelihood
     device_of = next(model.parameters()).device
     nll, kl, tokens, count = grammar_sums(model, sentences, run.pad_id, batch_sentences, device_of)
     if not count:

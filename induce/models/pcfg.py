@@ -30,7 +30,7 @@ nonterminals/preterminals, ``S = N + T``.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import torch
@@ -41,10 +41,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from induce.data.config import Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import GrammarScores
-from induce.models.base import Loss, Model
-from induce.structs import LOG, MAX, derivative
+from induce.models.grammar import GrammarModel, read_outs
+from induce.structs import LOG, MAX
 from induce.structs import pcfg as inside_algorithm
-from induce.structs import spans as span_cky
 
 
 @dataclass(frozen=True)
@@ -77,22 +76,6 @@ class NeuralPCFGConfig(PCFGConfig):
     z_dim: int = 0
 
 
-@dataclass
-class WordBatch:
-    """Sentences as word ids: ``ids [B, n]`` (padded), ``lengths [B]`` (each >= 2 in
-    training: a PCFG derives no sentence of one word)."""
-
-    ids: torch.Tensor
-    lengths: torch.Tensor
-
-    def to(self, device: torch.device) -> WordBatch:
-        return replace(self, ids=self.ids.to(device), lengths=self.lengths.to(device))
-
-    @property
-    def words(self) -> int:
-        return int(self.lengths.sum())
-
-
 class ResidualLayer(nn.Module):
     """``relu(lin2(relu(lin1(x)))) + x`` (the official ``ResidualLayer``)."""
 
@@ -121,13 +104,12 @@ class Grammar:
     terms: torch.Tensor
 
 
-class CompoundPCFG(Model):
+class CompoundPCFG(GrammarModel):
     """The C-PCFG (and the N-PCFG with ``z_dim: 0``).  ``loss(batch)``: the batch mean of
-    the negative ELBO, with its two parts to log; ``log_likelihood``, ``structure`` and
-    ``parse``: with ``z`` at its mean."""
+    the negative ELBO, with its two parts to log (:class:`GrammarModel`);
+    ``log_likelihood``, ``structure`` and ``parse``: with ``z`` at its mean."""
 
     config_class: ClassVar[type[PCFGConfig]] = PCFGConfig
-    scores_class: ClassVar[type[GrammarScores]] = GrammarScores
     config: PCFGConfig
 
     def __init__(self, config: PCFGConfig, vocab_size: int, pad_id: int) -> None:
@@ -210,20 +192,6 @@ class CompoundPCFG(Model):
         g = self.grammar(ids, z)
         return -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths), kl
 
-    def loss(self, batch: WordBatch, net: nn.Module | None = None) -> Loss:
-        """The batch mean of ``-log p(x | z) + KL`` (Kim et al. 2019, the negative ELBO of
-        Section 2.2's compound PCFG; one sample of ``z``), logged as its parts ``nll`` and
-        ``kl`` (per sentence)."""
-        nll, kl = (self if net is None else net)(batch.ids, batch.lengths)
-        return Loss((nll + kl).mean(), {"nll": nll.detach().mean(), "kl": kl.detach().mean()})
-
-    def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``[B]``: ``log p(x | z = mean)`` (N-PCFG: ``log p(x)``); the ELBO subtracts
-        :meth:`kl` of the same mean and variance."""
-        z, _ = self._z(ids, lengths, sample=False)
-        g = self.grammar(ids, z)
-        return inside_algorithm.inside(g.terms, g.rules, g.roots, lengths)
-
     @torch.no_grad()
     def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
         """``count`` sentences (word ids) drawn from the grammar, top-down from the root: a
@@ -259,53 +227,18 @@ class CompoundPCFG(Model):
             emb = torch.cat([emb, z[:, None, :].expand(1, emb.shape[1], z.shape[-1])], -1)
         return F.log_softmax(self.vocab_mlp(emb), -1)
 
-    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> GrammarScores:
-        """The batch's span marginals, best derivation and MBR tree with ``z`` at its mean
-        (``keep [B, n]``: True at the words).  A sentence of one word is given a second,
-        padding word for the computation and its analyses are left empty.  Runs outside
-        inference mode (the read-outs are derivatives of the inside algorithm), without
-        gradients to the weights."""
-        with torch.inference_mode(False), torch.no_grad():
-            return self._analyses(ids.clone(), keep.clone())
-
-    def _analyses(self, ids: torch.Tensor, keep: torch.Tensor) -> GrammarScores:
-        lengths = keep.sum(1)
-        if ids.shape[1] < 2:
-            ids = F.pad(ids, (0, 2 - ids.shape[1]), value=self.pad_id)
+    def _analyses(self, ids: torch.Tensor, lengths: torch.Tensor) -> GrammarScores:
+        """The read-outs by the dense inside algorithm under both semirings."""
         z, _ = self._z(ids, lengths.clamp(min=1), sample=False)
         g = self.grammar(ids, z)
         derivable = lengths.clamp(min=2)
-        b, n = ids.shape
-        (marginals,) = derivative(
+        return read_outs(
             lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, derivable, LOG, s),
-            g.terms.new_zeros(b, n + 1, n + 1),
-        )
-        best, tags = derivative(
             lambda s, t: inside_algorithm.inside(t, g.rules, g.roots, derivable, MAX, s),
-            g.terms.new_zeros(b, n + 1, n + 1, self.config.nt),
             g.terms,
+            self.config.nt,
+            lengths,
         )
-        viterbi = (best * torch.arange(1, self.config.nt + 1, device=best.device)).sum(-1)
-        mbr = span_cky.argmax(marginals, derivable)
-        one = (lengths < 2)[:, None, None]
-        return GrammarScores(
-            marginals.masked_fill(one, 0.0),
-            viterbi.masked_fill(one, 0).long(),
-            tags.argmax(-1),
-            mbr.masked_fill(one, 0),
-        )
-
-    def parse(
-        self, ids: torch.Tensor, lengths: torch.Tensor, decoder: str = "viterbi"
-    ) -> list[list[tuple[int, int, str]]]:
-        """Each sentence's binary tree as labelled spans ``(i, j, label)`` of width >= 2
-        (:meth:`GrammarScores.spans`): ``viterbi`` (the best derivation, Kim et al.'s
-        decoder, ``NT-k``) or ``mbr`` (the tree of the highest summed span marginals, the
-        TN-PCFG repository's, ``NT``)."""
-        keep = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
-        with torch.no_grad():
-            rows = self.structure(ids, keep).sentences(lengths.tolist())
-        return [row.spans(decoder) for row in rows]  # type: ignore[attr-defined]
 
 
 class NeuralPCFG(CompoundPCFG):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from induce.models.pcfg import CompoundPCFG, WordBatch
+from induce.models.grammar import GrammarModel, WordBatch
 
 
 def word_batch(sentences: Sequence[Sequence[int]], pad: int) -> WordBatch:
@@ -40,7 +40,7 @@ Reduce = Callable[[float, float, float, float], Sequence[float]]
 
 @torch.no_grad()
 def grammar_sums(
-    model: CompoundPCFG,
+    model: GrammarModel,
     sentences: Sequence[Sequence[int]],
     pad: int,
     batch_sentences: int,

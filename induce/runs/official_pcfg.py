@@ -1,5 +1,6 @@
 """Official N-PCFG and C-PCFG checkpoints (Kim, Dyer and Rush 2019;
-``harvardnlp/compound-pcfg``) as induce run directories.
+``harvardnlp/compound-pcfg``) and TN-PCFG ones (Yang et al. 2021; ``sustcsonglin/TN-PCFG``,
+whose training saves the model's state dict) as induce run directories.
 
 The official ``train.py`` saves ``torch.save({'args', 'model', 'word2idx', 'idx2word'})``
 with the whole module pickled: readable only with the official code importable and by
@@ -49,12 +50,14 @@ def import_pcfg_checkpoint(
         raise ConfigError(f"must be one of {', '.join(ARCHS)}", setting="arch")
     tensors = read_state_dict(path, trust_pickle)
     words = _words(path, dictionary, trust_pickle)
-    sizes = _sizes(tensors, str(path))
-    compound = model_config(arch, {}).z_dim > 0  # the architecture's: N-PCFG z_dim 0
-    if (sizes["z_dim"] > 0) != compound:
-        kind = "a compound PCFG (it has the inference network)" if sizes["z_dim"] else "an N-PCFG"
-        raise InputError(f"the checkpoint is {kind}, not --arch {arch}", str(path))
-    rows = tensors["vocab_mlp.3.weight"].shape[0]
+    expected = set(dataclasses.asdict(model_config(arch, {})))
+    sizes = _sizes(tensors, str(path), expected)
+    if "z_dim" in sizes:
+        compound = model_config(arch, {}).z_dim > 0  # the architecture's: N-PCFG z_dim 0
+        if (sizes["z_dim"] > 0) != compound:
+            kind = "a compound PCFG" if sizes["z_dim"] else "an N-PCFG"
+            raise InputError(f"the checkpoint is {kind}, not --arch {arch}", str(path))
+    rows = tensors["term_mlp.3.weight" if "rank" in sizes else "vocab_mlp.3.weight"].shape[0]
     if rows != len(words):
         why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
         raise InputError(why, str(dictionary or path))
@@ -75,17 +78,33 @@ def import_pcfg_checkpoint(
     return write_imported_run(Path(out), config, vocab, record, model)
 
 
-def _sizes(tensors: dict[str, torch.Tensor], file: str) -> dict[str, int]:
-    """The grammar's sizes from the tensor shapes."""
-    for key in ("nt_emb", "t_emb", "rule_mlp.weight", "vocab_mlp.3.weight"):
+def _sizes(tensors: dict[str, torch.Tensor], file: str, fields: set[str]) -> dict[str, int]:
+    """The grammar's sizes from the tensor shapes (a TN-PCFG's or Kim et al.'s); the
+    architecture's config must have the same fields (``fields``)."""
+    low_rank = "rule_state_emb" in tensors
+    needed = (
+        ("root_mlp.3.weight", "term_emb", "parent_mlp.2.weight", "term_mlp.3.weight")
+        if low_rank
+        else ("nt_emb", "t_emb", "rule_mlp.weight", "vocab_mlp.3.weight")
+    )
+    for key in needed:
         if key not in tensors:
-            raise InputError(f"not a compound-pcfg checkpoint: no tensor {key!r}", file)
-    nt, s_dim = tensors["nt_emb"].shape
-    z_dim = tensors["rule_mlp.weight"].shape[1] - s_dim
-    sizes = {"nt": nt, "t": tensors["t_emb"].shape[0], "s_dim": s_dim, "z_dim": z_dim}
-    if z_dim > 0:
-        sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
-        sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
+            raise InputError(f"not a PCFG checkpoint of the official code: no {key!r}", file)
+    sizes: dict[str, Any]
+    if low_rank:
+        t, s_dim = tensors["term_emb"].shape
+        nt, rank = tensors["root_mlp.3.weight"].shape[0], tensors["parent_mlp.2.weight"].shape[0]
+        sizes = {"nt": nt, "t": t, "rank": rank, "s_dim": s_dim}
+    else:
+        nt, s_dim = tensors["nt_emb"].shape
+        z_dim = tensors["rule_mlp.weight"].shape[1] - s_dim
+        sizes = {"nt": nt, "t": tensors["t_emb"].shape[0], "s_dim": s_dim, "z_dim": z_dim}
+        if z_dim > 0:
+            sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
+            sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
+    if not set(sizes) <= fields:
+        what = "a TN-PCFG" if low_rank else "a compound-pcfg model"
+        raise InputError(f"the checkpoint is {what}: give its --arch", file)
     return {k: int(v) for k, v in sizes.items()}
 
 

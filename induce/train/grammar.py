@@ -27,7 +27,7 @@ from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.models.base import Loss
-from induce.models.pcfg import CompoundPCFG, WordBatch
+from induce.models.grammar import GrammarModel, WordBatch
 from induce.runs.batches import Specials
 from induce.runs.grammar import equal_length_batches, grammar_sums, word_batch
 from induce.train import distributed as dd
@@ -46,7 +46,7 @@ def length_limit(epoch: int, start: int, step: int, final: int) -> int:
 
 
 class GrammarTrainer(Trainer):
-    model: CompoundPCFG
+    model: GrammarModel
     # the loss is the negative ELBO per sentence (not per word: no perplexity of it)
     train_facts = {"loss_kind": "-ELBO"}
 
@@ -69,7 +69,7 @@ class GrammarTrainer(Trainer):
             raise InputError("no training sentence of two words or more", str(self.dataset.path))
         torch.manual_seed(self.config.train.seed)
         model = build_model(self.config.arch, self.config.model, len(vocab), self.specials.pad)
-        assert isinstance(model, CompoundPCFG)  # the registry's objective: likelihood
+        assert isinstance(model, GrammarModel)  # the registry's objective: likelihood
         self.model = model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.gold = self._validation_gold()

@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from induce.models.pcfg import CompoundPCFG, PCFGConfig, WordBatch
+from induce.models.grammar import WordBatch
+from induce.models.pcfg import CompoundPCFG, PCFGConfig
 from tests.structs.oracles import derivation_score, derivations, reduce
 
 VOCAB = 7

@@ -145,19 +145,24 @@ def test_chart_ptb_script(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("arch", ["cpcfg", "npcfg"])
+@pytest.mark.parametrize("arch", ["cpcfg", "npcfg", "tnpcfg"])
 def test_pcfg_ptb_script(tmp_path, arch):
     make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
     out = tmp_path / "exp"
-    sets = (
-        "--set model.nt=3 --set model.t=4 --set model.s_dim=8 --set model.z_dim=4 "
-        "--set model.h_dim=8 --set model.w_dim=8 --set train.max_steps=2 --set train.eval_every=2"
+    sizes = {
+        "cpcfg": "model.z_dim=4 model.h_dim=8 model.w_dim=8",
+        "npcfg": "model.z_dim=0",
+        "tnpcfg": "model.rank=4",
+    }[arch]
+    sets = " ".join(
+        f"--set {item}"
+        for item in f"model.nt=3 model.t=4 model.s_dim=8 {sizes} train.max_steps=2 "
+        "train.eval_every=2".split()
     )
-    if arch == "npcfg":
-        sets = sets.replace("--set model.z_dim=4 ", "--set model.z_dim=0 ")
     _run("cpcfg_ptb.sh", tmp_path / "ptb", out, env=_env(SETS=sets, ARCH=arch))
     table = (out / "results.md").read_text().splitlines()
     assert table[2].startswith(f"| {arch} | {arch}-ptb-paper | 2 |"), table
     uf1 = json.loads((out / "runs" / "seed-1" / "eval" / "uf1.json").read_text())
-    assert uf1["settings"]["convention"]["name"] == "cpcfg"
-    assert "(NT-" in (out / "runs" / "seed-1" / "eval" / "test.ptb").read_text()
+    convention, label = ("tnpcfg", "(NT (") if arch == "tnpcfg" else ("cpcfg", "(NT-")
+    assert uf1["settings"]["convention"]["name"] == convention
+    assert label in (out / "runs" / "seed-1" / "eval" / "test.ptb").read_text()

@@ -59,6 +59,7 @@ PCFG_TINY = [
     "train.checkpoint_every=0",
 ]
 PCFG_EXTRA = {"npcfg": [], "cpcfg": ["model.z_dim=4"]}
+TNPCFG_TINY = ["model.nt=3", "model.t=4", "model.rank=4", "model.s_dim=8", *PCFG_TINY[5:]]
 
 # the masked language models, whose tests share a batch format and the CUDA graphs
 MASKED_LMS = [a.name for a in ARCHITECTURES if a.objective == "masked-lm"]
@@ -69,6 +70,8 @@ def tiny(arch: str) -> list[str]:
         return CHART_TINY
     if arch in PCFG_EXTRA:
         return PCFG_TINY + PCFG_EXTRA[arch]
+    if arch == "tnpcfg":
+        return TNPCFG_TINY
     return TINY + EXTRA[arch]
 
 

@@ -1,0 +1,129 @@
+"""What the PCFG family shares (:mod:`induce.models.pcfg`, :mod:`induce.models.tnpcfg`): the
+batch of word ids, the objective (the negative ELBO, the negative log-likelihood of a model
+without a latent), the read-outs of a batch (:class:`~induce.decode.scores.GrammarScores`)
+and ``parse``.
+
+A grammar implements ``forward(ids, lengths) -> (nll, kl)`` (``kl = 0`` without a latent)
+and ``_analyses(ids, lengths)``, usually by :func:`read_outs` over its own inside algorithm.
+Shapes: ``B`` sentences, ``n`` words in the longest, ``N`` nonterminals, ``T``
+preterminals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from induce.decode.scores import GrammarScores
+from induce.models.base import Loss, Model
+from induce.structs import derivative
+from induce.structs import spans as span_cky
+
+
+@dataclass
+class WordBatch:
+    """Sentences as word ids: ``ids [B, n]`` (padded), ``lengths [B]`` (each >= 2 in
+    training: a PCFG derives no sentence of one word)."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+
+    def to(self, device: torch.device) -> WordBatch:
+        return replace(self, ids=self.ids.to(device), lengths=self.lengths.to(device))
+
+    @property
+    def words(self) -> int:
+        return int(self.lengths.sum())
+
+
+# a partition function of span potentials [B, n + 1, n + 1] (and, for the best derivation,
+# labelled ones [B, n + 1, n + 1, N] and the preterminal scores [B, n, T])
+Partition = Callable[..., torch.Tensor]
+
+
+class GrammarModel(Model):
+    """Base of the PCFG family: the objective and the read-outs, written once."""
+
+    scores_class: ClassVar[type[GrammarScores]] = GrammarScores
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``nll, kl [B]``: ``-log p(x | z)`` and ``KL(q(z | x) || p(z))`` (0 without a
+        latent), ``z`` sampled in training mode and at its mean otherwise."""
+        raise NotImplementedError
+
+    def loss(self, batch: WordBatch, net: nn.Module | None = None) -> Loss:
+        """The batch mean of ``-log p(x | z) + KL`` (the negative ELBO; the negative
+        log-likelihood without a latent), logged as its parts ``nll`` and ``kl`` (per
+        sentence)."""
+        nll, kl = (self if net is None else net)(batch.ids, batch.lengths)
+        return Loss((nll + kl).mean(), {"nll": nll.detach().mean(), "kl": kl.detach().mean()})
+
+    def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``[B]``: ``log p(x | z = mean)`` (without a latent: ``log p(x)``)."""
+        training = self.training
+        self.eval()
+        try:
+            nll, _ = self(ids, lengths)
+        finally:
+            self.train(training)
+        return -nll
+
+    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> GrammarScores:
+        """The batch's span marginals, best derivation and MBR tree (``keep [B, n]``: True at
+        the words; ``z`` at its mean).  A sentence of one word is given a second, padding
+        word for the computation and its analyses are left empty.  Runs outside inference
+        mode (the read-outs are derivatives of the inside algorithm), without gradients to
+        the weights."""
+        with torch.inference_mode(False), torch.no_grad():
+            ids, keep = ids.clone(), keep.clone()
+            lengths = keep.sum(1)
+            if ids.shape[1] < 2:
+                ids = F.pad(ids, (0, 2 - ids.shape[1]), value=self.pad_id)
+            return self._analyses(ids, lengths)
+
+    def _analyses(self, ids: torch.Tensor, lengths: torch.Tensor) -> GrammarScores:
+        raise NotImplementedError
+
+    def parse(
+        self, ids: torch.Tensor, lengths: torch.Tensor, decoder: str = "viterbi"
+    ) -> list[list[tuple[int, int, str]]]:
+        """Each sentence's binary tree as labelled spans ``(i, j, label)`` of width >= 2
+        (:meth:`GrammarScores.spans`): ``viterbi`` (the best derivation, Kim et al.'s
+        decoder, ``NT-k``) or ``mbr`` (the tree of the highest summed span marginals, the
+        TN-PCFG repository's, ``NT``)."""
+        keep = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
+        with torch.no_grad():
+            rows = self.structure(ids, keep).sentences(lengths.tolist())
+        return [row.spans(decoder) for row in rows]  # type: ignore[attr-defined]
+
+
+def read_outs(
+    marginal: Partition,
+    best: Partition,
+    terms: torch.Tensor,
+    nt: int,
+    lengths: torch.Tensor,
+) -> GrammarScores:
+    """:class:`GrammarScores` of a batch from two partition functions over the sentences'
+    derivable lengths (``max(n, 2)``): ``marginal(spans)`` under the log semiring, whose
+    derivative in the span potentials is the span marginals, and ``best(spans, terms)``
+    under the max semiring, whose derivatives are the best derivation's labelled spans and
+    preterminals.  ``terms [B, n, T]``; sentences shorter than 2 words get empty analyses."""
+    b, n = terms.shape[:2]
+    derivable = lengths.clamp(min=2)
+    (marginals,) = derivative(marginal, terms.new_zeros(b, n + 1, n + 1))
+    spans, tags = derivative(best, terms.new_zeros(b, n + 1, n + 1, nt), terms)
+    viterbi = (spans * torch.arange(1, nt + 1, device=spans.device)).sum(-1)
+    mbr = span_cky.argmax(marginals, derivable)
+    one = (lengths < 2)[:, None, None]
+    return GrammarScores(
+        marginals.masked_fill(one, 0.0),
+        viterbi.masked_fill(one, 0).long(),
+        tags.argmax(-1),
+        mbr.masked_fill(one, 0),
+    )

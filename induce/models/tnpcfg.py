@@ -1,0 +1,229 @@
+"""The TN-PCFG of Yang, Zhao and Tu (NAACL 2021): a PCFG with many symbols whose binary
+rules are a tensor decomposition of rank ``r``,
+
+    p(A -> B C) = sum_r U[A, r] V[B, r] W[C, r]                               (Eq. 4)
+
+``U = softmax_r(MLP_p(E_A))``, ``V = softmax_B(MLP_l(E_B))``, ``W = softmax_C(MLP_r(E_C))``
+over shared symbol embeddings ``E`` (nonterminals first); the root and the emissions are Kim
+et al.'s networks (a Linear, two residual layers, a Linear).  The inside algorithm runs in
+rank space (:func:`induce.structs.pcfg.inside_low_rank`, O(n³r + n²r²), the rank-space
+recursion of Yang et al. 2022 for the same model), so the N x S x S rule tensor is never
+built for training or for the span marginals.
+
+As the official ``parser/model/TN_PCFG.py`` (``sustcsonglin/TN-PCFG``), parameter for
+parameter and in its order, so its state dict loads by name; PyTorch's initialisation (the
+official class calls none; the symbol embeddings ``N(0, 1)``).  Departures: none in the
+numbers; the decoders are MBR over span marginals (the repository's) and, for a grammar
+small enough to expand its rules (``N * S^2 <= VITERBI_RULES``), the labelled Viterbi tree,
+which the repository does not have (its issue #11).
+
+Shapes: ``B`` sentences, ``n`` words, ``V`` vocabulary, ``N``/``T`` nonterminals and
+preterminals, ``S = N + T`` symbols, ``r`` the rank.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from induce.data.config import Size
+from induce.decode.scores import GrammarScores, RankScores
+from induce.models.grammar import GrammarModel, read_outs
+from induce.structs import MAX, derivative
+from induce.structs import pcfg as inside_algorithm
+from induce.structs import spans as span_cky
+
+VITERBI_RULES = 2_000_000  # the largest expanded rule tensor (N * S^2 entries) decoded by Viterbi
+
+
+@dataclass(frozen=True)
+class TNPCFGConfig:
+    """The official ``config/tnpcfg_r500_nt250_t500_curriculum0.yaml``: 250 nonterminals,
+    500 preterminals, rank 500, symbol embeddings 256."""
+
+    nt: Size = 250
+    t: Size = 500
+    rank: Size = 500
+    s_dim: Size = 256
+
+    def check(self) -> None:
+        """Nothing beyond the field types."""
+
+    def decoder_problem(self, decoder: str) -> str | None:
+        if decoder == "viterbi" and self.nt * (self.nt + self.t) ** 2 > VITERBI_RULES:
+            return (
+                f"viterbi expands the rules ({self.nt} x {self.nt + self.t}^2 entries, over "
+                f"{VITERBI_RULES:,}): use mbr"
+            )
+        return None
+
+
+class ResLayer(nn.Module):
+    """``relu(W2 relu(W1 x)) + x`` as the official ``parser/modules/res.py`` names it."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.linear = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x) + x
+
+
+def _deep(dim: int, out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(dim, dim), ResLayer(dim), ResLayer(dim), nn.Linear(dim, out))
+
+
+def _shallow(dim: int, out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, out))
+
+
+@dataclass
+class LowRankGrammar:
+    """The grammar's log-probabilities: ``roots [N]``, ``emissions [T, V]``, ``head [N, r]``
+    (``log U``), ``left``/``right [r, S]`` (``log V``, ``log W`` transposed)."""
+
+    roots: torch.Tensor
+    emissions: torch.Tensor
+    head: torch.Tensor
+    left: torch.Tensor
+    right: torch.Tensor
+
+    def terms(self, ids: torch.Tensor) -> torch.Tensor:
+        """``[B, n, T]``: ``log p(word | T)`` of each word."""
+        return self.emissions.t()[ids]
+
+
+class TNPCFG(GrammarModel):
+    """The TN-PCFG; no latent (``kl = 0``)."""
+
+    config_class: ClassVar[type[TNPCFGConfig]] = TNPCFGConfig
+    scores_class: ClassVar[type[GrammarScores]] = RankScores
+    config: TNPCFGConfig
+
+    def __init__(self, config: TNPCFGConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__(config, vocab_size, pad_id)
+        c, s = config, config.s_dim
+        self.root_emb = nn.Parameter(torch.randn(1, s))
+        self.root_mlp = _deep(s, c.nt)
+        self.term_emb = nn.Parameter(torch.randn(c.t, s))
+        self.term_mlp = _deep(s, vocab_size)
+        self.rule_state_emb = nn.Parameter(torch.randn(c.nt + c.t, s))
+        self.parent_mlp = _shallow(s, c.rank)
+        self.left_mlp = _shallow(s, c.rank)
+        self.right_mlp = _shallow(s, c.rank)
+
+    def grammar(self) -> LowRankGrammar:
+        nonterminals = self.rule_state_emb[: self.config.nt]
+        return LowRankGrammar(
+            F.log_softmax(self.root_mlp(self.root_emb), -1)[0],
+            F.log_softmax(self.term_mlp(self.term_emb), -1),
+            F.log_softmax(self.parent_mlp(nonterminals), -1),
+            F.log_softmax(self.left_mlp(self.rule_state_emb), 0).t(),
+            F.log_softmax(self.right_mlp(self.rule_state_emb), 0).t(),
+        )
+
+    def _inside(
+        self,
+        g: LowRankGrammar,
+        terms: torch.Tensor,
+        lengths: torch.Tensor,
+        spans: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``[B]``: ``log p(x)`` by the rank-space inside algorithm."""
+        b = terms.shape[0]
+        return inside_algorithm.inside_low_rank(
+            terms,
+            g.roots.expand(b, -1),
+            g.head.expand(b, -1, -1),
+            g.left.expand(b, -1, -1),
+            g.right.expand(b, -1, -1),
+            lengths,
+            spans,
+        )
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``nll [B]`` (the negative log-likelihood, Eq. 4's grammar) and ``kl = 0``."""
+        g = self.grammar()
+        nll = -self._inside(g, g.terms(ids), lengths)
+        return nll, torch.zeros_like(nll)
+
+    def rules(self, g: LowRankGrammar) -> torch.Tensor:
+        """``[N, S, S]``: the expanded ``log p(A -> B C)`` (Viterbi and tests only)."""
+        return inside_algorithm.dense_rules(g.head[None], g.left[None], g.right[None])[0]
+
+    def _analyses(self, ids: torch.Tensor, lengths: torch.Tensor) -> GrammarScores:
+        """Span marginals and MBR in rank space; the best derivation over the expanded rules
+        where ``decoder_problem`` allows it."""
+        g = self.grammar()
+        terms = g.terms(ids)
+        derivable = lengths.clamp(min=2)
+        if self.config.decoder_problem("viterbi") is None:
+            rules = self.rules(g)
+            b = terms.shape[0]
+            found = read_outs(
+                lambda s: self._inside(g, terms, derivable, s),
+                lambda s, t: inside_algorithm.inside(
+                    t, rules.expand(b, -1, -1, -1), g.roots.expand(b, -1), derivable, MAX, s
+                ),
+                terms,
+                self.config.nt,
+                lengths,
+            )
+            return RankScores(found.marginals, found.viterbi, found.tags, found.mbr)
+        b, n = ids.shape
+        (marginals,) = derivative(
+            lambda s: self._inside(g, terms, derivable, s), terms.new_zeros(b, n + 1, n + 1)
+        )
+        one = (lengths < 2)[:, None, None]
+        mbr = span_cky.argmax(marginals, derivable)
+        return RankScores(marginals.masked_fill(one, 0.0), None, None, mbr.masked_fill(one, 0))
+
+    @torch.no_grad()
+    def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
+        """``count`` sentences drawn top-down: a nonterminal draws a rank ``r ~ U[A]``, then
+        its children ``B ~ V[:, r]`` and ``C ~ W[:, r]`` (Eq. 4 read generatively); a
+        preterminal emits a word.  Longer draws than ``max_words`` are drawn again."""
+        rng = random.Random(seed)
+        g = self.grammar()
+        roots, head, left, right, emissions = (
+            t.exp().tolist() for t in (g.roots, g.head, g.left, g.right, g.emissions)
+        )
+        out: list[list[int]] = []
+        while len(out) < count:
+            words = _draw(roots, head, left, right, emissions, self.config.nt, rng, max_words)
+            if words is not None:
+                out.append(words)
+        return out
+
+
+def _draw(
+    roots: list[float],
+    head: list[list[float]],
+    left: list[list[float]],
+    right: list[list[float]],
+    emissions: list[list[float]],
+    nt: int,
+    rng: random.Random,
+    max_words: int,
+) -> list[int] | None:
+    """One sentence drawn top-down (leftmost first), or ``None`` past ``max_words``."""
+    symbols, ranks = range(len(left[0])), range(len(head[0]))
+    stack = rng.choices(range(nt), roots)
+    words: list[int] = []
+    while stack:
+        symbol = stack.pop()
+        if symbol >= nt:  # a preterminal
+            words += rng.choices(range(len(emissions[0])), emissions[symbol - nt])
+            continue
+        if len(words) + len(stack) + 2 > max_words:
+            return None
+        (r,) = rng.choices(ranks, head[symbol])
+        (b,) = rng.choices(symbols, left[r])
+        (c,) = rng.choices(symbols, right[r])
+        stack += [c, b]  # the left child on top
+    return words

@@ -1,0 +1,142 @@
+"""TN-PCFG (Yang et al. 2021): normalised factors, the rank-space likelihood against the
+expanded rules and against enumeration of every derivation, marginals, both decoders,
+sampling and the official parameter names."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from induce.data.errors import ConfigError
+from induce.models.grammar import WordBatch
+from induce.models.tnpcfg import TNPCFG, TNPCFGConfig
+from induce.structs import pcfg as inside_algorithm
+from tests.structs.oracles import derivation_score, derivations, reduce
+
+VOCAB = 7
+IDS = torch.tensor([[3, 4, 5, 6], [2, 5, 0, 0], [6, 6, 3, 0]])
+LENGTHS = torch.tensor([4, 2, 3])
+
+
+def _model(nt: int = 2, t: int = 2, rank: int = 3) -> TNPCFG:
+    torch.manual_seed(0)
+    return TNPCFG(TNPCFGConfig(nt=nt, t=t, rank=rank, s_dim=8), VOCAB, 0).double().eval()
+
+
+def test_the_factors_and_the_rules_they_make_are_distributions():
+    model = _model()
+    g = model.grammar()
+    torch.testing.assert_close(g.head.exp().sum(-1), torch.ones(2, dtype=torch.float64))
+    for side in (g.left, g.right):  # [r, S]: each rank a distribution over symbols
+        torch.testing.assert_close(side.exp().sum(-1), torch.ones(3, dtype=torch.float64))
+    torch.testing.assert_close(
+        model.rules(g).exp().flatten(1).sum(-1), torch.ones(2, dtype=torch.float64)
+    )
+    torch.testing.assert_close(g.emissions.exp().sum(-1), torch.ones(2, dtype=torch.float64))
+    torch.testing.assert_close(g.roots.exp().sum(), torch.tensor(1.0, dtype=torch.float64))
+
+
+def test_the_rank_space_likelihood_is_the_sum_over_every_derivation():
+    """Eq. 4's grammar: the rank-space inside equals the dense inside over the expanded rules
+    and the brute-force sum over derivations (float64, n <= 4)."""
+    model = _model()
+    got = model.log_likelihood(IDS, LENGTHS).detach()
+    g = model.grammar()
+    terms, rules = g.terms(IDS), model.rules(g)
+    dense = inside_algorithm.inside(
+        terms, rules.expand(3, -1, -1, -1), g.roots.expand(3, -1), LENGTHS
+    )
+    torch.testing.assert_close(got, dense, atol=1e-10, rtol=0)
+    for b, n in enumerate(LENGTHS.tolist()):
+        every = [
+            derivation_score(*d, terms[b].tolist(), rules.tolist(), g.roots.tolist())
+            for d in derivations(n, 2, 2)
+        ]
+        assert float(got[b]) == pytest.approx(reduce(every, "log"), abs=1e-10)
+
+
+def test_marginals_mbr_and_viterbi_against_enumeration():
+    model = _model()
+    keep = torch.arange(IDS.shape[1])[None, :] < LENGTHS[:, None]
+    rows = model.structure(IDS, keep).sentences(LENGTHS.tolist())
+    g = model.grammar()
+    terms, rules = g.terms(IDS), model.rules(g)
+    for b, n in enumerate(LENGTHS.tolist()):
+        every = list(derivations(n, 2, 2))
+        scores = [
+            derivation_score(*d, terms[b].tolist(), rules.tolist(), g.roots.tolist()) for d in every
+        ]
+        total = reduce(scores, "log")
+        row = rows[b]
+        for i in range(n):
+            for j in range(i + 2, n + 1):
+                posterior = sum(
+                    math.exp(s - total)
+                    for (spans, _, _), s in zip(every, scores, strict=True)
+                    if (i, j) in spans
+                )
+                assert float(row.marginals[i, j]) == pytest.approx(posterior, abs=1e-6)
+        inner, labels, tags = every[max(range(len(every)), key=scores.__getitem__)]
+        want = sorted(
+            ((i, j, f"NT-{a + 1}") for (i, j), a in zip(inner, labels, strict=True)),
+            key=lambda s: (s[0], -s[1]),
+        )
+        assert row.spans("viterbi") == want
+        tree = row.read_out([f"w{k}" for k in range(n)], "viterbi").tree
+        assert tree is not None and tree.tags() == [f"T-{t + 1}" for t in tags]
+        mbr = row.spans()  # the default decoder: MBR, as the official repository
+        assert len(mbr) == n - 1 and mbr[0][:2] == (0, n)
+
+
+def test_a_grammar_too_large_to_expand_decodes_by_mbr_only():
+    config = TNPCFGConfig(nt=250, t=500, rank=8, s_dim=8)
+    assert "use mbr" in (config.decoder_problem("viterbi") or "")
+    torch.manual_seed(0)
+    model = TNPCFG(config, VOCAB, 0).eval()
+    rows = model.structure(IDS, IDS != 0).sentences(LENGTHS.tolist())
+    assert len(rows[0].spans("mbr")) == 3
+    with pytest.raises(ConfigError, match="use mbr"):
+        rows[0].read_out(["a", "b", "c", "d"], "viterbi")
+
+
+def test_training_reaches_every_parameter_and_lowers_the_loss():
+    model = _model().train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, betas=(0.75, 0.999))
+    first = None
+    for _ in range(20):
+        loss = model.loss(WordBatch(IDS, LENGTHS)).value
+        optimizer.zero_grad()
+        loss.backward()
+        if first is None:
+            first = float(loss.detach())
+            assert all(
+                p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters()
+            )
+        optimizer.step()
+    assert float(loss.detach()) < first
+
+
+def test_two_word_sentences_are_drawn_as_often_as_the_grammar_says():
+    model = _model()
+    drawn = model.sample(4000, seed=0, max_words=12)
+    assert model.sample(3, seed=5) == model.sample(3, seed=5)
+    pairs = [(a, b) for a in range(VOCAB) for b in range(VOCAB)]
+    p = model.log_likelihood(torch.tensor(pairs), torch.full((len(pairs),), 2)).exp()
+    two = [tuple(s) for s in drawn if len(s) == 2]
+    assert len(two) > 500
+    for k, pair in enumerate(pairs):
+        expected = len(two) * float(p[k] / p.sum())
+        assert abs(two.count(pair) - expected) <= 4 * math.sqrt(expected) + 3, pair
+
+
+def test_the_parameters_are_the_official_modules():
+    """``parser/model/TN_PCFG.py``'s names, in its order (its state dict loads by name; a
+    module lists its own parameters before its submodules')."""
+    names = [name for name, _ in _model().named_parameters()]
+    assert names[:3] == ["root_emb", "term_emb", "rule_state_emb"]
+    assert "root_mlp.1.linear.0.weight" in names and "root_mlp.1.linear.2.bias" in names
+    groups = list(dict.fromkeys(n.split(".")[0] for n in names[3:]))
+    assert groups == ["root_mlp", "term_mlp", "parent_mlp", "left_mlp", "right_mlp"]
+    assert "parent_mlp.2.weight" in names  # Linear, ReLU, Linear

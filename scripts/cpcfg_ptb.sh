@@ -2,7 +2,8 @@
 # The compound PCFG (Kim, Dyer & Rush 2019, preset cpcfg-ptb-paper), the neural PCFG
 # (ARCH=npcfg, preset npcfg-ptb-paper) or the TN-PCFG (Yang, Zhao & Tu 2021, ARCH=tnpcfg,
 # preset tnpcfg-ptb-paper: MBR trees, its repository's scoring convention, published 57.7
-# +- 4.2) on the WSJ Penn Treebank: the papers' data (sections
+# +- 4.2) or the Simple PCFG (Liu et al. 2023, ARCH=simplepcfg, preset simplepcfg-ptb-paper,
+# published 65.1 +- 2.1) on the WSJ Penn Treebank: the papers' data (sections
 # 02-21 / 22 / 23, punctuation removed, lower-cased, a number as one N, 10,000 words), ten
 # epochs with the 30 -> 40 word curriculum and the best checkpoint by the validation ELBO
 # perplexity; section 23 parsed with the labelled Viterbi tree (z at its mean) and scored by
@@ -13,7 +14,7 @@
 #   scripts/cpcfg_ptb.sh LDC_PTB_DIR [OUT_DIR]
 #
 # Environment (all optional):
-#   ARCH=cpcfg                  or npcfg, tnpcfg
+#   ARCH=cpcfg                  or npcfg, tnpcfg, simplepcfg
 #   SEEDS="3435 1 2 3"          one run per seed (3435: the official default)
 #   SETS="--set train.epochs=1" extra `induce train` options
 #   DECODER=viterbi             or mbr (the TN-PCFG repository's read-out; tnpcfg's default)
@@ -27,7 +28,7 @@ out=${2:-experiments/$arch-ptb}
 seeds=${SEEDS:-"3435 1 2 3"}
 decoder=${DECODER:-viterbi}
 convention=${CONVENTION:-cpcfg}
-if [ "$arch" = tnpcfg ]; then
+if [ "$arch" = tnpcfg ] || [ "$arch" = simplepcfg ]; then
   decoder=${DECODER:-mbr}
   convention=${CONVENTION:-tnpcfg}
 fi

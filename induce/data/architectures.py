@@ -134,6 +134,19 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         attention=False,
         samples=True,
     ),
+    Architecture(
+        "simplepcfg",
+        "Simple PCFG (SN-PCFG)",
+        "induce.models.simplepcfg",
+        "SimplePCFG",
+        "text",
+        "likelihood",
+        ("mbr", "viterbi"),
+        "viterbi: grammars small enough to expand their rules",
+        perplexity=False,
+        attention=False,
+        samples=True,
+    ),
 )
 BY_NAME = {a.name: a for a in ARCHITECTURES}
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -55,12 +55,28 @@ class TNPCFGConfig:
         """Nothing beyond the field types."""
 
     def decoder_problem(self, decoder: str) -> str | None:
-        if decoder == "viterbi" and self.nt * (self.nt + self.t) ** 2 > VITERBI_RULES:
-            return (
-                f"viterbi expands the rules ({self.nt} x {self.nt + self.t}^2 entries, over "
-                f"{VITERBI_RULES:,}): use mbr"
-            )
-        return None
+        return viterbi_problem(self.nt, self.t) if decoder == "viterbi" else None
+
+
+def viterbi_problem(nt: int, t: int) -> str | None:
+    """Why a low-rank grammar of ``nt`` nonterminals and ``t`` preterminals cannot decode by
+    Viterbi (its expanded rules are too large), or ``None``."""
+    if nt * (nt + t) ** 2 > VITERBI_RULES:
+        size = f"{nt} x {nt + t}^2 entries, over {VITERBI_RULES:,}"
+        return f"viterbi expands the rules ({size}): use mbr"
+    return None
+
+
+class RuleSizes(Protocol):
+    """What the shared code reads of a low-rank grammar's config."""
+
+    @property
+    def nt(self) -> int: ...
+
+    @property
+    def t(self) -> int: ...
+
+    def decoder_problem(self, decoder: str) -> str | None: ...
 
 
 class ResLayer(nn.Module):
@@ -98,34 +114,16 @@ class LowRankGrammar:
         return self.emissions.t()[ids]
 
 
-class TNPCFG(GrammarModel):
-    """The TN-PCFG; no latent (``kl = 0``)."""
+class LowRankPCFG(GrammarModel):
+    """A grammar whose rules factor through ranks (TN-PCFG, Simple PCFG): the likelihood,
+    marginals, decoders and sampling over a :class:`LowRankGrammar`; no latent (``kl =
+    0``).  Subclasses build their networks and :meth:`grammar`."""
 
-    config_class: ClassVar[type[TNPCFGConfig]] = TNPCFGConfig
     scores_class: ClassVar[type[GrammarScores]] = RankScores
-    config: TNPCFGConfig
-
-    def __init__(self, config: TNPCFGConfig, vocab_size: int, pad_id: int) -> None:
-        super().__init__(config, vocab_size, pad_id)
-        c, s = config, config.s_dim
-        self.root_emb = nn.Parameter(torch.randn(1, s))
-        self.root_mlp = _deep(s, c.nt)
-        self.term_emb = nn.Parameter(torch.randn(c.t, s))
-        self.term_mlp = _deep(s, vocab_size)
-        self.rule_state_emb = nn.Parameter(torch.randn(c.nt + c.t, s))
-        self.parent_mlp = _shallow(s, c.rank)
-        self.left_mlp = _shallow(s, c.rank)
-        self.right_mlp = _shallow(s, c.rank)
+    config: RuleSizes
 
     def grammar(self) -> LowRankGrammar:
-        nonterminals = self.rule_state_emb[: self.config.nt]
-        return LowRankGrammar(
-            F.log_softmax(self.root_mlp(self.root_emb), -1)[0],
-            F.log_softmax(self.term_mlp(self.term_emb), -1),
-            F.log_softmax(self.parent_mlp(nonterminals), -1),
-            F.log_softmax(self.left_mlp(self.rule_state_emb), 0).t(),
-            F.log_softmax(self.right_mlp(self.rule_state_emb), 0).t(),
-        )
+        raise NotImplementedError
 
     def _inside(
         self,
@@ -199,6 +197,35 @@ class TNPCFG(GrammarModel):
             if words is not None:
                 out.append(words)
         return out
+
+
+class TNPCFG(LowRankPCFG):
+    """The TN-PCFG (Yang et al. 2021, Eq. 4)."""
+
+    config_class: ClassVar[type[TNPCFGConfig]] = TNPCFGConfig
+    config: TNPCFGConfig
+
+    def __init__(self, config: TNPCFGConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__(config, vocab_size, pad_id)
+        c, s = config, config.s_dim
+        self.root_emb = nn.Parameter(torch.randn(1, s))
+        self.root_mlp = _deep(s, c.nt)
+        self.term_emb = nn.Parameter(torch.randn(c.t, s))
+        self.term_mlp = _deep(s, vocab_size)
+        self.rule_state_emb = nn.Parameter(torch.randn(c.nt + c.t, s))
+        self.parent_mlp = _shallow(s, c.rank)
+        self.left_mlp = _shallow(s, c.rank)
+        self.right_mlp = _shallow(s, c.rank)
+
+    def grammar(self) -> LowRankGrammar:
+        nonterminals = self.rule_state_emb[: self.config.nt]
+        return LowRankGrammar(
+            F.log_softmax(self.root_mlp(self.root_emb), -1)[0],
+            F.log_softmax(self.term_mlp(self.term_emb), -1),
+            F.log_softmax(self.parent_mlp(nonterminals), -1),
+            F.log_softmax(self.left_mlp(self.rule_state_emb), 0).t(),
+            F.log_softmax(self.right_mlp(self.rule_state_emb), 0).t(),
+        )
 
 
 def _draw(

@@ -57,7 +57,7 @@ def import_pcfg_checkpoint(
         if (sizes["z_dim"] > 0) != compound:
             kind = "a compound PCFG" if sizes["z_dim"] else "an N-PCFG"
             raise InputError(f"the checkpoint is {kind}, not --arch {arch}", str(path))
-    rows = tensors["term_mlp.3.weight" if "rank" in sizes else "vocab_mlp.3.weight"].shape[0]
+    rows = _vocabulary_rows(tensors)
     if rows != len(words):
         why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
         raise InputError(why, str(dictionary or path))
@@ -78,20 +78,37 @@ def import_pcfg_checkpoint(
     return write_imported_run(Path(out), config, vocab, record, model)
 
 
+# the kinds of official checkpoints: the tensors that tell each apart, and its vocabulary's
+KINDS = {
+    "a Simple PCFG": ("vocab_emb", "rule_state_emb", "parent_mlp1.0.weight"),
+    "a TN-PCFG": ("root_mlp.3.weight", "term_emb", "parent_mlp.2.weight", "term_mlp.3.weight"),
+    "a compound-pcfg model": ("nt_emb", "t_emb", "rule_mlp.weight", "vocab_mlp.3.weight"),
+}
+
+# the settings each kind's sizes fill: the fields of its architecture's config
+FIELDS = {
+    "a Simple PCFG": {"nt", "t", "s_dim"},
+    "a TN-PCFG": {"nt", "t", "rank", "s_dim"},
+    "a compound-pcfg model": {"nt", "t", "s_dim", "z_dim", "h_dim", "w_dim"},
+}
+
+
 def _sizes(tensors: dict[str, torch.Tensor], file: str, fields: set[str]) -> dict[str, int]:
-    """The grammar's sizes from the tensor shapes (a TN-PCFG's or Kim et al.'s); the
-    architecture's config must have the same fields (``fields``)."""
-    low_rank = "rule_state_emb" in tensors
-    needed = (
-        ("root_mlp.3.weight", "term_emb", "parent_mlp.2.weight", "term_mlp.3.weight")
-        if low_rank
-        else ("nt_emb", "t_emb", "rule_mlp.weight", "vocab_mlp.3.weight")
-    )
-    for key in needed:
-        if key not in tensors:
-            raise InputError(f"not a PCFG checkpoint of the official code: no {key!r}", file)
+    """The grammar's sizes from the tensor shapes; the architecture's config must have the
+    same fields (``fields``).  A Simple PCFG's split of its symbols into nonterminals and
+    preterminals is in no shape: ``T = 2N``, as in every official configuration."""
+    kind = next((k for k, keys in KINDS.items() if all(key in tensors for key in keys)), None)
+    if kind is None:
+        raise InputError(
+            "not a PCFG checkpoint of the official code (compound-pcfg, TN-PCFG)", file
+        )
     sizes: dict[str, Any]
-    if low_rank:
+    if kind == "a Simple PCFG":
+        symbols, s_dim = tensors["rule_state_emb"].shape
+        if symbols % 3:
+            raise InputError(f"{symbols} symbols: not the official T = 2N", file)
+        sizes = {"nt": symbols // 3, "t": 2 * symbols // 3, "s_dim": s_dim}
+    elif kind == "a TN-PCFG":
         t, s_dim = tensors["term_emb"].shape
         nt, rank = tensors["root_mlp.3.weight"].shape[0], tensors["parent_mlp.2.weight"].shape[0]
         sizes = {"nt": nt, "t": t, "rank": rank, "s_dim": s_dim}
@@ -102,10 +119,17 @@ def _sizes(tensors: dict[str, torch.Tensor], file: str, fields: set[str]) -> dic
         if z_dim > 0:
             sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
             sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
-    if not set(sizes) <= fields:
-        what = "a TN-PCFG" if low_rank else "a compound-pcfg model"
-        raise InputError(f"the checkpoint is {what}: give its --arch", file)
+    if FIELDS[kind] != fields - {"init"}:
+        raise InputError(f"the checkpoint is {kind}: give its --arch", file)
     return {k: int(v) for k, v in sizes.items()}
+
+
+def _vocabulary_rows(tensors: dict[str, torch.Tensor]) -> int:
+    """The vocabulary size the emission layer was built for."""
+    for key, axis in (("vocab_emb", 1), ("term_mlp.3.weight", 0), ("vocab_mlp.3.weight", 0)):
+        if key in tensors and tensors[key].dim() == 2:
+            return int(tensors[key].shape[axis])
+    raise InputError("no emission layer in the checkpoint", "")
 
 
 def _words(

@@ -1,6 +1,7 @@
-"""TN-PCFG (Yang et al. 2021): normalised factors, the rank-space likelihood against the
-expanded rules and against enumeration of every derivation, marginals, both decoders,
-sampling and the official parameter names."""
+"""The low-rank PCFGs, TN-PCFG (Yang et al. 2021) and Simple PCFG (Liu et al. 2023):
+normalised factors, the rank-space likelihood against the expanded rules and against
+enumeration of every derivation, marginals, both decoders, sampling and the official
+parameter names."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import torch
 
 from induce.data.errors import ConfigError
 from induce.models.grammar import WordBatch
-from induce.models.tnpcfg import TNPCFG, TNPCFGConfig
+from induce.models.simplepcfg import SimplePCFG, SimplePCFGConfig
+from induce.models.tnpcfg import TNPCFG, LowRankPCFG, TNPCFGConfig
 from induce.structs import pcfg as inside_algorithm
 from tests.structs.oracles import derivation_score, derivations, reduce
 
@@ -20,17 +22,24 @@ IDS = torch.tensor([[3, 4, 5, 6], [2, 5, 0, 0], [6, 6, 3, 0]])
 LENGTHS = torch.tensor([4, 2, 3])
 
 
-def _model(nt: int = 2, t: int = 2, rank: int = 3) -> TNPCFG:
+KINDS = ["tnpcfg", "simplepcfg"]
+
+
+def _model(kind: str = "tnpcfg") -> LowRankPCFG:
     torch.manual_seed(0)
-    return TNPCFG(TNPCFGConfig(nt=nt, t=t, rank=rank, s_dim=8), VOCAB, 0).double().eval()
+    if kind == "simplepcfg":
+        return SimplePCFG(SimplePCFGConfig(nt=2, t=2, s_dim=8), VOCAB, 0).double().eval()
+    return TNPCFG(TNPCFGConfig(nt=2, t=2, rank=3, s_dim=8), VOCAB, 0).double().eval()
 
 
-def test_the_factors_and_the_rules_they_make_are_distributions():
-    model = _model()
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_factors_and_the_rules_they_make_are_distributions(kind):
+    model = _model(kind)
     g = model.grammar()
     torch.testing.assert_close(g.head.exp().sum(-1), torch.ones(2, dtype=torch.float64))
+    rank = g.head.shape[-1]
     for side in (g.left, g.right):  # [r, S]: each rank a distribution over symbols
-        torch.testing.assert_close(side.exp().sum(-1), torch.ones(3, dtype=torch.float64))
+        torch.testing.assert_close(side.exp().sum(-1), torch.ones(rank, dtype=torch.float64))
     torch.testing.assert_close(
         model.rules(g).exp().flatten(1).sum(-1), torch.ones(2, dtype=torch.float64)
     )
@@ -38,10 +47,11 @@ def test_the_factors_and_the_rules_they_make_are_distributions():
     torch.testing.assert_close(g.roots.exp().sum(), torch.tensor(1.0, dtype=torch.float64))
 
 
-def test_the_rank_space_likelihood_is_the_sum_over_every_derivation():
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_rank_space_likelihood_is_the_sum_over_every_derivation(kind):
     """Eq. 4's grammar: the rank-space inside equals the dense inside over the expanded rules
     and the brute-force sum over derivations (float64, n <= 4)."""
-    model = _model()
+    model = _model(kind)
     got = model.log_likelihood(IDS, LENGTHS).detach()
     g = model.grammar()
     terms, rules = g.terms(IDS), model.rules(g)
@@ -57,8 +67,9 @@ def test_the_rank_space_likelihood_is_the_sum_over_every_derivation():
         assert float(got[b]) == pytest.approx(reduce(every, "log"), abs=1e-10)
 
 
-def test_marginals_mbr_and_viterbi_against_enumeration():
-    model = _model()
+@pytest.mark.parametrize("kind", KINDS)
+def test_marginals_mbr_and_viterbi_against_enumeration(kind):
+    model = _model(kind)
     keep = torch.arange(IDS.shape[1])[None, :] < LENGTHS[:, None]
     rows = model.structure(IDS, keep).sentences(LENGTHS.tolist())
     g = model.grammar()
@@ -101,8 +112,9 @@ def test_a_grammar_too_large_to_expand_decodes_by_mbr_only():
         rows[0].read_out(["a", "b", "c", "d"], "viterbi")
 
 
-def test_training_reaches_every_parameter_and_lowers_the_loss():
-    model = _model().train()
+@pytest.mark.parametrize("kind", KINDS)
+def test_training_reaches_every_parameter_and_lowers_the_loss(kind):
+    model = _model(kind).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, betas=(0.75, 0.999))
     first = None
     for _ in range(20):
@@ -118,12 +130,13 @@ def test_training_reaches_every_parameter_and_lowers_the_loss():
     assert float(loss.detach()) < first
 
 
-def test_two_word_sentences_are_drawn_as_often_as_the_grammar_says():
-    model = _model()
+@pytest.mark.parametrize("kind", KINDS)
+def test_two_word_sentences_are_drawn_as_often_as_the_grammar_says(kind):
+    model = _model(kind)
     drawn = model.sample(4000, seed=0, max_words=12)
     assert model.sample(3, seed=5) == model.sample(3, seed=5)
     pairs = [(a, b) for a in range(VOCAB) for b in range(VOCAB)]
-    p = model.log_likelihood(torch.tensor(pairs), torch.full((len(pairs),), 2)).exp()
+    p = model.log_likelihood(torch.tensor(pairs), torch.full((len(pairs),), 2)).detach().exp()
     two = [tuple(s) for s in drawn if len(s) == 2]
     assert len(two) > 500
     for k, pair in enumerate(pairs):
@@ -134,9 +147,24 @@ def test_two_word_sentences_are_drawn_as_often_as_the_grammar_says():
 def test_the_parameters_are_the_official_modules():
     """``parser/model/TN_PCFG.py``'s names, in its order (its state dict loads by name; a
     module lists its own parameters before its submodules')."""
-    names = [name for name, _ in _model().named_parameters()]
+    names = [name for name, _ in _model("tnpcfg").named_parameters()]
     assert names[:3] == ["root_emb", "term_emb", "rule_state_emb"]
     assert "root_mlp.1.linear.0.weight" in names and "root_mlp.1.linear.2.bias" in names
     groups = list(dict.fromkeys(n.split(".")[0] for n in names[3:]))
     assert groups == ["root_mlp", "term_mlp", "parent_mlp", "left_mlp", "right_mlp"]
     assert "parent_mlp.2.weight" in names  # Linear, ReLU, Linear
+
+
+def test_the_simple_pcfg_chooses_its_children_independently():
+    """Liu et al.'s rules: ``p(A -> B C) = p_L(B | A) p_R(C | A)``, the rank of ``A`` being
+    ``A`` itself; the official ``Simple_N_PCFG``'s parameters, in its order."""
+    model = _model("simplepcfg")
+    g = model.grammar()
+    rules = model.rules(g).exp()  # [N, S, S]
+    left, right = g.left.exp(), g.right.exp()  # [N, S]: row A, p(B | A)
+    torch.testing.assert_close(rules, left[:, :, None] * right[:, None, :])
+    names = [name for name, _ in model.named_parameters()]
+    assert names[:3] == ["root_emb", "vocab_emb", "rule_state_emb"]
+    groups = list(dict.fromkeys(n.split(".")[0] for n in names[3:]))
+    assert groups == ["term_mlp", "left_mlp", "right_mlp", "parent_mlp1"]
+    assert "term_mlp.3.linear.2.weight" in names  # a Linear and three residual layers

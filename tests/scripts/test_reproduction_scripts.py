@@ -145,7 +145,7 @@ def test_chart_ptb_script(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("arch", ["cpcfg", "npcfg", "tnpcfg"])
+@pytest.mark.parametrize("arch", ["cpcfg", "npcfg", "tnpcfg", "simplepcfg"])
 def test_pcfg_ptb_script(tmp_path, arch):
     make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
     out = tmp_path / "exp"
@@ -153,6 +153,7 @@ def test_pcfg_ptb_script(tmp_path, arch):
         "cpcfg": "model.z_dim=4 model.h_dim=8 model.w_dim=8",
         "npcfg": "model.z_dim=0",
         "tnpcfg": "model.rank=4",
+        "simplepcfg": "model.t=6",
     }[arch]
     sets = " ".join(
         f"--set {item}"
@@ -163,6 +164,7 @@ def test_pcfg_ptb_script(tmp_path, arch):
     table = (out / "results.md").read_text().splitlines()
     assert table[2].startswith(f"| {arch} | {arch}-ptb-paper | 2 |"), table
     uf1 = json.loads((out / "runs" / "seed-1" / "eval" / "uf1.json").read_text())
-    convention, label = ("tnpcfg", "(NT (") if arch == "tnpcfg" else ("cpcfg", "(NT-")
+    low_rank = arch in ("tnpcfg", "simplepcfg")
+    convention, label = ("tnpcfg", "(NT (") if low_rank else ("cpcfg", "(NT-")
     assert uf1["settings"]["convention"]["name"] == convention
     assert label in (out / "runs" / "seed-1" / "eval" / "test.ptb").read_text()

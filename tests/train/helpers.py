@@ -60,6 +60,7 @@ PCFG_TINY = [
 ]
 PCFG_EXTRA = {"npcfg": [], "cpcfg": ["model.z_dim=4"]}
 TNPCFG_TINY = ["model.nt=3", "model.t=4", "model.rank=4", "model.s_dim=8", *PCFG_TINY[5:]]
+SIMPLE_TINY = ["model.nt=3", "model.t=6", "model.s_dim=8", *PCFG_TINY[5:]]  # T = 2N, as official
 
 # the masked language models, whose tests share a batch format and the CUDA graphs
 MASKED_LMS = [a.name for a in ARCHITECTURES if a.objective == "masked-lm"]
@@ -72,6 +73,8 @@ def tiny(arch: str) -> list[str]:
         return PCFG_TINY + PCFG_EXTRA[arch]
     if arch == "tnpcfg":
         return TNPCFG_TINY
+    if arch == "simplepcfg":
+        return SIMPLE_TINY
     return TINY + EXTRA[arch]
 
 

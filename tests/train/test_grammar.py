@@ -40,7 +40,7 @@ def _settings(arch: str, steps: int) -> list[str]:
     return [*tiny(arch), f"train.max_steps={steps}", "train.eval_every=3"]
 
 
-@pytest.fixture(scope="module", params=["npcfg", "cpcfg", "tnpcfg"])
+@pytest.fixture(scope="module", params=["npcfg", "cpcfg", "tnpcfg", "simplepcfg"])
 def run(request, data, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "run"
     options = TrainOptions(str(out), request.param, str(data), _settings(request.param, 6))
@@ -174,6 +174,6 @@ def test_an_official_checkpoint_imports_with_the_same_trees(run, tmp_path, form)
     other = "cpcfg" if arch == "npcfg" else "npcfg"
     swapped = {arch: other, tmp_path / "imported": tmp_path / "other"}
     wrong = _cli(*[swapped.get(a, a) for a in args])
-    why = "give its --arch" if arch == "tnpcfg" else f"not --arch {other}"
+    why = f"not --arch {other}" if arch in ("npcfg", "cpcfg") else "give its --arch"
     assert wrong.exit_code == 2 and why in wrong.output, wrong.output
     assert not (tmp_path / "other").exists()

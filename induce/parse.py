@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from induce.data.errors import ConfigError
+from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import is_punctuation
 from induce.data.ptb import leaf_token
 from induce.data.types import Tree
@@ -123,7 +123,7 @@ class Parser:
         """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence."""
         _check_budget(batch_tokens)
         self.check_options(punct, scores)
-        words_of = [self.reader.words(s, source) for s in sentences]
+        words_of = [self._words(s, source) for s in sentences]
         order = [k for k, w in enumerate(words_of) if w]
         outputs: dict[int, Scores] = {}
         found = self.reader.scores(
@@ -161,6 +161,19 @@ class Parser:
                 if progress is not None:
                     progress(done)
             window, tokens, budget = [], 0, 4 * batch_tokens
+
+    def _words(self, s: Sentence, source: str) -> list[str]:
+        """The words the model reads; :class:`InputError` at the sentence's line when there
+        are more than it can read."""
+        words = self.reader.words(s)
+        limit = self.reader.model.max_words
+        if limit is not None and len(words) > limit:
+            raise InputError(
+                f"a sentence of {len(words)} words is longer than the model can read ({limit})",
+                source,
+                s.line,
+            )
+        return words
 
     def _one(self, s: Sentence, scores: Scores | None, punct: Punct, want: bool) -> Parsed:
         keep = [k for k, p in enumerate(s.punct) if not p]

@@ -9,7 +9,6 @@ import math
 from typing import Any
 
 from induce.data.architectures import architecture
-from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.models.grammar import GrammarModel
 from induce.runs.directory import open_run
@@ -32,15 +31,7 @@ def evaluate_likelihood(
         raise ConfigError(
             f"a {run.config.arch} model is not a grammar: its perplexity is evaluate mlm's"
         )
-    dataset = load_dataset(data)
-    if dataset.vocab is None or dataset.vocab.tokens != run.vocab.tokens:
-        raise InputError(
-            "the dataset's vocabulary differs from the run's: the model can only "
-            "be evaluated on data preprocessed with its vocabulary",
-            data,
-        )
-    if not dataset.has(f"{split}.txt"):
-        raise InputError(f"the dataset has no {split} split", data)
+    dataset = run.split_of(data, split)
     if batch_sentences < 1:
         raise ConfigError(f"must be 1 or more, got {batch_sentences}", "batch_sentences")
     sentences = [run.vocab.ids(s) for s in dataset.sentences(split)]

@@ -7,7 +7,6 @@ import math
 from typing import Any
 
 from induce.data.architectures import architecture
-from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.runs.device import autocast
 from induce.runs.directory import open_run
@@ -33,15 +32,7 @@ def evaluate_mlm(
     if not architecture(run.config.arch).perplexity:
         raise ConfigError(f"a {run.config.arch} model has no masked-LM perplexity")
     model = run.load_language_model(which, device)
-    dataset = load_dataset(data)
-    if dataset.vocab is None or dataset.vocab.tokens != run.vocab.tokens:
-        raise InputError(
-            "the dataset's vocabulary differs from the run's: the model can only "
-            "be evaluated on data preprocessed with its vocabulary",
-            data,
-        )
-    if not dataset.has(f"{split}.txt"):
-        raise InputError(f"the dataset has no {split} split", data)
+    dataset = run.split_of(data, split)
     sentences = [run.vocab.ids(s) for s in dataset.sentences(split) if s]
     settings = run.config.data
     seed = settings.eval_seed if seed is None else seed

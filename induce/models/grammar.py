@@ -11,6 +11,7 @@ preterminals.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -100,6 +101,33 @@ class GrammarModel(Model):
         with torch.no_grad():
             rows = self.structure(ids, keep).sentences(lengths.tolist())
         return [row.spans(decoder) for row in rows]  # type: ignore[attr-defined]
+
+
+def draw_sentence(
+    roots: list[float],
+    emissions: list[list[float]],
+    children: Callable[[int], tuple[int, int]],
+    nt: int,
+    rng: random.Random,
+    max_words: int,
+) -> list[int] | None:
+    """One sentence drawn top-down, leftmost first: the root's nonterminal from ``roots``, a
+    nonterminal's two children from ``children(symbol)`` (the grammar's own way of drawing a
+    rule), a preterminal's word from its row of ``emissions`` (preterminal ``t`` is symbol
+    ``nt + t``); ``None`` once the draw would pass ``max_words`` words."""
+    stack = rng.choices(range(nt), roots)
+    words: list[int] = []
+    vocabulary = range(len(emissions[0]))
+    while stack:
+        symbol = stack.pop()
+        if symbol >= nt:  # a preterminal
+            words += rng.choices(vocabulary, emissions[symbol - nt])
+            continue
+        if len(words) + len(stack) + 2 > max_words:
+            return None
+        left, right = children(symbol)
+        stack += [right, left]  # the left child on top
+    return words
 
 
 def read_outs(

@@ -29,7 +29,9 @@ nonterminals/preterminals, ``S = N + T``.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -41,7 +43,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from induce.data.config import Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import GrammarScores
-from induce.models.grammar import GrammarModel, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import LOG, MAX
 from induce.structs import pcfg as inside_algorithm
 
@@ -215,7 +217,8 @@ class CompoundPCFG(GrammarModel):
                     g.rules[0].flatten(1).exp().tolist(),
                     self._emissions(z)[0].exp().tolist(),
                 )
-            words = _draw(*tables, c.nt, rng, max_words)
+            roots, rules, emissions = tables
+            words = draw_sentence(roots, emissions, _pair_drawer(rules, rng), c.nt, rng, max_words)
             if words is not None:
                 out.append(words)
         return out
@@ -248,25 +251,12 @@ class NeuralPCFG(CompoundPCFG):
     config_class: ClassVar[type[PCFGConfig]] = NeuralPCFGConfig
 
 
-def _draw(
-    roots: list[float],
-    rules: list[list[float]],
-    emissions: list[list[float]],
-    nt: int,
-    rng: random.Random,
-    max_words: int,
-) -> list[int] | None:
-    """One sentence drawn top-down (leftmost first), or ``None`` past ``max_words``."""
-    symbols = nt + len(emissions)
-    stack = rng.choices(range(nt), roots)
-    words: list[int] = []
-    while stack:
-        symbol = stack.pop()
-        if symbol >= nt:  # a preterminal
-            words += rng.choices(range(len(emissions[0])), emissions[symbol - nt])
-            continue
-        if len(words) + len(stack) + 2 > max_words:
-            return None
+def _pair_drawer(rules: list[list[float]], rng: random.Random) -> Callable[[int], tuple[int, int]]:
+    """A nonterminal's children drawn as one of the ``S x S`` pairs of its rule row."""
+    symbols = math.isqrt(len(rules[0]))
+
+    def children(symbol: int) -> tuple[int, int]:
         (pair,) = rng.choices(range(symbols * symbols), rules[symbol])
-        stack += [pair % symbols, pair // symbols]  # the left child on top
-    return words
+        return pair // symbols, pair % symbols
+
+    return children

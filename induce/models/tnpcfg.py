@@ -33,7 +33,7 @@ from torch import nn
 
 from induce.data.config import Size
 from induce.decode.scores import GrammarScores, RankScores
-from induce.models.grammar import GrammarModel, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import MAX, derivative
 from induce.structs import pcfg as inside_algorithm
 from induce.structs import spans as span_cky
@@ -191,9 +191,17 @@ class LowRankPCFG(GrammarModel):
         roots, head, left, right, emissions = (
             t.exp().tolist() for t in (g.roots, g.head, g.left, g.right, g.emissions)
         )
+        symbols, ranks = range(len(left[0])), range(len(head[0]))
+
+        def children(symbol: int) -> tuple[int, int]:  # a rank, then each child given it
+            (r,) = rng.choices(ranks, head[symbol])
+            (b,) = rng.choices(symbols, left[r])
+            (c,) = rng.choices(symbols, right[r])
+            return b, c
+
         out: list[list[int]] = []
         while len(out) < count:
-            words = _draw(roots, head, left, right, emissions, self.config.nt, rng, max_words)
+            words = draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
             if words is not None:
                 out.append(words)
         return out
@@ -226,31 +234,3 @@ class TNPCFG(LowRankPCFG):
             F.log_softmax(self.left_mlp(self.rule_state_emb), 0).t(),
             F.log_softmax(self.right_mlp(self.rule_state_emb), 0).t(),
         )
-
-
-def _draw(
-    roots: list[float],
-    head: list[list[float]],
-    left: list[list[float]],
-    right: list[list[float]],
-    emissions: list[list[float]],
-    nt: int,
-    rng: random.Random,
-    max_words: int,
-) -> list[int] | None:
-    """One sentence drawn top-down (leftmost first), or ``None`` past ``max_words``."""
-    symbols, ranks = range(len(left[0])), range(len(head[0]))
-    stack = rng.choices(range(nt), roots)
-    words: list[int] = []
-    while stack:
-        symbol = stack.pop()
-        if symbol >= nt:  # a preterminal
-            words += rng.choices(range(len(emissions[0])), emissions[symbol - nt])
-            continue
-        if len(words) + len(stack) + 2 > max_words:
-            return None
-        (r,) = rng.choices(ranks, head[symbol])
-        (b,) = rng.choices(symbols, left[r])
-        (c,) = rng.choices(symbols, right[r])
-        stack += [c, b]  # the left child on top
-    return words

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError
 from induce.data.ptb import leaf_token, unescape_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
@@ -257,19 +257,10 @@ class ChartReader:
         self.model = model
         self.encoder = Encoder(model, run.vocab)
         self.bf16 = bf16
-        self.max_words = model.max_words
 
-    def words(self, sentence: Any, source: str) -> list[str]:
-        words = [leaf_token(t) for t in sentence.tokens]
-        sentence.punct = [False] * len(words)
-        if len(words) > self.max_words:
-            raise InputError(
-                f"a sentence of {len(words)} words is longer than the model can read "
-                f"({self.max_words})",
-                source,
-                sentence.line,
-            )
-        return words
+    def words(self, sentence: Any) -> list[str]:
+        sentence.punct = [False] * len(sentence.tokens)
+        return [leaf_token(t) for t in sentence.tokens]
 
     def scores(
         self, sentences: Sequence[Any], words: Sequence[Sequence[str]], batch_tokens: int

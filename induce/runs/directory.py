@@ -113,6 +113,20 @@ class Run:
 
         return self.vocab.id(PAD)
 
+    def split_of(self, data: str, split: str) -> Dataset:
+        """The dataset ``data`` to evaluate the run on, once its vocabulary is the run's and
+        it has ``split``."""
+        dataset = load_dataset(data)
+        if dataset.vocab is None or dataset.vocab.tokens != self.vocab.tokens:
+            raise InputError(
+                "the dataset's vocabulary differs from the run's: the model can only "
+                "be evaluated on data preprocessed with its vocabulary",
+                data,
+            )
+        if not dataset.has(f"{split}.txt"):
+            raise InputError(f"the dataset has no {split} split", data)
+        return dataset
+
     def load_model(self, which: str = "best", device: str = "auto") -> Model:
         """The model with the ``which`` weights, in eval mode on ``device``."""
         from induce.runs.device import pick_device

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from induce.data.architectures import architecture
-from induce.data.errors import ConfigError, InputError
+from induce.data.errors import ConfigError
 from induce.data.normalize import is_punctuation
 from induce.decode.scores import Scores
 from induce.models.base import Model
@@ -35,9 +35,9 @@ class Reader(Protocol):
     @property
     def model(self) -> Model: ...
 
-    def words(self, sentence: Any, source: str) -> list[str]:
+    def words(self, sentence: Any) -> list[str]:
         """The words the model reads of ``sentence`` (its ``punct`` flags set: True where
-        a token is left out); :class:`InputError` at its line when it is too long."""
+        a token is left out)."""
         ...
 
     def scores(
@@ -70,22 +70,14 @@ class TextReader:
         self.specials = run.specials
         self.device = next(self.model.parameters()).device
 
-    def words(self, sentence: Any, source: str) -> list[str]:
+    def words(self, sentence: Any) -> list[str]:
         flags = sentence.punct or [False] * len(sentence.tokens)
         normalised = self.norm.words(sentence.tokens) if sentence.tokens else []
         sentence.punct = [
             f or (is_punctuation(t) and w not in self.vocab)
             for f, t, w in zip(flags, sentence.tokens, normalised)
         ]
-        kept = [w for w, p in zip(normalised, sentence.punct) if not p]
-        limit = self.model.max_words
-        if limit is not None and len(kept) > limit:
-            raise InputError(
-                f"a sentence of {len(kept)} words is longer than the model can read ({limit})",
-                source,
-                sentence.line,
-            )
-        return kept
+        return [w for w, p in zip(normalised, sentence.punct) if not p]
 
     def scores(
         self, sentences: Sequence[Any], words: Sequence[Sequence[str]], batch_tokens: int

@@ -22,13 +22,11 @@ from typing import Any
 
 import torch
 
-from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.models.base import Loss
 from induce.models.grammar import GrammarModel, WordBatch
-from induce.runs.batches import Specials
 from induce.runs.grammar import equal_length_batches, grammar_sums, word_batch
 from induce.train import distributed as dd
 from induce.train.loop import Trainer
@@ -51,24 +49,13 @@ class GrammarTrainer(Trainer):
     train_facts = {"loss_kind": "-ELBO"}
 
     def build(self, data: str, options: TrainOptions) -> None:
-        self.dataset = load_dataset(data)
-        vocab = self.dataset.vocab
-        if vocab is None:
-            raise InputError("the dataset has no vocab.json", str(self.dataset.path))
-        self.vocab = vocab
-        self.specials = Specials.of(vocab)
-        self.train_ids = [vocab.ids(s) for s in self.dataset.sentences("train")]
-        self.valid_ids = (
-            [vocab.ids(s) for s in self.dataset.sentences("valid")]
-            if self.dataset.has("valid.txt")
-            else []
-        )
+        self.load_text(data)
         if self.config.data.batch_sentences < 1:
             raise ConfigError("a grammar trains on batches of data.batch_sentences sentences")
         if not equal_length_batches([len(s) for s in self.train_ids], 1, 0):
             raise InputError("no training sentence of two words or more", str(self.dataset.path))
         torch.manual_seed(self.config.train.seed)
-        model = build_model(self.config.arch, self.config.model, len(vocab), self.specials.pad)
+        model = build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
         assert isinstance(model, GrammarModel)  # the registry's objective: likelihood
         self.model = model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)

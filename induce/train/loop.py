@@ -24,10 +24,12 @@ from typing import Any
 
 import torch
 
+from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import FileLock, atomic_write
 from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
+from induce.runs.batches import Specials
 from induce.runs.config import RunConfig, load_config
 from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
 from induce.runs.directory import (
@@ -144,6 +146,23 @@ class Trainer(CheckpointedRun):
 
     def start_facts(self) -> dict[str, Any]:
         return {}
+
+    def load_text(self, data: str) -> None:
+        """For objectives that train on text: the dataset, its vocabulary and special ids,
+        and the training and validation sentences as ids (``valid_ids`` empty without a
+        ``valid.txt``)."""
+        self.dataset = load_dataset(data)
+        vocab = self.dataset.vocab
+        if vocab is None:
+            raise InputError("the dataset has no vocab.json", str(self.dataset.path))
+        self.vocab = vocab
+        self.specials = Specials.of(vocab)
+        self.train_ids = [vocab.ids(s) for s in self.dataset.sentences("train")]
+        self.valid_ids = (
+            [vocab.ids(s) for s in self.dataset.sentences("valid")]
+            if self.dataset.has("valid.txt")
+            else []
+        )
 
     # -- the run directory -----------------------------------------------------------------
     @property

@@ -12,13 +12,12 @@ from typing import Any
 
 import torch
 
-from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.models.base import Loss
 from induce.models.masked_lm import MaskedLM
-from induce.runs.batches import Batch, Specials, plan_batches, steps_per_epoch, training_batches
+from induce.runs.batches import Batch, plan_batches, steps_per_epoch, training_batches
 from induce.runs.device import autocast
 from induce.train.graphs import GraphedLoss
 from induce.train.loop import Trainer
@@ -45,18 +44,7 @@ class MaskedLMTrainer(Trainer):
 
     def _load_data(self, data: str) -> None:
         """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
-        self.dataset = load_dataset(data)
-        vocab = self.dataset.vocab
-        if vocab is None:
-            raise InputError("the dataset has no vocab.json", str(self.dataset.path))
-        self.vocab = vocab
-        self.specials = Specials.of(vocab)
-        self.train_ids = [vocab.ids(s) for s in self.dataset.sentences("train")]
-        self.valid_ids = (
-            [vocab.ids(s) for s in self.dataset.sentences("valid")]
-            if self.dataset.has("valid.txt")
-            else []
-        )
+        self.load_text(data)
         if not self.train_ids:
             raise InputError("the training split is empty", str(self.dataset.path))
         limit = self.config.data.max_length

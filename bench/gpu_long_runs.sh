@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 32, item 3 on a lent GPU: the official StructFormer/UDGN code and induce trained on
+# the same text for the same number of epochs, three seeds each, scored on WSJ section 22
+# (bench/long_runs.py).  The official side trains first, for at most OFFICIAL_S seconds
+# (whole epochs, at most EPOCHS); the induce side then trains each arch for as many epochs as
+# its slowest official run reached, with INDUCE_SETS (default: bf16 autocast; CUDA graphs are on
+# by default).  Then the GPU tests, in what time is left.
+#
+#   bash bench/gpu_long_runs.sh OUT UDGN_CHECKOUT WSJ_FILES
+#
+# WSJ_FILES holds conll2000-wsj15-18.txt, conll2000-wsj20.txt and dev22.trees (the shared
+# data's wsj-raw/ and wsj/ files).  On a lent machine without induce installed: carry the
+# wheels it lacks (conllu, nltk, ufal.chu_liu_edmonds) in .gpu/whl, the official models.py,
+# layers.py and utils.py in .gpu/udgn, the three data files in .gpu/shared, and run
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/whl/*.whl
+#   export PYTHONPATH=/tmp/site:$PWD; ln -sfn ../resources induce/resources
+#   ln -sfn ../cli induce/cli; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/shared
+set -u
+out=${1:?OUT folder}
+official=${2:?a checkout of yikangshen/UDGN}
+wsj=${3:?a folder with the CoNLL-2000 WSJ files and dev22.trees}
+epochs=${EPOCHS:-40}
+seeds=${SEEDS:-1111,2222,3333}
+archs=${ARCHS:-structformer,udgn}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+log="$out/long.log"
+induce=(python3 -c "import sys; from induce.cli.app import main; sys.exit(main())")
+step() {  # step NAME LIMIT COMMAND...: run it, its output into the log, whatever its end
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name (started $(date -u +%T), limit ${limit}s): $*" >>"$log"
+    local began=$SECONDS
+    timeout "$limit" "$@" >>"$log" 2>&1
+    local rc=$?
+    echo "-- $name: exit $rc after $((SECONDS - began))s" >>"$log"
+    return $rc
+}
+began=$SECONDS
+step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
+torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"
+data=$out/data
+step data 60 "${induce[@]}" preprocess text --train "$wsj/conll2000-wsj15-18.txt" \
+    --train "$wsj/conll2000-wsj20.txt" --format columns --valid-trees "$wsj/dev22.trees" \
+    --min-freq 2 -o "$data" || exit 1
+step gold 60 "${induce[@]}" convert headrules "$data/valid.trees" --rules penn2malt -o "$out/gold.conllu"
+common=(--official "$official" --data "$data" --gold "$out/gold.conllu" --seeds "$seeds"
+    --archs "$archs" --threads 2 --device "${DEVICE:-cuda}" --size "${SIZE:-paper}")
+export OMP_NUM_THREADS=2
+extra=()
+for s in ${INDUCE_SETS:-train.bf16=true}; do extra+=(--set "$s"); done
+# a few graph-captured steps first: if the CUDA graphs path fails here, the induce side runs
+# eagerly rather than not at all (and the log says so)
+tiny=(--set model.d_model=64 --set model.n_layers=2 --set model.n_heads=2 --set train.max_steps=4
+    --set train.eval_every=2 --set train.parse_metrics=false --set model.head_size=32)
+if ! step smoke 90 "${induce[@]}" train --config udgn-ptb-paper --data "$data" --out "$out/smoke" \
+    "${tiny[@]}" "${extra[@]}"; then
+    extra+=(--set train.cuda_graphs=false)
+    echo "!! the smoke run failed: the induce side runs without CUDA graphs" >>"$log"
+fi
+step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
+    --sides official --out "$out/official" --epochs "$epochs" \
+    --train-deadline "${OFFICIAL_S:-220}"
+# each arch: the epochs its slowest official run reached (the induce side trains as many)
+reached=$(python3 -c "import json; r = json.load(open('$out/official/long_runs.json'))['runs'];\
+e = {}; [e.update({x['arch']: min(e.get(x['arch'], 10**9), x['epochs_run'])}) for x in r];\
+print(','.join(f'{a}={n}' for a, n in e.items()))" 2>>"$log") || reached=$epochs
+[ -n "$reached" ] || reached=$epochs
+step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
+    --sides induce --out "$out/induce" --epochs "$reached" "${extra[@]}"
+left=$(( ${TOTAL_S:-560} - (SECONDS - began) - 10 ))
+[ "$left" -gt 30 ] && step tests "$left" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
+echo "== done $(date -u +%T)" >>"$log"

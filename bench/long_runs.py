@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Long runs: the official StructFormer/UDGN code and ``induce`` trained to the end of the
+same epoch budget on the same text, then scored by the same scorers (issue 32, item 3).
+
+    python bench/long_runs.py --official UDGN_CHECKOUT --data DATASET --gold GOLD.conllu
+        --out OUT [--archs structformer,udgn] [--seeds 1111,2222,3333] [--epochs 20]
+        [--sides official,induce] [--device cuda] [--size paper|tiny] [--set KEY=VALUE ...]
+        [--train-deadline SECONDS] [--epochs N | --epochs ARCH=N,ARCH=N]
+
+``DATASET`` is an ``induce preprocess text`` folder with a validation split made from gold
+trees (``--valid-trees``: its ``valid.txt`` is parsed and ``valid.trees`` scores UF1);
+``GOLD.conllu`` the validation trees' dependencies (``induce convert headrules``).  The
+sides run one after the other; within a side, every (arch, seed) run is its own process and
+all of them run at once (the models are small: one GPU holds them all), so each side's wall
+time is that of its runs sharing the machine the same way.
+
+Official side: the repository's ``models.py`` (``StructFormer``/``UDGN`` with ``main.py``'s
+defaults), its ``utils.batchify`` (4,096 tokens, longest first, batches shuffled each
+epoch), ``main.py``'s masking (Bernoulli 0.3, never padding or ``<unk>``), Adam (1e-3, eps
+1e-9, weight decay 1.2e-6), clipping 0.25, ``ReduceLROnPlateau(0.5, patience 2)`` on the
+validation loss averaged over 5 mask draws, the best epoch kept; then its test loop (one
+sentence per forward) with the read-outs of the presets, so that only the models differ:
+StructFormer trees by splitting at the largest distance (ties to the left), heads by argmax
+parent with the highest word as root (``induce.decode.distances.argmax_heads``); UDGN heads
+by ``dms`` (one Chu-Liu/Edmonds per root, ``ufal.chu_liu_edmonds``).  Two departures,
+both neutral: the per-epoch ``evaluate_parser`` (argmax UAS, printed only) is skipped, as
+``induce``'s per-epoch parse metrics are (``train.parse_metrics=false``); the parser loss,
+which ``main.py`` multiplies by 0 without ``--parser_loss``, is not computed.  ``induce``
+side: ``induce train --config PRESET`` with
+``--set`` (bf16, ...), then ``induce parse`` of the same sentences (the preset's decoder)
+and ``induce evaluate mlm`` (5 mask draws).  Both sides' outputs are scored by ``induce
+evaluate unsupervised`` (UF1) and ``induce evaluate deps`` (UAS/UUAS).  Writes OUT/SIDE-ARCH-
+SEED/ (outputs, logs, result.json) and OUT/long_runs.json; prints a table of mean (std).
+``--train-deadline``: the official side starts no epoch after that many seconds of training
+(a lent GPU's minutes are few); ``bench/gpu_long_runs.sh`` then gives the induce side, arch
+by arch, the epochs the slowest official run reached (``--epochs structformer=17,udgn=14``),
+so that both sides train each model for the same number of epochs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
+TINY = {"d_model": 64, "n_layers": 2, "n_heads": 2}  # a dry run on a CPU
+INDUCE = [sys.executable, "-c", "import sys; from induce.cli.app import main; sys.exit(main())"]
+
+
+def tiny_settings(arch: str) -> list[str]:
+    extra = {"head_size": 32} if arch == "udgn" else {"d_ff": 256}
+    return [f"model.{k}={v}" for k, v in (TINY | extra).items()]
+
+
+# -- the official side ------------------------------------------------------------------------
+def epochs_of(spec: str, arch: str) -> int:
+    """``--epochs``: one number for every arch, or ``arch=N,arch=N``."""
+    if "=" not in spec:
+        return int(spec)
+    found = dict(item.split("=") for item in spec.split(","))
+    if arch not in found:
+        raise SystemExit(f"--epochs {spec}: no epochs for {arch}")
+    return int(found[arch])
+
+
+def official_model(path: str, arch: str, size: str, vocab: int, pad: int) -> Any:
+    """``main.py``'s model: ``--nemb 512 --nlayers 8 --nheads 8 --dropout 0.2 --dropatt 0.1
+    --n_parser_layers 3 --head_size 128``, no ``--pos_emb``."""
+    sys.path.insert(0, path)
+    import models  # type: ignore[import-not-found]  # the official models.py
+
+    emb, layers, heads = (512, 8, 8) if size == "paper" else (64, 2, 2)
+    common = dict(emb_size=emb, nlayers=layers, ntokens=vocab, nhead=heads, dropout=0.2)
+    common.update(dropatt=0.1, pos_emb=False, pad=pad, n_parser_layers=3)
+    if arch == "udgn":
+        return models.UDGN(head_size=128 if size == "paper" else 32, parser_dropout=0.2, **common)
+    return models.StructFormer(**common)
+
+
+def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dict[str, Any]:
+    import numpy
+    import torch
+
+    from induce.train.loop import Trainer
+
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    data = Trainer.__new__(Trainer)
+    data.load_text(args.data)  # the same ids as the induce side (its vocabulary)
+    pad, unk, mask_id = data.specials.pad, data.specials.unk, data.specials.mask
+    sys.path.insert(0, args.official)
+    from utils import batchify  # type: ignore[import-not-found]  # the official utils.py
+
+    model = official_model(args.official, arch, args.size, len(data.vocab), pad).to(device)
+    params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
+    plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, "min", 0.5, patience=2, threshold=0)
+    bernoulli = torch.distributions.Bernoulli(0.3)
+
+    def masked(x: Any) -> tuple[Any, Any]:  # main.py's mask_data
+        m = bernoulli.sample(x.shape).to(device).bool() * (x != pad) * (x != unk)
+        return x.masked_fill(m, mask_id), x.masked_fill(~m, pad)
+
+    def roots(ids: list[list[int]]) -> list[list[int]]:  # heads the ignored parser loss reads
+        return [list(range(len(s))) for s in ids]
+
+    valid, _ = batchify(data.valid_ids, roots(data.valid_ids), 4096, device, pad, shuffle=False)
+    began, best, best_state, epochs, log = time.perf_counter(), math.inf, None, [], []
+    for epoch in range(1, epochs_of(args.epochs, arch) + 1):
+        model.train()
+        train, _ = batchify(data.train_ids, roots(data.train_ids), 4096, device, pad)
+        for x in train:
+            inputs, targets = masked(x)
+            pos = torch.arange(x.size(1), device=device)[None, :]
+            opt.zero_grad()
+            loss = model(inputs, targets, pos)[0]
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 0.25)
+            opt.step()
+        loss = validation_loss(model, valid, masked, pad, device)
+        log.append({"epoch": epoch, "valid_loss": loss, "s": time.perf_counter() - began})
+        if loss < best:
+            best, epochs = loss, epoch
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        plateau.step(loss)
+        if args.train_deadline and time.perf_counter() - began > args.train_deadline:
+            break  # the epochs reached are in the log: the induce side then runs as many
+    train_s = time.perf_counter() - began
+    assert best_state is not None
+    model.load_state_dict(best_state)
+    began = time.perf_counter()
+    write_official_parses(model, arch, data, device, out)
+    return {
+        "train_s": train_s,
+        "parse_s": time.perf_counter() - began,
+        "best_epoch": epochs,
+        "epochs_run": len(log),
+        "valid_ppl": math.exp(best),
+        "epochs": log,
+    }
+
+
+def validation_loss(model: Any, valid: list[Any], masked: Any, pad: int, device: Any) -> float:
+    """``main.py``'s ``evaluate``: the masked loss over 5 mask draws, token-weighted."""
+    import torch
+
+    model.eval()
+    total = count = 0.0
+    with torch.no_grad():
+        for _ in range(5):
+            for x in valid:
+                inputs, targets = masked(x)
+                pos = torch.arange(x.size(1), device=device)[None, :]
+                n = float((targets != pad).sum())
+                total += float(model(inputs, targets, pos)[0]) * n
+                count += n
+    return total / count
+
+
+def write_official_parses(model: Any, arch: str, data: Any, device: Any, out: Path) -> None:
+    """The official test loop (one sentence per forward) over the validation sentences:
+    ``valid.conllu`` (heads) and, for StructFormer, ``valid.ptb`` (distance trees)."""
+    import numpy
+    import torch
+    from side_by_side import _dms, _split  # bench/side_by_side.py: the official read-outs
+
+    from induce.decode.distances import argmax_heads
+
+    model.eval()
+    trees, blocks = [], []
+    with torch.no_grad():
+        for words, ids in zip(data.dataset.sentences("valid"), data.valid_ids, strict=True):
+            x = torch.tensor([ids], device=device)
+            _, p = model(x, x, torch.arange(len(ids), device=device)[None, :])
+            head = p["head"][0].float().cpu().numpy()
+            if arch == "udgn":
+                heads = _dms(head.astype(numpy.float64))[1:]  # 0 = root, else 1-based
+            else:  # the induce side's read-out of StructFormer: argmax parent, root highest
+                heads = argmax_heads(head, p["height"][0].float().cpu().numpy())
+                trees.append(bracket(_split(p["distance"][0].tolist(), 0, len(ids)), words))
+            blocks.append(conllu(words, heads))
+    (out / "valid.conllu").write_text("".join(blocks))
+    if trees:
+        (out / "valid.ptb").write_text("".join(f"{t}\n" for t in trees))
+
+
+def bracket(node: Any, words: list[str]) -> str:
+    if isinstance(node, int):
+        return f"(X {words[node]})"
+    return "(X " + " ".join(bracket(child, words) for child in node) + ")"
+
+
+def conllu(words: list[str], heads: list[int]) -> str:
+    rows = [f"{i}\t{w}\t_\t_\t_\t_\t{h}\t_\t_\t_" for i, (w, h) in enumerate(zip(words, heads), 1)]
+    return "\n".join(rows) + "\n\n"
+
+
+# -- the induce side --------------------------------------------------------------------------
+def induce_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dict[str, Any]:
+    run = out / "run"
+    sets = [f"train.epochs={epochs_of(args.epochs, arch)}", "train.parse_metrics=false"]
+    sets += args.set
+    sets += tiny_settings(arch) if args.size == "tiny" else []
+    train = ["train", "--config", PRESETS[arch], "--data", args.data, "--out", str(run)]
+    train += ["--seed", str(seed), *(x for s in sets for x in ("--set", s))]
+    began = time.perf_counter()
+    cli(train, out / "train.log")
+    train_s = time.perf_counter() - began
+    began = time.perf_counter()
+    parse = ["parse", f"{args.data}/valid.txt", "--model", str(run), "--pretokenized", "-q"]
+    parse += ["--device", args.device]
+    cli([*parse, "-f", "conllu", "-o", str(out / "valid.conllu")], out / "parse.log")
+    if arch == "structformer":
+        cli([*parse, "-f", "ptb", "-o", str(out / "valid.ptb")], out / "parse.log")
+    parse_s = time.perf_counter() - began
+    mlm = ["evaluate", "mlm", "--model", str(run), "--data", args.data, "--split", "valid"]
+    cli([*mlm, "--device", args.device, "-q", "--json", str(out / "mlm.json")], out / "mlm.log")
+    records = [json.loads(r) for r in (run / "metrics.jsonl").read_text().splitlines()]
+    valids = [r for r in records if r.get("kind") == "eval"]
+    return {
+        "train_s": train_s,
+        "parse_s": parse_s,
+        "valid_ppl": json.loads((out / "mlm.json").read_text())["perplexity"],
+        "epochs_run": len(valids),
+        "epochs": valids,
+    }
+
+
+def cli(command: list[str], log: Path) -> None:
+    with log.open("a") as f:
+        done = subprocess.run([*INDUCE, *command], stdout=f, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise SystemExit(f"induce {' '.join(command[:2])} failed: see {log}")
+
+
+# -- scoring and the table --------------------------------------------------------------------
+def score(args: argparse.Namespace, out: Path) -> dict[str, float]:
+    """UF1 and UAS/UUAS of a run's outputs, by ``induce evaluate``."""
+    found: dict[str, float] = {}
+    if (out / "valid.ptb").exists():
+        ev = ["evaluate", "unsupervised", f"{args.data}/valid.trees", str(out / "valid.ptb")]
+        cli([*ev, "-q", "--json", str(out / "uf1.json")], out / "score.log")
+        found["uf1"] = json.loads((out / "uf1.json").read_text())["sentence_f1"]
+    ev = ["evaluate", "deps", args.gold, str(out / "valid.conllu"), "--gold-scheme", "penn2malt"]
+    cli([*ev, "-q", "--json", str(out / "deps.json")], out / "score.log")
+    deps = json.loads((out / "deps.json").read_text())
+    found |= {"uas": deps["uas"], "uuas": deps["uuas"]}
+    return found
+
+
+def one(args: argparse.Namespace, side: str, arch: str, seed: int) -> None:
+    out = Path(args.out) / f"{side}-{arch}-{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    run = official_run if side == "official" else induce_run
+    result = {"side": side, "arch": arch, "seed": seed} | run(args, arch, seed, out)
+    result |= score(args, out)
+    (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+
+
+def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, __file__, "--one", side, arch, str(seed)]
+    keys = ("official", "data", "gold", "out", "epochs", "device", "size", "threads")
+    for key in (*keys, "train_deadline"):
+        command += [f"--{key.replace('_', '-')}", str(getattr(args, key))]
+    for item in args.set:
+        command += ["--set", item]
+    log = Path(args.out) / f"{side}-{arch}-{seed}.log"
+    return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def table(results: list[dict[str, Any]], walls: dict[str, float]) -> list[str]:
+    keys = ("uf1", "uas", "uuas", "valid_ppl", "train_s")
+    lines = ["| arch | side | runs | UF1 | UAS | UUAS | valid ppl | train s (each) | side wall s |"]
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for arch in dict.fromkeys(r["arch"] for r in results):
+        for side in dict.fromkeys(r["side"] for r in results):
+            mine = [r for r in results if r["arch"] == arch and r["side"] == side]
+            if not mine:
+                continue
+            cells = [mean_std([r[k] for r in mine if k in r]) for k in keys]
+            row = " | ".join([arch, side, str(len(mine)), *cells, f"{walls[side]:.0f}"])
+            lines.append(f"| {row} |")
+    return lines
+
+
+def mean_std(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    spread = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return f"{statistics.mean(xs):.2f} ({spread:.2f})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--official", required=True, help="a checkout of github.com/yikangshen/UDGN")
+    ap.add_argument("--data", required=True, help="an induce dataset with valid.trees")
+    ap.add_argument("--gold", required=True, help="the validation trees' dependencies")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--archs", default="structformer,udgn")
+    ap.add_argument("--seeds", default="1111,2222,3333")
+    ap.add_argument("--sides", default="official,induce")
+    ap.add_argument("--epochs", default="20", help="N, or ARCH=N,ARCH=N")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--size", choices=("paper", "tiny"), default="paper")
+    ap.add_argument("--threads", type=int, default=1, help="CPU threads of each run")
+    ap.add_argument(
+        "--train-deadline",
+        type=float,
+        default=0,
+        help="official side: no new epoch after this many seconds of training (0: none)",
+    )
+    ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
+    ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        side, arch, seed = args.one
+        one(args, side, arch, int(seed))
+        return
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    results, walls = [], {}
+    for side in args.sides.split(","):
+        began = time.perf_counter()
+        jobs = [
+            (arch, seed, child(args, side, arch, int(seed)))
+            for arch in args.archs.split(",")
+            for seed in args.seeds.split(",")
+        ]
+        for arch, seed, job in jobs:
+            if job.wait():
+                print(f"{side} {arch} {seed}: failed (see {args.out}/{side}-{arch}-{seed}.log)")
+        walls[side] = time.perf_counter() - began
+        for arch, seed, _ in jobs:
+            found = Path(args.out) / f"{side}-{arch}-{seed}" / "result.json"
+            if found.exists():
+                results.append(json.loads(found.read_text()))
+        print(f"{side}: {walls[side]:.0f} s", flush=True)
+        summary = {"walls": walls, "runs": results, "settings": vars(args)}
+        (Path(args.out) / "long_runs.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print("\n".join(table(results, walls)))
+
+
+if __name__ == "__main__":
+    main()

@@ -280,7 +280,8 @@ class SelfAttention(Recording):
 
 class EncoderLayer(nn.Module):
     """Pre-LayerNorm layer: ``h = x + drop(attn(LN(x)))``, ``h + drop(FF(LN(h)))``, with a
-    ``d -> d_ff -> d`` LeakyReLU feed-forward block."""
+    ``d -> d_ff -> d`` LeakyReLU feed-forward block; ``affine=False``: LayerNorms without a
+    learned scale and shift."""
 
     def __init__(
         self,
@@ -290,12 +291,13 @@ class EncoderLayer(nn.Module):
         dropout: float,
         attn_dropout: float,
         relative_distance: int = 0,
+        affine: bool = True,
     ) -> None:
         super().__init__()
-        self.norm_attn = nn.LayerNorm(d_model)
+        self.norm_attn = nn.LayerNorm(d_model, elementwise_affine=affine)
         relative = RelativeBias(n_heads, relative_distance) if relative_distance else None
         self.attn = SelfAttention(d_model, n_heads, attn_dropout, relative)
-        self.norm_ff = nn.LayerNorm(d_model)
+        self.norm_ff = nn.LayerNorm(d_model, elementwise_affine=affine)
         self.ff = nn.Sequential(
             nn.Linear(d_model, d_ff), nn.LeakyReLU(), Dropout(dropout), nn.Linear(d_ff, d_model)
         )

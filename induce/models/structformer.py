@@ -6,8 +6,11 @@ Equations are numbered as in the paper; details it leaves out follow the referen
 distances; Linear -> LayerNorm -> tanh -> Linear(1) heads; parent and dependent relations
 mixed per head by a softmax).  Two departures, both deliberate:
 
-* distances are calibrated against heights per sentence; the reference subtracts one margin
-  for the whole batch, so a sentence's parse depended on its batch-mates;
+* ``calibration: sentence`` (the default) calibrates distances against heights sentence by
+  sentence; both reference repositories subtract one margin for the whole batch (``batch``,
+  what the paper presets set), so that in training a sentence's distances depend on its
+  batch-mates.  Parsing calibrates each sentence alone under both settings, as the
+  references' test loops do (one sentence per forward);
 * the parent distribution (Eqs. 6-12) is computed exactly in O(B L^3) time and O(B L^2)
   memory (see :func:`parent_distribution`) instead of the reference's O(B L^4) / O(B L^3)
   einsum over all spans.
@@ -43,6 +46,9 @@ class StructFormerConfig(TransformerConfig):
     # dropout on the parser's embeddings and after each convolution layer: 0 in the
     # StructFormer repository, the model dropout in the UDGN repository's variant
     parser_dropout: Rate = 0.0
+    # the distances' margin in the masked-LM forward: each sentence's own (ours), or the
+    # largest over the batch (both references' parse(): margin.max()); parsing is per sentence
+    calibration: Literal["sentence", "batch"] = "sentence"
 
     def check(self) -> None:
         super().check()
@@ -102,11 +108,14 @@ class StructFormer(TransformerMLM):
         self._init_projections()  # again: the parser's convolutions came after the layers
 
     # -- the parser ------------------------------------------------------------------------
-    def parse(self, ids: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def parse(
+        self, ids: torch.Tensor, keep: torch.Tensor, per_batch: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Eqs. 1-3: ``s = conv(embed(ids))`` (Eq. 1), distances ``delta_i = f(s_i, s_i+1)``
         (Eq. 2), heights ``tau_i = g(s_i)`` (Eq. 3).  Returns ``distances [B, L]`` (entry i
         between words i and i+1; ``1e9`` after the last word and at padding) and ``heights
-        [B, L]`` (``-1e9`` at padding), distances calibrated per sentence."""
+        [B, L]`` (``-1e9`` at padding), distances calibrated per sentence (``per_batch``: by
+        the batch's largest margin)."""
         h = self.parser_drop(self.embed(ids))
         for layer in self.parser:
             h = self.parser_drop(layer(h.masked_fill(~keep[..., None], 0.0)))
@@ -115,7 +124,7 @@ class StructFormer(TransformerMLM):
             heights = self.height_head(h).squeeze(-1).masked_fill(~keep, -_BIG)
             has_next = F.pad(keep[:, 1:], (0, 1), value=False)
             distances = self.distance_head(h).squeeze(-1).masked_fill(~has_next, _BIG)
-        return calibrate(distances, heights, keep, has_next), heights
+        return calibrate(distances, heights, keep, has_next, per_batch), heights
 
     def relation_weights(self) -> torch.Tensor:
         """Eq. 14's mixture weights ``[layers, heads, relations]``."""
@@ -123,16 +132,19 @@ class StructFormer(TransformerMLM):
             return torch.sigmoid(self.relation_logits)
         return torch.softmax(self.relation_logits, dim=-1)
 
-    def structure(self, ids: torch.Tensor, keep: torch.Tensor) -> DistanceScores:
+    def structure(
+        self, ids: torch.Tensor, keep: torch.Tensor, per_batch: bool = False
+    ) -> DistanceScores:
         """The parser's scores only (no Transformer layers): all that parsing needs, at a
-        fraction of a full forward pass."""
-        distances, heights = self.parse(ids, keep)
+        fraction of a full forward pass.  Each sentence is calibrated alone unless
+        ``per_batch`` (the masked-LM forward under ``calibration: batch``)."""
+        distances, heights = self.parse(ids, keep, per_batch)
         temperature = self.log_temperature.exp()
         parents = parent_distribution(distances, heights, temperature[0], temperature[1])
         return DistanceScores(distances, heights, parents)
 
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
-        scores = self.structure(ids, keep)
+        scores = self.structure(ids, keep, self.config.calibration == "batch")
         parents = scores.parents
         relations = {"parent": parents, "dependent": parents.transpose(1, 2)}  # Eq. 13
         stack = torch.stack([relations[r] for r in self.config.relations], 1)  # [B, R, L, L]
@@ -147,10 +159,16 @@ class StructFormer(TransformerMLM):
 
 
 def calibrate(
-    distances: torch.Tensor, heights: torch.Tensor, keep: torch.Tensor, has_next: torch.Tensor
+    distances: torch.Tensor,
+    heights: torch.Tensor,
+    keep: torch.Tensor,
+    has_next: torch.Tensor,
+    per_batch: bool = False,
 ) -> torch.Tensor:
     """Shift each sentence's distances so that no proper span of it has both of its boundary
-    distances above every height inside it (the reference's calibration, per sentence).
+    distances above every height inside it (the reference's calibration, per sentence;
+    ``per_batch``: every sentence shifted by the largest margin of the batch, as the
+    references' ``parse`` does).
 
     For span ``[i, j]`` with maximum height ``m``, the margin is ``min(relu(delta_{i-1} - m),
     relu(delta_j - m))`` (``delta_{-1}`` = +inf); the whole sentence and padding are excluded;
@@ -169,7 +187,8 @@ def calibrate(
     # span [0, j] is proper only if word j+1 exists; [i>0, j] if word j exists
     valid = torch.cat([has_next[:, None, :], keep[:, None, :].expand(b, n - 1, n)], 1)
     margin = margin.masked_fill(~(valid & upper), 0.0)
-    return distances - margin.flatten(1).max(1).values[:, None]
+    largest = margin.flatten(1).max(1).values[:, None]  # [B, 1]; >= 0 (rows padding a batch: 0)
+    return distances - (largest.max() if per_batch else largest)
 
 
 def boundary_probabilities(

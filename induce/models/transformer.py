@@ -30,6 +30,9 @@ class TransformerConfig(BackboneConfig):
     # dropout on the encoder's input embeddings: 0 in the StructFormer repository, the model
     # dropout in the UDGN repository's Transformer and StructFormer
     embed_dropout: Rate = 0.0
+    # the encoder layers' LayerNorms learn a scale and shift (the StructFormer repository's);
+    # false: they only normalise (the UDGN repository's TransformerLayer)
+    norm_affine: bool = True
 
     def check(self) -> None:
         super().check()
@@ -52,7 +55,9 @@ class TransformerMLM(MaskedLM):
         c = config
         relative = c.max_length if c.position == "relative" else 0
         self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout, relative)
+            EncoderLayer(
+                c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout, relative, c.norm_affine
+            )
             for _ in range(c.n_layers)
         )
         self.embed_drop = Dropout(c.embed_dropout)

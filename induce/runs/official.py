@@ -148,12 +148,13 @@ def map_structformer(
         "n_parser_layers": n_parser,
         "conv_size": m.need("parser_layers.0.0.conv.weight").shape[2] if n_parser else 9,
         "relations": _relations(relations, n_rel),
+        "norm_affine": google,
     }
     _tied_output(m)
     if absolute:
         m.put("positions.weight", "pos_emb.weight")
     for i in range(n_layers):
-        _encoder_layer(m, f"layers.{i}.", d_model, google, relative)
+        _encoder_layer(m, f"layers.{i}.", google, relative)
     for k in range(n_parser):
         for part in ("weight", "bias"):
             m.put(f"parser.{k}.0.conv.{part}", f"parser_layers.{k}.0.conv.{part}")
@@ -167,7 +168,7 @@ def map_structformer(
     return settings, m.finish()
 
 
-def _encoder_layer(m: _Mapping, prefix: str, d: int, google: bool, relative: bool) -> None:
+def _encoder_layer(m: _Mapping, prefix: str, google: bool, relative: bool) -> None:
     """One official ``TransformerLayer`` into induce's ``EncoderLayer`` (same prefix)."""
     attn = prefix + "self_attn."
     for part in ("weight", "bias"):  # q, k, v stacked in that order: [3D, D]
@@ -179,11 +180,8 @@ def _encoder_layer(m: _Mapping, prefix: str, d: int, google: bool, relative: boo
         m.put(f"{prefix}ff.0.{part}", f"{prefix}feedforward.1.{part}")
         m.put(f"{prefix}ff.3.{part}", f"{prefix}feedforward.4.{part}")
         for name, key in (("norm_attn", "norm"), ("norm_ff", "feedforward.0")):
-            if google:
+            if google:  # the UDGN repository's are non-affine: model.norm_affine false
                 m.put(f"{prefix}{name}.{part}", f"{prefix}{key}.{part}")
-            else:  # a non-affine LayerNorm is an affine one of unit weight and zero bias
-                unit = torch.ones(d) if part == "weight" else torch.zeros(d)
-                m.out[f"{prefix}{name}.{part}"] = unit
     if relative:  # column 256 + |i - j| -> row |i - j|: [256, H]
         m.out[f"{prefix}attn.relative.bias.weight"] = m.take(attn + "relative_bias")[:, RELATIVE:].T
 

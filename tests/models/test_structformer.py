@@ -112,7 +112,7 @@ def test_a_forward_on_a_hand_built_example_gives_algorithm_3s_tree(monkeypatch):
     d, tau = _consistent_scores(heads)
     model = _model().eval()
     scores = (torch.tensor([d + [1e9]]), torch.tensor([tau]))
-    monkeypatch.setattr(model, "parse", lambda ids, keep: scores)
+    monkeypatch.setattr(model, "parse", lambda ids, keep, per_batch=False: scores)
     with torch.no_grad():
         model.log_temperature.fill_(torch.log(torch.tensor(50.0)))
         out = model(torch.arange(3, 10)[None], torch.ones(1, 7, dtype=torch.bool))
@@ -169,3 +169,49 @@ def test_structure_gives_the_forward_passes_scores():
         full, parser = model(ids, keep), model.structure(ids, keep)
     for name in ("distances", "heights", "parents"):
         assert torch.equal(getattr(full.scores, name), getattr(parser, name))
+
+
+def _mixed_batch(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    lengths = (9, 2, 7, 5)
+    ids, keep = torch.full((4, 9), 1), torch.zeros(4, 9, dtype=torch.bool)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = torch.randint(3, 40, (n,), generator=gen)
+        keep[row, :n] = True
+    return ids, keep
+
+
+def test_batch_calibration_shifts_every_sentence_by_the_batchs_largest_margin():
+    from induce.models.structformer import calibrate
+
+    torch.manual_seed(5)
+    _, keep = _mixed_batch(5)
+    has_next = torch.nn.functional.pad(keep[:, 1:], (0, 1), value=False)
+    distances = torch.randn(4, 9).masked_fill(~has_next, 1e9)
+    heights = torch.randn(4, 9).masked_fill(~keep, -1e9)
+    own = calibrate(distances, heights, keep, has_next)
+    margins = (distances - own)[:, 0]  # one shift per sentence, never negative
+    assert (margins >= 0).all() and margins.max() > margins.min()
+    shared = calibrate(distances, heights, keep, has_next, per_batch=True)
+    assert torch.allclose(shared[has_next], (distances - margins.max())[has_next])
+
+
+def test_batch_calibration_trains_by_the_batch_and_parses_each_sentence_alone():
+    torch.manual_seed(6)
+    model = _model(calibration="batch").eval()
+    ids, keep = _mixed_batch(6)
+    with torch.no_grad():
+        mixed = model.structure(ids, keep)
+        alone = model.structure(ids[:1, :9], keep[:1, :9])
+        forward = model(ids, keep).scores
+        per_batch = model.parse(ids, keep, per_batch=True)[0]
+    assert torch.allclose(mixed.distances[0, :8], alone.distances[0, :8], atol=1e-6)
+    assert torch.equal(forward.distances, per_batch)
+
+
+def test_non_affine_norms_have_no_parameters():
+    plain = {n for n, _ in _model(norm_affine=False).named_parameters()}
+    assert not [n for n in plain if ".norm_" in n]
+    assert {"layers.0.norm_attn.weight", "layers.0.norm_ff.bias"} <= {
+        n for n, _ in _model().named_parameters()
+    }

@@ -118,6 +118,9 @@ def test_the_settings_of_the_reference_protocol(tmp_path: Path, name: str, proto
         assert config.protocol.test_decoder == "mst-uniform-root"
     if name == "udgnrepo_structformer":
         assert config.model["embed_dropout"] == config.model["parser_dropout"] == 0.2
+        assert config.model["norm_affine"] is False  # its TransformerLayer's LayerNorms
+    if arch == "structformer":  # both repositories calibrate by the batch's largest margin
+        assert config.model["calibration"] == "batch"
 
 
 def test_missing_and_unexpected_keys_are_named(tmp_path: Path) -> None:

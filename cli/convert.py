@@ -256,7 +256,9 @@ def checkpoint(
         help="The official checkpoint: a state dict (torch or .safetensors), or the "
         "training script's pickled [model, ...] / {model, idx2word, ...} with --trust-pickle.",
     ),
-    arch: str = typer.Option(..., "--arch", help="structformer, udgn, npcfg or cpcfg."),
+    arch: str = typer.Option(
+        ..., "--arch", help="structformer, udgn, npcfg, cpcfg, tnpcfg, simplepcfg or scpcfg."
+    ),
     dictionary: str | None = typer.Option(
         None,
         "--dict",

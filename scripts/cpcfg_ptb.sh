@@ -2,8 +2,9 @@
 # The compound PCFG (Kim, Dyer & Rush 2019, preset cpcfg-ptb-paper), the neural PCFG
 # (ARCH=npcfg, preset npcfg-ptb-paper) or the TN-PCFG (Yang, Zhao & Tu 2021, ARCH=tnpcfg,
 # preset tnpcfg-ptb-paper: MBR trees, its repository's scoring convention, published 57.7
-# +- 4.2) or the Simple PCFG (Liu et al. 2023, ARCH=simplepcfg, preset simplepcfg-ptb-paper,
-# published 65.1 +- 2.1) on the WSJ Penn Treebank: the papers' data (sections
+# +- 4.2), the Simple PCFG (Liu et al. 2023, ARCH=simplepcfg, preset simplepcfg-ptb-paper,
+# published 65.1 +- 2.1) or its compound SC-PCFG (ARCH=scpcfg, preset scpcfg-ptb-paper, NT
+# 2048, published 60.6 +- 3.6) on the WSJ Penn Treebank: the papers' data (sections
 # 02-21 / 22 / 23, punctuation removed, lower-cased, a number as one N, 10,000 words), ten
 # epochs with the 30 -> 40 word curriculum and the best checkpoint by the validation ELBO
 # perplexity; section 23 parsed with the labelled Viterbi tree (z at its mean) and scored by
@@ -14,7 +15,7 @@
 #   scripts/cpcfg_ptb.sh LDC_PTB_DIR [OUT_DIR]
 #
 # Environment (all optional):
-#   ARCH=cpcfg                  or npcfg, tnpcfg, simplepcfg
+#   ARCH=cpcfg                  or npcfg, tnpcfg, simplepcfg, scpcfg
 #   SEEDS="3435 1 2 3"          one run per seed (3435: the official default)
 #   SETS="--set train.epochs=1" extra `induce train` options
 #   DECODER=viterbi             or mbr (the TN-PCFG repository's read-out; tnpcfg's default)
@@ -28,7 +29,7 @@ out=${2:-experiments/$arch-ptb}
 seeds=${SEEDS:-"3435 1 2 3"}
 decoder=${DECODER:-viterbi}
 convention=${CONVENTION:-cpcfg}
-if [ "$arch" = tnpcfg ] || [ "$arch" = simplepcfg ]; then
+if [ "$arch" = tnpcfg ] || [ "$arch" = simplepcfg ] || [ "$arch" = scpcfg ]; then
   decoder=${DECODER:-mbr}
   convention=${CONVENTION:-tnpcfg}
 fi

@@ -147,6 +147,19 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         attention=False,
         samples=True,
     ),
+    Architecture(
+        "scpcfg",
+        "Simple compound PCFG (SC-PCFG)",
+        "induce.models.simplepcfg",
+        "CompoundSimplePCFG",
+        "text",
+        "likelihood",
+        ("mbr", "viterbi"),
+        "viterbi: grammars small enough to expand their rules",
+        perplexity=False,
+        attention=False,
+        samples=True,
+    ),
 )
 BY_NAME = {a.name: a for a in ARCHITECTURES}
 

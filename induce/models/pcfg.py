@@ -135,17 +135,8 @@ class CompoundPCFG(GrammarModel):
 
     # -- the inference network of the compound PCFG ----------------------------------------
     def encode(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``q(z | x)``: ``mean, logvar [B, z]`` from the BiLSTM states max-pooled over each
-        sentence's words."""
-        packed = pack_padded_sequence(
-            self.enc_emb(ids), lengths.cpu(), batch_first=True, enforce_sorted=False
-        )
-        out, _ = self.enc_rnn(packed)
-        states, _ = pad_packed_sequence(out, batch_first=True, total_length=ids.shape[1])
-        words = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
-        pooled = states.masked_fill(~words[..., None], float("-inf")).max(1).values
-        mean, logvar = self.enc_params(pooled).chunk(2, -1)
-        return mean, logvar
+        """``q(z | x)``: ``mean, logvar [B, z]`` (:func:`posterior`)."""
+        return posterior(self.enc_emb, self.enc_rnn, self.enc_params, ids, lengths)
 
     @staticmethod
     def kl(mean: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
@@ -242,6 +233,19 @@ class CompoundPCFG(GrammarModel):
             self.config.nt,
             lengths,
         )
+
+
+def posterior(
+    embed: nn.Embedding, rnn: nn.LSTM, out: nn.Linear, ids: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """The compound PCFGs' inference network ``q(z | x)``: ``mean, logvar [B, z]`` from the
+    BiLSTM states max-pooled over each sentence's words (``ids [B, n]``, ``lengths [B]``)."""
+    packed = pack_padded_sequence(embed(ids), lengths.cpu(), batch_first=True, enforce_sorted=False)
+    states, _ = pad_packed_sequence(rnn(packed)[0], batch_first=True, total_length=ids.shape[1])
+    words = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
+    pooled = states.masked_fill(~words[..., None], float("-inf")).max(1).values
+    mean, logvar = out(pooled).chunk(2, -1)
+    return mean, logvar
 
 
 class NeuralPCFG(CompoundPCFG):

@@ -110,20 +110,37 @@ class LowRankGrammar:
     right: torch.Tensor
 
     def terms(self, ids: torch.Tensor) -> torch.Tensor:
-        """``[B, n, T]``: ``log p(word | T)`` of each word."""
+        """``[B, n, T]``: ``log p(word | T)`` of each word (``emissions [B, T, V]``: each
+        sentence's own, for a compound grammar)."""
+        if self.emissions.dim() == 3:
+            index = ids[:, None, :].expand(-1, self.emissions.shape[1], -1)
+            return self.emissions.gather(2, index).transpose(1, 2)
         return self.emissions.t()[ids]
 
 
 class LowRankPCFG(GrammarModel):
     """A grammar whose rules factor through ranks (TN-PCFG, Simple PCFG): the likelihood,
-    marginals, decoders and sampling over a :class:`LowRankGrammar`; no latent (``kl =
-    0``).  Subclasses build their networks and :meth:`grammar`."""
+    marginals, decoders and sampling over a :class:`LowRankGrammar`.  Subclasses build
+    their networks and :meth:`grammar`; a compound one (a grammar per sentence, given its
+    latent) overrides :meth:`sentence_grammars` and :meth:`prior_grammar` instead."""
 
     scores_class: ClassVar[type[GrammarScores]] = RankScores
     config: RuleSizes
+    compound: ClassVar[bool] = False  # a grammar per sentence: sampling draws one each time
 
     def grammar(self) -> LowRankGrammar:
         raise NotImplementedError
+
+    def sentence_grammars(
+        self, ids: torch.Tensor, lengths: torch.Tensor, sample: bool
+    ) -> tuple[LowRankGrammar, torch.Tensor]:
+        """The grammar of the batch's sentences and ``KL(q(z | x) || p(z)) [B]``; here one
+        grammar for all, no latent (``kl = 0``)."""
+        return self.grammar(), torch.zeros(ids.shape[0], device=ids.device)
+
+    def prior_grammar(self, generator: torch.Generator) -> LowRankGrammar:
+        """The grammar a sentence is drawn from (a compound grammar: given ``z ~ p(z)``)."""
+        return self.grammar()
 
     def _inside(
         self,
@@ -145,19 +162,23 @@ class LowRankPCFG(GrammarModel):
         )
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``nll [B]`` (the negative log-likelihood, Eq. 4's grammar) and ``kl = 0``."""
-        g = self.grammar()
-        nll = -self._inside(g, g.terms(ids), lengths)
-        return nll, torch.zeros_like(nll)
+        """``nll [B]`` (the negative log-likelihood, Eq. 4's grammar) and ``kl [B]`` (0
+        without a latent; a compound grammar's ``z`` sampled in training mode)."""
+        g, kl = self.sentence_grammars(ids, lengths, self.training)
+        return -self._inside(g, g.terms(ids), lengths), kl
 
     def rules(self, g: LowRankGrammar) -> torch.Tensor:
-        """``[N, S, S]``: the expanded ``log p(A -> B C)`` (Viterbi and tests only)."""
+        """``[N, S, S]`` (``[B, N, S, S]`` for a grammar per sentence): the expanded ``log
+        p(A -> B C)`` (Viterbi and tests only)."""
+        if g.left.dim() == 3:
+            head = g.head.expand(g.left.shape[0], -1, -1)
+            return inside_algorithm.dense_rules(head, g.left, g.right)
         return inside_algorithm.dense_rules(g.head[None], g.left[None], g.right[None])[0]
 
     def _analyses(self, ids: torch.Tensor, lengths: torch.Tensor) -> GrammarScores:
         """Span marginals and MBR in rank space; the best derivation over the expanded rules
         where ``decoder_problem`` allows it."""
-        g = self.grammar()
+        g, _ = self.sentence_grammars(ids, lengths.clamp(min=1), sample=False)
         terms = g.terms(ids)
         derivable = lengths.clamp(min=2)
         if self.config.decoder_problem("viterbi") is None:
@@ -187,20 +208,23 @@ class LowRankPCFG(GrammarModel):
         its children ``B ~ V[:, r]`` and ``C ~ W[:, r]`` (Eq. 4 read generatively); a
         preterminal emits a word.  Longer draws than ``max_words`` are drawn again."""
         rng = random.Random(seed)
-        g = self.grammar()
-        roots, head, left, right, emissions = (
-            t.exp().tolist() for t in (g.roots, g.head, g.left, g.right, g.emissions)
-        )
-        symbols, ranks = range(len(left[0])), range(len(head[0]))
+        generator = torch.Generator().manual_seed(seed)
+        tables: list[list] = []
 
         def children(symbol: int) -> tuple[int, int]:  # a rank, then each child given it
-            (r,) = rng.choices(ranks, head[symbol])
-            (b,) = rng.choices(symbols, left[r])
-            (c,) = rng.choices(symbols, right[r])
+            _, head, left, right, _ = tables
+            (r,) = rng.choices(range(len(head[0])), head[symbol])
+            (b,) = rng.choices(range(len(left[0])), left[r])
+            (c,) = rng.choices(range(len(left[0])), right[r])
             return b, c
 
         out: list[list[int]] = []
         while len(out) < count:
+            if not tables or self.compound:  # a compound grammar: a new z for each draw
+                g = self.prior_grammar(generator)
+                parts = (g.roots, g.head, g.left, g.right, g.emissions)
+                tables = [t.exp().tolist() for t in parts]
+            roots, emissions = tables[0], tables[4]
             words = draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
             if words is not None:
                 out.append(words)

@@ -50,8 +50,7 @@ def import_pcfg_checkpoint(
         raise ConfigError(f"must be one of {', '.join(ARCHS)}", setting="arch")
     tensors = read_state_dict(path, trust_pickle)
     words = _words(path, dictionary, trust_pickle)
-    expected = set(dataclasses.asdict(model_config(arch, {})))
-    sizes = _sizes(tensors, str(path), expected)
+    sizes = _sizes(tensors, str(path), arch)
     if "z_dim" in sizes:
         compound = model_config(arch, {}).z_dim > 0  # the architecture's: N-PCFG z_dim 0
         if (sizes["z_dim"] > 0) != compound:
@@ -80,34 +79,42 @@ def import_pcfg_checkpoint(
 
 # the kinds of official checkpoints: the tensors that tell each apart, and its vocabulary's
 KINDS = {
+    "a compound Simple PCFG": ("rule_state_emb", "parent_mlp1.0.weight", "enc_out.weight"),
     "a Simple PCFG": ("vocab_emb", "rule_state_emb", "parent_mlp1.0.weight"),
     "a TN-PCFG": ("root_mlp.3.weight", "term_emb", "parent_mlp.2.weight", "term_mlp.3.weight"),
     "a compound-pcfg model": ("nt_emb", "t_emb", "rule_mlp.weight", "vocab_mlp.3.weight"),
 }
 
-# the settings each kind's sizes fill: the fields of its architecture's config
-FIELDS = {
-    "a Simple PCFG": {"nt", "t", "s_dim"},
-    "a TN-PCFG": {"nt", "t", "rank", "s_dim"},
-    "a compound-pcfg model": {"nt", "t", "s_dim", "z_dim", "h_dim", "w_dim"},
+# the architectures each kind of checkpoint is (compound-pcfg's: by its z_dim, checked after)
+ARCHS_OF = {
+    "a compound Simple PCFG": ("scpcfg",),
+    "a Simple PCFG": ("simplepcfg",),
+    "a TN-PCFG": ("tnpcfg",),
+    "a compound-pcfg model": ("npcfg", "cpcfg"),
 }
 
 
-def _sizes(tensors: dict[str, torch.Tensor], file: str, fields: set[str]) -> dict[str, int]:
-    """The grammar's sizes from the tensor shapes; the architecture's config must have the
-    same fields (``fields``).  A Simple PCFG's split of its symbols into nonterminals and
-    preterminals is in no shape: ``T = 2N``, as in every official configuration."""
+def _sizes(tensors: dict[str, torch.Tensor], file: str, arch: str) -> dict[str, int]:
+    """The grammar's sizes from the tensor shapes, for a checkpoint of ``arch``'s kind.  A
+    Simple PCFG's split of its symbols into nonterminals and preterminals is in no shape:
+    ``T = 2N``, as in every official configuration."""
     kind = next((k for k, keys in KINDS.items() if all(key in tensors for key in keys)), None)
     if kind is None:
         raise InputError(
             "not a PCFG checkpoint of the official code (compound-pcfg, TN-PCFG)", file
         )
+    if arch not in ARCHS_OF[kind]:
+        raise InputError(f"the checkpoint is {kind}: give its --arch", file)
     sizes: dict[str, Any]
-    if kind == "a Simple PCFG":
+    if kind in ("a Simple PCFG", "a compound Simple PCFG"):
         symbols, s_dim = tensors["rule_state_emb"].shape
         if symbols % 3:
             raise InputError(f"{symbols} symbols: not the official T = 2N", file)
         sizes = {"nt": symbols // 3, "t": 2 * symbols // 3, "s_dim": s_dim}
+        if kind == "a compound Simple PCFG":
+            sizes["z_dim"] = tensors["enc_out.weight"].shape[0] // 2
+            sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
+            sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
     elif kind == "a TN-PCFG":
         t, s_dim = tensors["term_emb"].shape
         nt, rank = tensors["root_mlp.3.weight"].shape[0], tensors["parent_mlp.2.weight"].shape[0]
@@ -119,8 +126,6 @@ def _sizes(tensors: dict[str, torch.Tensor], file: str, fields: set[str]) -> dic
         if z_dim > 0:
             sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
             sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
-    if FIELDS[kind] != fields - {"init"}:
-        raise InputError(f"the checkpoint is {kind}: give its --arch", file)
     return {k: int(v) for k, v in sizes.items()}
 
 

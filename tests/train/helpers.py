@@ -75,6 +75,8 @@ def tiny(arch: str) -> list[str]:
         return TNPCFG_TINY
     if arch == "simplepcfg":
         return SIMPLE_TINY
+    if arch == "scpcfg":
+        return [*SIMPLE_TINY, "model.z_dim=4", "model.w_dim=8", "model.h_dim=8"]
     return TINY + EXTRA[arch]
 
 

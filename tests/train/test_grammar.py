@@ -40,7 +40,7 @@ def _settings(arch: str, steps: int) -> list[str]:
     return [*tiny(arch), f"train.max_steps={steps}", "train.eval_every=3"]
 
 
-@pytest.fixture(scope="module", params=["npcfg", "cpcfg", "tnpcfg", "simplepcfg"])
+@pytest.fixture(scope="module", params=["npcfg", "cpcfg", "tnpcfg", "simplepcfg", "scpcfg"])
 def run(request, data, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "run"
     options = TrainOptions(str(out), request.param, str(data), _settings(request.param, 6))
@@ -59,7 +59,7 @@ def test_records_carry_the_elbo_its_parts_and_the_trees_scores(run):
     for r in steps:
         assert r["loss"] == pytest.approx(r["nll"] + r["kl"], abs=1e-3)
         assert r["loss_kind"] == "-ELBO"
-    compound = open_run(run).config.arch == "cpcfg"
+    compound = open_run(run).config.arch in ("cpcfg", "scpcfg")
     assert all((r["kl"] > 0) == compound for r in steps)
     evals = [r for r in history if r["kind"] == "eval"]
     assert [r["step"] for r in evals] == [3, 6]

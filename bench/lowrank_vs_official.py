@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""The TN-PCFG repository's grammars against ``induce``'s on the same weights, and its
+pure-PyTorch training step against ours (issue 31).
+
+    python bench/lowrank_vs_official.py --official TNPCFG_CHECKOUT --data DATASET
+        [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128] [--limit N]
+        [--speed --lengths 10,20,30,40 --rounds 2 --steps 3 --threads 2] [--memory 40,80,120]
+
+``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
+copied: this process imports its ``parser/model`` classes (``TNPCFG``, ``Simple_N_PCFG``,
+``Simple_C_PCFG``) and its pure-PyTorch inside algorithm (``parser/pcfgs/tdpcfg.py``,
+``TDPCFG``).  Its modules import Triton at load, which a CPU does not run: the import is
+given a stand-in for its kernels' module (none is ever called here).  ``DATASET`` is an
+``induce preprocess`` folder; its vocabulary sizes the models and its ``--split`` gives the
+sentences (e.g. WSJ section 22 as ``valid``).
+
+Check (always): the official model built at its configuration's sizes (TN-PCFG NT 250, T
+500, rank 500; the Simple PCFGs at NT ``--simple-nt``, T twice that: their official inside
+is Triton-only, and through ``TDPCFG`` with the nonterminals as ranks the paper's NT 4096
+needs tens of GB), drawn as its code draws it; ``induce``'s model given its state dict by
+name.  Per sentence, batches of one length (up to 16): the official log-partition
+(``TDPCFG._inside``; the Simple PCFGs' rules passed as a rank decomposition whose ranks are
+the nonterminals, the compound one at ``z`` = its mean, ``forward(evaluating=True)``)
+against ``induce``'s ``log_likelihood``, and the official MBR tree (``decode(mbr=True)``)
+against ``induce``'s ``parse(decoder="mbr")``.  ``--speed``: training steps (forward,
+backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16 sentences of each length at the
+official TN-PCFG size, official (``TNPCFG.loss`` through ``TDPCFG``) against ``induce``,
+fresh processes alternating: tokens/s and peak RSS.  ``--memory``: one training step of
+each of ``induce``'s ``--archs`` at its paper preset's size (SN-PCFG NT 4096) on one sentence
+of each length, in a fresh process: seconds and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+BATCH = 16
+
+
+class _Absent(types.ModuleType):
+    """A stand-in for a module the official code imports names from but never calls here:
+    its Triton kernels (``parser/triton/fn.py``) and ``turtle`` (imported for nothing by
+    ``simple_pcfg.py``); every name exists."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+def official_classes(path: str) -> dict[str, Any]:
+    sys.path.insert(0, path)
+    import parser  # type: ignore[import-not-found]  # the checkout's package, then its parts
+
+    for name in ("parser.triton", "parser.triton.fn", "turtle"):
+        sys.modules.setdefault(name, _Absent(name))
+    assert Path(parser.__file__).parent == Path(path) / "parser", parser.__file__
+    from parser.model.SC_PCFG import Simple_C_PCFG  # type: ignore[import-not-found]
+    from parser.model.SN_PCFG import Simple_N_PCFG  # type: ignore[import-not-found]
+    from parser.model.TN_PCFG import TNPCFG  # type: ignore[import-not-found]
+    from parser.pcfgs.tdpcfg import TDPCFG  # type: ignore[import-not-found]
+
+    return {"tnpcfg": TNPCFG, "simplepcfg": Simple_N_PCFG, "scpcfg": Simple_C_PCFG, "td": TDPCFG}
+
+
+def sizes(arch: str, simple_nt: int) -> dict[str, int]:
+    """The official configuration's sizes (``config/tnpcfg_r500_nt250_t500_curriculum0.yaml``,
+    ``config/simplepcfg/*.yaml`` at ``simple_nt``)."""
+    if arch == "tnpcfg":
+        return {"nt": 250, "t": 500, "rank": 500, "s_dim": 256}
+    found = {"nt": simple_nt, "t": 2 * simple_nt, "s_dim": 512}
+    return found | ({"z_dim": 64, "w_dim": 512, "h_dim": 512} if arch == "scpcfg" else {})
+
+
+def both_models(classes: dict[str, Any], arch: str, size: dict[str, int], vocab: int) -> tuple:
+    """The official model as its code draws it, and ``induce``'s with its state dict."""
+    from induce.models import build_model
+
+    args = types.SimpleNamespace(
+        NT=size["nt"], T=size["t"], s_dim=size["s_dim"], r_dim=size.get("rank", -1),
+        word_emb_size=size["s_dim"], w_dim=512, h_dim=512, z_dim=size.get("z_dim", 0),
+    )  # fmt: skip
+    dataset = types.SimpleNamespace(device="cpu", word_vocab=range(vocab))
+    official = classes[arch](args, dataset).eval()
+    ours = build_model(arch, size, vocab, 0).eval()
+    ours.load_state_dict(official.state_dict())  # the same names, all of them
+    return official, ours
+
+
+def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any]:
+    """The official model's rules in ``TDPCFG``'s rank form: the Simple PCFGs' children
+    distributions given each parent (probabilities, children x parents) become the factors
+    ``left``/``right [B, S, r]`` with the nonterminals as ranks and ``head`` the identity."""
+    import torch
+
+    rules = official({"word": x, "seq_len": lens}, evaluating=True)
+    if arch == "tnpcfg":
+        return rules  # type: ignore[no-any-return]
+    b, nt = x.shape[0], rules["left_m"].shape[-1]
+    eye = torch.full((nt, nt), -1e9, dtype=rules["unary"].dtype).fill_diagonal_(0.0)
+
+    def factor(side: str) -> Any:  # SN: [S, N] for all; SC: [B, S, N], each sentence's
+        both = torch.cat([rules[f"{side}_m"], rules[f"{side}_p"]], -2)
+        return both.expand(b, -1, -1).log()
+
+    return {
+        "unary": rules["unary"],
+        "root": rules["root"],
+        "head": eye.expand(b, nt, nt),
+        "left": factor("left"),
+        "right": factor("right"),
+    }
+
+
+def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: Any) -> str:
+    import torch
+
+    torch.manual_seed(0)
+    official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), len(data.vocab))
+    td = classes["td"]()
+    sents = [s for s in data.sentences if len(s) >= 2][: args.limit or None]
+    by_length: dict[int, list[list[int]]] = {}
+    for s in sents:
+        by_length.setdefault(len(s), []).append(s)
+    worst, relative, same, ties, seconds = 0.0, 0.0, 0, 0.0, [0.0, 0.0]
+    for n, group in sorted(by_length.items()):
+        for k in range(0, len(group), BATCH):
+            x = torch.tensor(group[k : k + BATCH])
+            lens = torch.full((x.shape[0],), n)
+            began = time.perf_counter()
+            rules = official_rules(official, arch, x, lens)
+            theirs = td._inside(rules, lens)["partition"].detach()
+            trees = td.decode(rules, lens, mbr=True)["prediction"]
+            seconds[0] += time.perf_counter() - began
+            began = time.perf_counter()
+            with torch.no_grad():
+                mine = ours.log_likelihood(x, lens)
+                rows = ours.structure(x, torch.ones_like(x, dtype=torch.bool)).sentences(
+                    lens.tolist()
+                )
+            seconds[1] += time.perf_counter() - began
+            gap = (theirs - mine).abs()
+            worst = max(worst, float(gap.max()))
+            relative = max(relative, float((gap / theirs.abs()).max()))
+            for tree, row in zip(trees, rows, strict=True):
+                wide = {(i, j) for i, j in tree if j - i >= 2}
+                mbr = {(i, j) for i, j, _ in row.spans("mbr")}
+                same += wide == mbr
+                if wide != mbr:  # how far apart the two trees' summed marginals are
+                    total = [sum(float(row.marginals[i, j]) for i, j in t) for t in (wide, mbr)]
+                    ties = max(ties, abs(total[0] - total[1]))
+    return (
+        f"{arch:<11} {len(sents):>6} sentences: log-partition largest |difference| "
+        f"{worst:.2e} (relative {relative:.1e}); MBR trees identical {same}/{len(sents)}"
+        + (f" (the others' summed marginals within {ties:.1e} of ours)" if ties else "")
+        + "; "
+        f"official {seconds[0]:.1f} s, "
+        f"induce {seconds[1]:.1f} s"
+    )
+
+
+def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
+    """Training steps of 16 random sentences of ``n`` words at the TN-PCFG's size."""
+    import torch
+
+    from induce.models.grammar import WordBatch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    official, ours = both_models(official_classes(args.official), "tnpcfg", sizes("tnpcfg", 0),
+                                 10_003)  # fmt: skip
+    model = official.train() if side == "official" else ours.train()
+    opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.75, 0.999))
+    lens = torch.full((BATCH,), n)
+    tokens, began = 0, 0.0
+    for step in range(args.warmup + args.steps):
+        if step == args.warmup:
+            began, tokens = time.perf_counter(), 0
+        x = torch.randint(2, 10_003, (BATCH, n))
+        if side == "official":
+            loss = model.loss({"word": x, "seq_len": lens})
+        else:
+            loss = model.loss(WordBatch(x, lens)).value
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
+        opt.step()
+        tokens += BATCH * n
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return {"tokens_per_s": tokens / (time.perf_counter() - began), "peak_rss_gib": rss}
+
+
+def memory_one(arch: str, n: int) -> dict[str, Any]:
+    """One training step of ``induce``'s ``arch`` at the paper's size on one sentence of
+    ``n`` words: seconds and peak RSS."""
+    import torch
+
+    from induce.models import build_model
+    from induce.models.grammar import WordBatch
+    from induce.runs.config import load_config
+
+    torch.manual_seed(0)
+    model = build_model(arch, load_config(arch).model, 10_003, 0).train()
+    opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.75, 0.999))
+    began = time.perf_counter()
+    loss = model.loss(WordBatch(torch.randint(2, 10_003, (1, n)), torch.tensor([n]))).value
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return {"seconds": time.perf_counter() - began, "peak_rss_gib": rss}
+
+
+def memory(args: argparse.Namespace) -> list[str]:
+    lines = []
+    for arch in args.archs.split(","):
+        found = []
+        for n in map(int, args.memory.split(",")):
+            command = [sys.executable, __file__, "--official", args.official, "--memory-one",
+                       arch, str(n), "--threads", str(args.threads)]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            r = json.loads(done.stdout)
+            found.append(f"{n} words {r['seconds']:.1f} s ({r['peak_rss_gib']:.2f} GiB)")
+        lines.append(f"{arch:<11} one training step, paper size: " + ", ".join(found))
+    return lines
+
+
+def speed(args: argparse.Namespace) -> list[str]:
+    lines = [f"{'words':>5} {'official tok/s (RSS GiB)':>26} {'induce tok/s (RSS GiB)':>24} ratio"]
+    for n in map(int, args.lengths.split(",")):
+        seen: dict[str, list[dict[str, Any]]] = {"official": [], "induce": []}
+        for _ in range(args.rounds):
+            for side in seen:
+                command = [sys.executable, __file__, "--official", args.official, "--one", side,
+                           str(n), "--steps", str(args.steps), "--warmup", str(args.warmup),
+                           "--threads", str(args.threads)]  # fmt: skip
+                done = subprocess.run(command, capture_output=True, text=True, check=True)
+                seen[side].append(json.loads(done.stdout))
+        rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
+        rss = {s: max(r["peak_rss_gib"] for r in rs) for s, rs in seen.items()}
+        ratio = rate["induce"] / rate["official"]
+        lines.append(
+            f"{n:>5} {rate['official']:>17.1f} ({rss['official']:.2f}) "
+            f"{rate['induce']:>15.1f} ({rss['induce']:.2f}) {ratio:.1f}x"
+        )
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--official", required=True, help="a checkout of sustcsonglin/TN-PCFG")
+    ap.add_argument("--data", help="an induce dataset (its vocabulary and --split)")
+    ap.add_argument("--split", default="valid")
+    ap.add_argument("--archs", default="tnpcfg,simplepcfg,scpcfg")
+    ap.add_argument("--simple-nt", type=int, default=128)
+    ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
+    ap.add_argument("--speed", action="store_true")
+    ap.add_argument("--lengths", default="10,20,30,40")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--memory", help="word counts: induce's step at the paper size, e.g. 40,80")
+    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--memory-one", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(speed_one(args, args.one[0], int(args.one[1]))))
+        return
+    if args.memory_one:
+        torch_threads(args.threads)
+        print(json.dumps(memory_one(args.memory_one[0], int(args.memory_one[1]))))
+        return
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.data:
+        from induce.data.dataset import load_dataset
+
+        dataset = load_dataset(args.data)
+        vocab = dataset.vocab
+        sentences = [vocab.ids(s) for s in dataset.sentences(args.split)]
+        data = types.SimpleNamespace(vocab=vocab, sentences=sentences)
+        classes = official_classes(args.official)
+        for arch in args.archs.split(","):
+            print(check(args, arch, classes, data), flush=True)
+    if args.speed:
+        print("\n".join(speed(args)))
+    if args.memory:
+        print("\n".join(memory(args)))
+
+
+def torch_threads(count: int) -> None:
+    import torch
+
+    torch.set_num_threads(count)
+
+
+if __name__ == "__main__":
+    main()

@@ -201,7 +201,7 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
     return {"tokens_per_s": tokens / (time.perf_counter() - began), "peak_rss_gib": rss}
 
 
-def memory_one(arch: str, n: int) -> dict[str, Any]:
+def memory_one(arch: str, n: int, threads: int) -> dict[str, Any]:
     """One training step of ``induce``'s ``arch`` at the paper's size on one sentence of
     ``n`` words: seconds and peak RSS."""
     import torch
@@ -210,6 +210,7 @@ def memory_one(arch: str, n: int) -> dict[str, Any]:
     from induce.models.grammar import WordBatch
     from induce.runs.config import load_config
 
+    torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = build_model(arch, load_config(arch).model, 10_003, 0).train()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.75, 0.999))
@@ -279,8 +280,8 @@ def main() -> None:
         print(json.dumps(speed_one(args, args.one[0], int(args.one[1]))))
         return
     if args.memory_one:
-        torch_threads(args.threads)
-        print(json.dumps(memory_one(args.memory_one[0], int(args.memory_one[1]))))
+        arch, n = args.memory_one
+        print(json.dumps(memory_one(arch, int(n), args.threads)))
         return
     import torch
 
@@ -299,12 +300,6 @@ def main() -> None:
         print("\n".join(speed(args)))
     if args.memory:
         print("\n".join(memory(args)))
-
-
-def torch_threads(count: int) -> None:
-    import torch
-
-    torch.set_num_threads(count)
 
 
 if __name__ == "__main__":

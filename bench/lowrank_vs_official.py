@@ -3,7 +3,8 @@
 pure-PyTorch training step against ours (issue 31).
 
     python bench/lowrank_vs_official.py --official TNPCFG_CHECKOUT --data DATASET
-        [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128] [--limit N]
+        [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128]
+        [--skip K] [--limit N] [--float64]
         [--speed --lengths 10,20,30,40 --rounds 2 --steps 3 --threads 2] [--memory 40,80,120]
 
 ``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
@@ -12,22 +13,23 @@ copied: this process imports its ``parser/model`` classes (``TNPCFG``, ``Simple_
 ``TDPCFG``).  Its modules import Triton at load, which a CPU does not run: the import is
 given a stand-in for its kernels' module (none is ever called here).  ``DATASET`` is an
 ``induce preprocess`` folder; its vocabulary sizes the models and its ``--split`` gives the
-sentences (e.g. WSJ section 22 as ``valid``).
+sentences (e.g. WSJ section 22 as ``valid``; ``--skip``/``--limit`` a stretch of them).
 
 Check (always): the official model built at its configuration's sizes (TN-PCFG NT 250, T
 500, rank 500; the Simple PCFGs at NT ``--simple-nt``, T twice that: their official inside
 is Triton-only, and through ``TDPCFG`` with the nonterminals as ranks the paper's NT 4096
 needs tens of GB), drawn as its code draws it; ``induce``'s model given its state dict by
-name.  Per sentence, batches of one length (up to 16): the official log-partition
+name. Per sentence, batches of one length (up to 16): the official log-partition
 (``TDPCFG._inside``; the Simple PCFGs' rules passed as a rank decomposition whose ranks are
 the nonterminals, the compound one at ``z`` = its mean, ``forward(evaluating=True)``)
 against ``induce``'s ``log_likelihood``, and the official MBR tree (``decode(mbr=True)``)
-against ``induce``'s ``parse(decoder="mbr")``.  ``--speed``: training steps (forward,
-backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16 sentences of each length at the
-official TN-PCFG size, official (``TNPCFG.loss`` through ``TDPCFG``) against ``induce``,
-fresh processes alternating: tokens/s and peak RSS.  ``--memory``: one training step of
-each of ``induce``'s ``--archs`` at its paper preset's size (SN-PCFG NT 4096) on one sentence
-of each length, in a fresh process: seconds and peak RSS.
+against ``induce``'s ``parse(decoder="mbr")``; in float32, or both sides in float64
+(``--float64``: equal up to its rounding, and no float32 ties between trees). ``--speed``:
+training steps (forward, backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16 sentences
+of each length at the official TN-PCFG size, official (``TNPCFG.loss`` through ``TDPCFG``)
+against ``induce``, fresh processes alternating: tokens/s and peak RSS. ``--memory``: one
+training step of each of ``induce``'s ``--archs`` at its paper preset's size (SN-PCFG NT
+4096) on one sentence of each length, in a fresh process: seconds and peak RSS.
 """
 
 from __future__ import annotations
@@ -128,8 +130,11 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
 
     torch.manual_seed(0)
     official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), len(data.vocab))
+    if args.float64:  # equal up to float64 rounding: the same function, not only close
+        official, ours = official.double(), ours.double()
     td = classes["td"]()
-    sents = [s for s in data.sentences if len(s) >= 2][: args.limit or None]
+    sents = [s for s in data.sentences if len(s) >= 2][args.skip :]
+    sents = sents[: args.limit or None]
     by_length: dict[int, list[list[int]]] = {}
     for s in sents:
         by_length.setdefault(len(s), []).append(s)
@@ -161,7 +166,8 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
                     total = [sum(float(row.marginals[i, j]) for i, j in t) for t in (wide, mbr)]
                     ties = max(ties, abs(total[0] - total[1]))
     return (
-        f"{arch:<11} {len(sents):>6} sentences: log-partition largest |difference| "
+        f"{arch:<11} {len(sents):>6} sentences{' (float64)' if args.float64 else ''}: "
+        "log-partition largest |difference| "
         f"{worst:.2e} (relative {relative:.1e}); MBR trees identical {same}/{len(sents)}"
         + (f" (the others' summed marginals within {ties:.1e} of ours)" if ties else "")
         + "; "
@@ -265,6 +271,8 @@ def main() -> None:
     ap.add_argument("--split", default="valid")
     ap.add_argument("--archs", default="tnpcfg,simplepcfg,scpcfg")
     ap.add_argument("--simple-nt", type=int, default=128)
+    ap.add_argument("--float64", action="store_true", help="check both sides in float64")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--lengths", default="10,20,30,40")

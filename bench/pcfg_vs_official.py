@@ -3,7 +3,8 @@
 
     python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
         [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
-        [--check] [--memory 40,80,120] [--json FILE]
+        [--check [--data DATASET --split valid --skip K --limit N]] [--memory 40,80,120]
+        [--json FILE]
 
 ``PATH`` is a checkout of github.com/harvardnlp/compound-pcfg (``models.py``, ``PCFG.py``);
 nothing of it is copied or vendored: the measuring process imports it from where the user put
@@ -17,9 +18,12 @@ measurement is a fresh process and the sides alternate (official, induce, induce
 Figures: training tokens/s per sentence length (median over rounds) and their ratio, peak
 RSS.  ``--check``: both modules built from one seed, the official weights loaded into ours,
 log-likelihoods and KL (``z`` at the mean) compared in float32 and float64 on random
-batches, and Viterbi trees.  ``--memory``: ``induce``'s peak RSS for one training step on
-one sentence of each length (the official inside is not run there: its Python loops take
-minutes at 120 words).
+batches, and Viterbi trees; with ``--data`` (an ``induce preprocess`` folder: its
+vocabulary sizes the models), every sentence of two or more words of its ``--split`` as
+well, in float32, batches of up to 16 sentences of one length: the largest per-sentence
+log-likelihood difference and the Viterbi trees identical.  ``--memory``: ``induce``'s
+peak RSS for one training step on one sentence of each length (the official inside is not
+run there: its Python loops take minutes at 120 words).
 """
 
 from __future__ import annotations
@@ -138,6 +142,54 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def check_data(args: argparse.Namespace) -> dict[str, Any]:
+    """Same weights on a dataset's split: per-sentence log-likelihoods and Viterbi trees."""
+    import torch
+
+    from induce.data.dataset import load_dataset
+
+    torch.set_num_threads(args.threads)
+    dataset = load_dataset(args.data)
+    vocab = dataset.vocab
+    sentences = [vocab.ids(s) for s in dataset.sentences(args.split)]
+    sentences = [s for s in sentences if len(s) >= 2][args.skip :][: args.limit or None]
+    theirs, ours = _models(args.official, args.z_dim, len(vocab))
+    theirs.eval()
+    ours.eval()
+    by_length: dict[int, list[list[int]]] = {}
+    for s in sentences:
+        by_length.setdefault(len(s), []).append(s)
+    worst, relative, same, seconds = 0.0, 0.0, 0, [0.0, 0.0]
+    for n, group in sorted(by_length.items()):
+        for k in range(0, len(group), 16):
+            ids = torch.tensor(group[k : k + 16])
+            lengths = torch.full((ids.shape[0],), n)
+            began = time.perf_counter()
+            with torch.no_grad():
+                nll, _ = theirs(ids, use_mean=True)
+                *_, spans = theirs(ids, argmax=True, use_mean=True)
+            seconds[0] += time.perf_counter() - began
+            began = time.perf_counter()
+            with torch.no_grad():
+                ll = ours.log_likelihood(ids, lengths)
+                got = ours.parse(ids, lengths)
+            seconds[1] += time.perf_counter() - began
+            gap = (nll + ll).abs()
+            worst = max(worst, float(gap.max()))
+            relative = max(relative, float((gap / nll.abs()).max()))
+            for want, mine in zip(spans, got, strict=True):
+                converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
+                same += sorted(converted, key=lambda s: (s[0], -s[1])) == mine
+    return {
+        "sentences": len(sentences),
+        "max_abs_diff": worst,
+        "max_rel_diff": relative,
+        "trees_identical": f"{same}/{len(sentences)}",
+        "official_s": round(seconds[0], 1),
+        "induce_s": round(seconds[1], 1),
+    }
+
+
 def memory(args: argparse.Namespace, length: int) -> dict[str, Any]:
     """``induce``'s peak RSS for one training step on one sentence of ``length`` words."""
     import torch
@@ -182,6 +234,10 @@ def main() -> None:
     ap.add_argument("--z-dim", type=int, default=64)
     ap.add_argument("--vocab", type=int, default=10004)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--data", help="--check on this induce dataset's --split as well")
+    ap.add_argument("--split", default="valid")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--memory", default="", help="induce's peak memory at these lengths")
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
@@ -202,6 +258,9 @@ def main() -> None:
     if args.check:
         figures["check"] = _child(args, "check")
         print("same weights:", json.dumps(figures["check"]), flush=True)
+    if args.check and args.data:  # in this process: nothing here is timed against the other
+        figures["check_data"] = check_data(args)
+        print(f"same weights, {args.data} {args.split}:", json.dumps(figures["check_data"]))
     sides = ["official", "induce"]
     for length in [int(x) for x in args.lengths.split(",") if x]:
         runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}

@@ -115,7 +115,10 @@ class LowRankGrammar:
         if self.emissions.dim() == 3:
             index = ids[:, None, :].expand(-1, self.emissions.shape[1], -1)
             return self.emissions.gather(2, index).transpose(1, 2)
-        return self.emissions.t()[ids]
+        # an embedding lookup, not ``emissions.t()[ids]``: the backward of advanced indexing
+        # adds into the rows with atomics on a CPU with 2+ threads (an order that changes
+        # from run to run), the embedding's backward gives each thread its own rows
+        return F.embedding(ids, self.emissions.t())
 
 
 class LowRankPCFG(GrammarModel):

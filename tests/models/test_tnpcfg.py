@@ -130,6 +130,28 @@ def test_training_reaches_every_parameter_and_lowers_the_loss(kind):
     assert float(loss.detach()) < first
 
 
+def test_gradients_are_the_same_bits_run_after_run_on_two_threads():
+    # Many sentences repeating a few hundred words: the emissions' gradient adds into the
+    # same rows from many positions, which indexing's backward did with atomics on 2+
+    # threads (a different sum on most runs of this batch before the embedding lookup; the
+    # TN-PCFG reads its emissions the same way, through LowRankGrammar.terms).
+    torch.manual_seed(0)
+    model = SimplePCFG(SimplePCFGConfig(nt=16, t=32, s_dim=64), 500, 0)
+    ids = torch.randint(2, 500, (64, 19))
+    lengths = torch.randint(2, 20, (64,))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        runs = []
+        for _ in range(3):
+            model.zero_grad()
+            model.loss(WordBatch(ids, lengths)).value.backward()
+            runs.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    finally:
+        torch.set_num_threads(threads)
+    assert all(torch.equal(runs[0], other) for other in runs[1:])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_two_word_sentences_are_drawn_as_often_as_the_grammar_says(kind):
     model = _model(kind)

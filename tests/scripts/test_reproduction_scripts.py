@@ -145,7 +145,7 @@ def test_chart_ptb_script(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("arch", ["cpcfg", "npcfg", "tnpcfg", "simplepcfg"])
+@pytest.mark.parametrize("arch", ["cpcfg", "npcfg", "tnpcfg", "simplepcfg", "scpcfg"])
 def test_pcfg_ptb_script(tmp_path, arch):
     make_ptb(tmp_path / "ptb", {"02": range(0, 20), "22": range(20, 25), "23": range(0, 10)})
     out = tmp_path / "exp"
@@ -154,6 +154,7 @@ def test_pcfg_ptb_script(tmp_path, arch):
         "npcfg": "model.z_dim=0",
         "tnpcfg": "model.rank=4",
         "simplepcfg": "model.t=6",
+        "scpcfg": "model.t=6 model.z_dim=4 model.h_dim=8 model.w_dim=8",
     }[arch]
     sets = " ".join(
         f"--set {item}"
@@ -164,7 +165,7 @@ def test_pcfg_ptb_script(tmp_path, arch):
     table = (out / "results.md").read_text().splitlines()
     assert table[2].startswith(f"| {arch} | {arch}-ptb-paper | 2 |"), table
     uf1 = json.loads((out / "runs" / "seed-1" / "eval" / "uf1.json").read_text())
-    low_rank = arch in ("tnpcfg", "simplepcfg")
+    low_rank = arch in ("tnpcfg", "simplepcfg", "scpcfg")
     convention, label = ("tnpcfg", "(NT (") if low_rank else ("cpcfg", "(NT-")
     assert uf1["settings"]["convention"]["name"] == convention
     assert label in (out / "runs" / "seed-1" / "eval" / "test.ptb").read_text()

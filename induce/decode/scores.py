@@ -12,7 +12,7 @@ Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -325,6 +325,24 @@ class SpanScores(Scores):
         }
 
 
+class BestDerivations:
+    """A batch's best derivations, found at the first Viterbi read-out of any of its
+    sentences and kept for the others: the MBR decoder and the span marginals never need
+    them, and over a grammar's expanded rules they cost ``O(n³ N S²)`` a sentence, most of a
+    validation's time.  ``find() -> (viterbi [B, n + 1, n + 1], tags [B, n])`` as
+    :class:`GrammarScores`' fields."""
+
+    def __init__(self, find: Callable[[], tuple[torch.Tensor, torch.Tensor]]) -> None:
+        self._find = find
+        self._found: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def get(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self._found is None:
+            viterbi, tags = self._find()
+            self._found = (_to_host(viterbi), _to_host(tags))
+        return self._found
+
+
 @dataclass
 class GrammarScores(Scores):
     """A PCFG's analyses of a batch (Kim et al. 2019; ``z`` at its mean for a compound
@@ -334,7 +352,8 @@ class GrammarScores(Scores):
       more (``∂ log Z / ∂`` a span potential);
     - ``viterbi [B, n + 1, n + 1]``: ``1 + k`` for the spans of the best derivation,
       nonterminal ``k`` (0 elsewhere), and ``tags [B, n]`` its preterminal of each word
-      (``None``: a grammar too large for the best derivation, see :class:`RankScores`);
+      (``None``: not found yet, see ``best``, or a grammar too large for the best
+      derivation, see :class:`RankScores`);
     - ``mbr [B, n + 1, n + 1]``: 1 for the spans of the binary tree of the highest summed
       marginals.
 
@@ -346,6 +365,10 @@ class GrammarScores(Scores):
     viterbi: torch.Tensor | None
     tags: torch.Tensor | None
     mbr: torch.Tensor
+    # the batch's best derivations when they are found on demand (viterbi, tags None), and
+    # which of them is this sentence's: (k, n), None for the whole batch
+    best: BestDerivations | None = None
+    row: tuple[int, int] | None = None
     decoders: ClassVar[tuple[str, ...]] = ("viterbi", "mbr")
     has_heads: ClassVar[bool] = False
 
@@ -356,6 +379,7 @@ class GrammarScores(Scores):
             viterbi=None if self.viterbi is None else _own(self.viterbi[k, : n + 1, : n + 1]),
             tags=None if self.tags is None else _own(self.tags[k, :n]),
             mbr=_own(self.mbr[k, : n + 1, : n + 1]),
+            row=(k, n),
         )
 
     def spans(self, decoder: str | None = None) -> list[tuple[int, int, str]]:
@@ -369,6 +393,12 @@ class GrammarScores(Scores):
         return sorted(((i, j, s) for i, j, s in found if j - i > 1), key=lambda s: (s[0], -s[1]))
 
     def _best(self) -> torch.Tensor:
+        if self.viterbi is None and self.best is not None:
+            viterbi, tags = self.best.get()
+            if self.row is not None:
+                k, n = self.row
+                viterbi, tags = viterbi[k, : n + 1, : n + 1], tags[k, :n]
+            self.viterbi, self.tags = _own(viterbi), _own(tags)
         if self.viterbi is None:
             raise ConfigError(
                 "viterbi needs the grammar's dense rules, too large for this model: use mbr",

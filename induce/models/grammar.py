@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from induce.decode.scores import GrammarScores
+from induce.decode.scores import BestDerivations, GrammarScores
 from induce.models.base import Loss, Model
 from induce.structs import derivative
 from induce.structs import spans as span_cky
@@ -141,17 +141,23 @@ def read_outs(
     derivable lengths (``max(n, 2)``): ``marginal(spans)`` under the log semiring, whose
     derivative in the span potentials is the span marginals, and ``best(spans, terms)``
     under the max semiring, whose derivatives are the best derivation's labelled spans and
-    preterminals.  ``terms [B, n, T]``; sentences shorter than 2 words get empty analyses."""
+    preterminals, found at the first Viterbi read-out (:class:`BestDerivations`).
+    ``terms [B, n, T]``; sentences shorter than 2 words get empty analyses."""
     b, n = terms.shape[:2]
     derivable = lengths.clamp(min=2)
     (marginals,) = derivative(marginal, terms.new_zeros(b, n + 1, n + 1))
-    spans, tags = derivative(best, terms.new_zeros(b, n + 1, n + 1, nt), terms)
-    viterbi = (spans * torch.arange(1, nt + 1, device=spans.device)).sum(-1)
     mbr = span_cky.argmax(marginals, derivable)
     one = (lengths < 2)[:, None, None]
+
+    def find() -> tuple[torch.Tensor, torch.Tensor]:  # at the first Viterbi read-out
+        spans, tags = derivative(best, terms.new_zeros(b, n + 1, n + 1, nt), terms)
+        viterbi = (spans * torch.arange(1, nt + 1, device=spans.device)).sum(-1)
+        return viterbi.masked_fill(one, 0).long(), tags.argmax(-1)
+
     return GrammarScores(
         marginals.masked_fill(one, 0.0),
-        viterbi.masked_fill(one, 0).long(),
-        tags.argmax(-1),
+        None,
+        None,
         mbr.masked_fill(one, 0),
+        best=BestDerivations(find),
     )

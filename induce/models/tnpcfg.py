@@ -196,7 +196,7 @@ class LowRankPCFG(GrammarModel):
                 self.config.nt,
                 lengths,
             )
-            return RankScores(found.marginals, found.viterbi, found.tags, found.mbr)
+            return RankScores(found.marginals, None, None, found.mbr, best=found.best)
         b, n = ids.shape
         (marginals,) = derivative(
             lambda s: self._inside(g, terms, derivable, s), terms.new_zeros(b, n + 1, n + 1)

@@ -73,23 +73,10 @@ def epochs_of(spec: str, arch: str) -> int:
     return int(found[arch])
 
 
-def official_model(path: str, arch: str, size: str, vocab: int, pad: int) -> Any:
-    """``main.py``'s model: ``--nemb 512 --nlayers 8 --nheads 8 --dropout 0.2 --dropatt 0.1
-    --n_parser_layers 3 --head_size 128``, no ``--pos_emb``."""
-    sys.path.insert(0, path)
-    import models  # type: ignore[import-not-found]  # the official models.py
-
-    emb, layers, heads = (512, 8, 8) if size == "paper" else (64, 2, 2)
-    common = dict(emb_size=emb, nlayers=layers, ntokens=vocab, nhead=heads, dropout=0.2)
-    common.update(dropatt=0.1, pos_emb=False, pad=pad, n_parser_layers=3)
-    if arch == "udgn":
-        return models.UDGN(head_size=128 if size == "paper" else 32, parser_dropout=0.2, **common)
-    return models.StructFormer(**common)
-
-
 def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dict[str, Any]:
     import numpy
     import torch
+    from side_by_side import official_model  # bench/side_by_side.py: main.py's model
 
     from induce.train.loop import Trainer
 
@@ -105,7 +92,8 @@ def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> d
     sys.path.insert(0, args.official)
     from utils import batchify  # type: ignore[import-not-found]  # the official utils.py
 
-    model = official_model(args.official, arch, args.size, len(data.vocab), pad).to(device)
+    sizes = (512, 8, 8, 128) if args.size == "paper" else (64, 2, 2, 32)
+    model = official_model(args.official, arch, len(data.vocab), pad, sizes).to(device)
     params = list(model.parameters())
     opt = torch.optim.Adam(params, lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
     plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, "min", 0.5, patience=2, threshold=0)

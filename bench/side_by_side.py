@@ -98,18 +98,32 @@ def batches(sents: list[list[int]], count: int) -> list[Any]:
     ]
 
 
-def official_model(path: str, arch: str, size: str) -> Any:
-    """The official model with ``main.py``'s defaults (``--nemb 512 --nlayers 8 --nheads 8
-    --dropout 0.2 --dropatt 0.1 --n_parser_layers 3``, no ``--pos_emb``)."""
+def official_model(
+    path: str,
+    arch: str,
+    vocab: int = VOCAB,
+    pad: int = PAD,
+    sizes: tuple[int, int, int, int] = (512, 8, 8, 128),
+    dropout: float = 0.2,
+) -> Any:
+    """The official model with ``main.py``'s defaults: ``sizes`` (``--nemb 512 --nlayers 8
+    --nheads 8 --head_size 128``), ``--dropout 0.2`` (UDGN's parser dropout too) with
+    ``--dropatt 0.1`` (0 with ``dropout`` 0), ``--n_parser_layers 3``, no ``--pos_emb``;
+    ``bench/long_runs.py`` and ``bench/step_parity.py`` build theirs here too."""
     sys.path.insert(0, path)
     import models  # type: ignore[import-not-found]  # the official models.py
 
-    emb, layers = (512, 8) if size == "paper" else (SMALL["d_model"], SMALL["n_layers"])
-    common = dict(emb_size=emb, nlayers=layers, ntokens=VOCAB, nhead=8, dropout=0.2)
-    common.update(dropatt=0.1, pos_emb=False, pad=PAD, n_parser_layers=3)
+    emb, layers, heads, head_size = sizes
+    common = dict(emb_size=emb, nlayers=layers, ntokens=vocab, nhead=heads, dropout=dropout)
+    common.update(dropatt=0.1 if dropout else 0.0, pos_emb=False, pad=pad, n_parser_layers=3)
     if arch == "udgn":
-        return models.UDGN(head_size=128, parser_dropout=0.2, **common)
+        return models.UDGN(head_size=head_size, parser_dropout=dropout, **common)
     return models.StructFormer(**common)
+
+
+def sized(size: str) -> tuple[int, int, int, int]:
+    """``official_model``'s sizes at ``--size paper|small``."""
+    return (512, 8, 8, 128) if size == "paper" else (SMALL["d_model"], SMALL["n_layers"], 8, 128)
 
 
 def induce_model(arch: str, size: str, overrides: list[str]) -> tuple[Any, Any]:
@@ -180,7 +194,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     sents = corpus(Path(args.shared), 20_000)
     work = batches(sents, args.warmup + args.steps)
     if side == "official":
-        model = official_model(args.official, arch, size).to(device).train()
+        model = official_model(args.official, arch, sizes=sized(size)).to(device).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
         # batchify puts every batch on the device before training
         on_device = {id(b): b.to(device) for b in work}
@@ -341,7 +355,7 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     sents = corpus(Path(args.shared), args.parse_sentences, seed=2)
     warm = sents[:WARM_PARSE]  # parsed untimed first on every side: CUDA's lazy set-up
     if side == "official":
-        model = official_model(args.official, arch, size).to(device).eval()
+        model = official_model(args.official, arch, sizes=sized(size)).to(device).eval()
         decoded = 0
         with torch.no_grad():
             for k, s in enumerate(warm + sents):

@@ -31,17 +31,6 @@ PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
 VOCAB, PAD, UNK, MASK = 500, 0, 1, 2
 
 
-def official_model(path: str, arch: str, args: argparse.Namespace) -> Any:
-    sys.path.insert(0, path)
-    import models  # type: ignore[import-not-found]  # the official models.py
-
-    common = dict(emb_size=args.d_model, nlayers=args.layers, ntokens=VOCAB, nhead=args.heads)
-    common.update(dropout=0.0, dropatt=0.0, pos_emb=False, pad=PAD, n_parser_layers=3)
-    if arch == "udgn":
-        return models.UDGN(head_size=args.d_model // args.heads, parser_dropout=0.0, **common)
-    return models.StructFormer(**common)
-
-
 def induce_model(official: Any, arch: str) -> tuple[Any, Any]:
     """The preset's model filled with the official weights, every dropout 0."""
     from induce.models import build_model
@@ -62,13 +51,15 @@ def induce_model(official: Any, arch: str) -> tuple[Any, Any]:
 
 def compare(args: argparse.Namespace, arch: str) -> list[str]:
     import torch
+    from side_by_side import official_model  # bench/side_by_side.py: main.py's model
 
     from induce.runs.batches import Specials, make_batch, plan_batches
     from induce.runs.inference import masked_lm_training_loss
     from induce.train.options import build_optimizer
 
     torch.manual_seed(0)
-    official = official_model(args.official, arch, args).train()
+    sizes = (args.d_model, args.layers, args.heads, args.d_model // args.heads)
+    official = official_model(args.official, arch, VOCAB, PAD, sizes, dropout=0.0).train()
     ours, config = induce_model(official, arch)
     ours.train()
     opt_official = torch.optim.Adam(official.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)

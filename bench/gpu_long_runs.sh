@@ -26,16 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 log="$out/long.log"
 induce=(python3 -c "import sys; from induce.cli.app import main; sys.exit(main())")
-step() {  # step NAME LIMIT COMMAND...: run it, its output into the log, whatever its end
-    local name=$1 limit=$2
-    shift 2
-    echo "== $name (started $(date -u +%T), limit ${limit}s): $*" >>"$log"
-    local began=$SECONDS
-    timeout "$limit" "$@" >>"$log" 2>&1
-    local rc=$?
-    echo "-- $name: exit $rc after $((SECONDS - began))s" >>"$log"
-    return $rc
-}
+. "$here/gpu_step.sh"  # step NAME LIMIT COMMAND...
 began=$SECONDS
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"

@@ -46,14 +46,7 @@ mkdir -p "$out"
 log="$out/sitting.log"
 here=$(cd "$(dirname "$0")" && pwd)
 
-step() {  # step NAME LIMIT COMMAND...: run it, its output into the log, whatever its end
-    local name=$1 limit=$2
-    shift 2
-    echo "== $name (started $(date -u +%T), limit ${limit}s): $*" >>"$log"
-    local began=$SECONDS
-    timeout "$limit" "$@" >>"$log" 2>&1
-    echo "-- $name: exit $? after $((SECONDS - began))s" >>"$log"
-}
+. "$here/gpu_step.sh"  # step NAME LIMIT COMMAND...
 
 sbs=(python3 "$here/side_by_side.py" --official "$official" --shared "$shared"
     --device "$device" --sizes "$sizes" --archs structformer,udgn)

@@ -44,6 +44,23 @@ class Architecture:
     samples: bool = False  # ``induce sample``: sentences drawn from the model's grammar
 
 
+def grammar_entry(
+    name: str, title: str, module: str, cls: str, low_rank: bool = False
+) -> Architecture:
+    """A PCFG of the family: trained on text by its likelihood (or ELBO), parsed by Viterbi
+    or MBR, sampled from; a low-rank one decodes by MBR first (the TN-PCFG repository's)
+    and by Viterbi only where its expanded rules fit."""
+    decoders, note = (
+        (("mbr", "viterbi"), "viterbi: grammars small enough to expand their rules")
+        if low_rank
+        else (("viterbi", "mbr"), "mbr: the TN-PCFG repository's")
+    )
+    return Architecture(
+        name, title, module, cls, "text", "likelihood", decoders, note,
+        perplexity=False, attention=False, samples=True,
+    )  # fmt: skip
+
+
 ARCHITECTURES: tuple[Architecture, ...] = (
     Architecture(
         "udgn",
@@ -95,70 +112,22 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         perplexity=False,
         attention=False,
     ),
-    Architecture(
-        "npcfg",
-        "N-PCFG",
-        "induce.models.pcfg",
-        "NeuralPCFG",
-        "text",
-        "likelihood",
-        ("viterbi", "mbr"),
-        "mbr: the TN-PCFG repository's",
-        perplexity=False,
-        attention=False,
-        samples=True,
-    ),
-    Architecture(
-        "cpcfg",
-        "C-PCFG",
-        "induce.models.pcfg",
-        "CompoundPCFG",
-        "text",
-        "likelihood",
-        ("viterbi", "mbr"),
-        "mbr: the TN-PCFG repository's",
-        perplexity=False,
-        attention=False,
-        samples=True,
-    ),
-    Architecture(
-        "tnpcfg",
-        "TN-PCFG",
-        "induce.models.tnpcfg",
-        "TNPCFG",
-        "text",
-        "likelihood",
-        ("mbr", "viterbi"),
-        "viterbi: grammars small enough to expand their rules",
-        perplexity=False,
-        attention=False,
-        samples=True,
-    ),
-    Architecture(
+    grammar_entry("npcfg", "N-PCFG", "induce.models.pcfg", "NeuralPCFG"),
+    grammar_entry("cpcfg", "C-PCFG", "induce.models.pcfg", "CompoundPCFG"),
+    grammar_entry("tnpcfg", "TN-PCFG", "induce.models.tnpcfg", "TNPCFG", low_rank=True),
+    grammar_entry(
         "simplepcfg",
         "Simple PCFG (SN-PCFG)",
         "induce.models.simplepcfg",
         "SimplePCFG",
-        "text",
-        "likelihood",
-        ("mbr", "viterbi"),
-        "viterbi: grammars small enough to expand their rules",
-        perplexity=False,
-        attention=False,
-        samples=True,
+        low_rank=True,
     ),
-    Architecture(
+    grammar_entry(
         "scpcfg",
         "Simple compound PCFG (SC-PCFG)",
         "induce.models.simplepcfg",
         "CompoundSimplePCFG",
-        "text",
-        "likelihood",
-        ("mbr", "viterbi"),
-        "viterbi: grammars small enough to expand their rules",
-        perplexity=False,
-        attention=False,
-        samples=True,
+        low_rank=True,
     ),
 )
 BY_NAME = {a.name: a for a in ARCHITECTURES}

@@ -3,7 +3,7 @@
 
     python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
         [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
-        [--check [--data DATASET --split valid --skip K --limit N]] [--memory 40,80,120]
+        [--check [--data DATASET --split valid --skip K --limit N --float64]] [--memory 40,80,120]
         [--json FILE]
 
 ``PATH`` is a checkout of github.com/harvardnlp/compound-pcfg (``models.py``, ``PCFG.py``);
@@ -16,14 +16,15 @@ measurement is a fresh process and the sides alternate (official, induce, induce
 ...) over ``--rounds``; a step is forward, backward and the update.
 
 Figures: training tokens/s per sentence length (median over rounds) and their ratio, peak
-RSS.  ``--check``: both modules built from one seed, the official weights loaded into ours,
+RSS. ``--check``: both modules built from one seed, the official weights loaded into ours,
 log-likelihoods and KL (``z`` at the mean) compared in float32 and float64 on random
 batches, and Viterbi trees; with ``--data`` (an ``induce preprocess`` folder: its
 vocabulary sizes the models), every sentence of two or more words of its ``--split`` as
-well, in float32, batches of up to 16 sentences of one length: the largest per-sentence
-log-likelihood difference and the Viterbi trees identical.  ``--memory``: ``induce``'s
-peak RSS for one training step on one sentence of each length (the official inside is not
-run there: its Python loops take minutes at 120 words).
+well, in float32 (``--float64``: both sides in float64), batches of up to 16 sentences of
+one length, shortest first (progress on stderr): the largest per-sentence log-likelihood
+difference, the Viterbi trees identical and the positions of those that differ.
+``--memory``: ``induce``'s peak RSS for one training step on one sentence of each length
+(the official inside is not run there: its Python loops take minutes at 120 words).
 """
 
 from __future__ import annotations
@@ -154,15 +155,18 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
     sentences = [vocab.ids(s) for s in dataset.sentences(args.split)]
     sentences = [s for s in sentences if len(s) >= 2][args.skip :][: args.limit or None]
     theirs, ours = _models(args.official, args.z_dim, len(vocab))
-    theirs.eval()
-    ours.eval()
-    by_length: dict[int, list[list[int]]] = {}
-    for s in sentences:
-        by_length.setdefault(len(s), []).append(s)
+    dtype = torch.float64 if args.float64 else torch.float32
+    theirs.to(dtype).eval()
+    ours.to(dtype).eval()
+    by_length: dict[int, list[int]] = {}
+    for k, s in enumerate(sentences):
+        by_length.setdefault(len(s), []).append(k)
     worst, relative, same, seconds = 0.0, 0.0, 0, [0.0, 0.0]
+    differ: list[int] = []  # positions (after --skip) of the sentences whose trees differ
     for n, group in sorted(by_length.items()):
         for k in range(0, len(group), 16):
-            ids = torch.tensor(group[k : k + 16])
+            chosen = group[k : k + 16]
+            ids = torch.tensor([sentences[i] for i in chosen])
             lengths = torch.full((ids.shape[0],), n)
             began = time.perf_counter()
             with torch.no_grad():
@@ -177,10 +181,15 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
             gap = (nll + ll).abs()
             worst = max(worst, float(gap.max()))
             relative = max(relative, float((gap / nll.abs()).max()))
-            for want, mine in zip(spans, got, strict=True):
+            for index, want, mine in zip(chosen, spans, got, strict=True):
                 converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
-                same += sorted(converted, key=lambda s: (s[0], -s[1])) == mine
+                equal = sorted(converted, key=lambda s: (s[0], -s[1])) == mine
+                same += equal
+                differ += [] if equal else [args.skip + index]
+        print(f"{n} words: {same} identical so far, largest {worst:.2e}", file=sys.stderr)
     return {
+        "dtype": str(dtype).removeprefix("torch."),
+        "differing": differ,
         "sentences": len(sentences),
         "max_abs_diff": worst,
         "max_rel_diff": relative,
@@ -237,6 +246,7 @@ def main() -> None:
     ap.add_argument("--data", help="--check on this induce dataset's --split as well")
     ap.add_argument("--split", default="valid")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
+    ap.add_argument("--float64", action="store_true", help="--data: both sides in float64")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--memory", default="", help="induce's peak memory at these lengths")
     ap.add_argument("--json", help="write every figure to this file")

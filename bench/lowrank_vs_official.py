@@ -128,6 +128,8 @@ def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any
 def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: Any) -> str:
     import torch
 
+    from induce.runs.grammar import equal_length_batches
+
     torch.manual_seed(0)
     official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), len(data.vocab))
     if args.float64:  # equal up to float64 rounding: the same function, not only close
@@ -135,36 +137,30 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
     td = classes["td"]()
     sents = [s for s in data.sentences if len(s) >= 2][args.skip :]
     sents = sents[: args.limit or None]
-    by_length: dict[int, list[list[int]]] = {}
-    for s in sents:
-        by_length.setdefault(len(s), []).append(s)
     worst, relative, same, ties, seconds = 0.0, 0.0, 0, 0.0, [0.0, 0.0]
-    for n, group in sorted(by_length.items()):
-        for k in range(0, len(group), BATCH):
-            x = torch.tensor(group[k : k + BATCH])
-            lens = torch.full((x.shape[0],), n)
-            began = time.perf_counter()
-            rules = official_rules(official, arch, x, lens)
-            theirs = td._inside(rules, lens)["partition"].detach()
-            trees = td.decode(rules, lens, mbr=True)["prediction"]
-            seconds[0] += time.perf_counter() - began
-            began = time.perf_counter()
-            with torch.no_grad():
-                mine = ours.log_likelihood(x, lens)
-                rows = ours.structure(x, torch.ones_like(x, dtype=torch.bool)).sentences(
-                    lens.tolist()
-                )
-            seconds[1] += time.perf_counter() - began
-            gap = (theirs - mine).abs()
-            worst = max(worst, float(gap.max()))
-            relative = max(relative, float((gap / theirs.abs()).max()))
-            for tree, row in zip(trees, rows, strict=True):
-                wide = {(i, j) for i, j in tree if j - i >= 2}
-                mbr = {(i, j) for i, j, _ in row.spans("mbr")}
-                same += wide == mbr
-                if wide != mbr:  # how far apart the two trees' summed marginals are
-                    total = [sum(float(row.marginals[i, j]) for i, j in t) for t in (wide, mbr)]
-                    ties = max(ties, abs(total[0] - total[1]))
+    for chosen in equal_length_batches([len(s) for s in sents], BATCH, 0):
+        x = torch.tensor([sents[i] for i in chosen])
+        lens = torch.full((x.shape[0],), x.shape[1])
+        began = time.perf_counter()
+        rules = official_rules(official, arch, x, lens)
+        theirs = td._inside(rules, lens)["partition"].detach()
+        trees = td.decode(rules, lens, mbr=True)["prediction"]
+        seconds[0] += time.perf_counter() - began
+        began = time.perf_counter()
+        with torch.no_grad():
+            mine = ours.log_likelihood(x, lens)
+            rows = ours.structure(x, torch.ones_like(x, dtype=torch.bool)).sentences(lens.tolist())
+        seconds[1] += time.perf_counter() - began
+        gap = (theirs - mine).abs()
+        worst = max(worst, float(gap.max()))
+        relative = max(relative, float((gap / theirs.abs()).max()))
+        for tree, row in zip(trees, rows, strict=True):
+            wide = {(i, j) for i, j in tree if j - i >= 2}
+            mbr = {(i, j) for i, j, _ in row.spans("mbr")}
+            same += wide == mbr
+            if wide != mbr:  # how far apart the two trees' summed marginals are
+                total = [sum(float(row.marginals[i, j]) for i, j in t) for t in (wide, mbr)]
+                ties = max(ties, abs(total[0] - total[1]))
     return (
         f"{arch:<11} {len(sents):>6} sentences{' (float64)' if args.float64 else ''}: "
         "log-partition largest |difference| "

@@ -3,8 +3,8 @@
 
     python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
         [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
-        [--check [--data DATASET --split valid --skip K --limit N --float64]] [--memory 40,80,120]
-        [--json FILE]
+        [--check [--data DATASET --split valid --skip K --limit N --words 35- --only 3,9
+        --float64]] [--memory 40,80,120] [--json FILE]
 
 ``PATH`` is a checkout of github.com/harvardnlp/compound-pcfg (``models.py``, ``PCFG.py``);
 nothing of it is copied or vendored: the measuring process imports it from where the user put
@@ -21,7 +21,8 @@ log-likelihoods and KL (``z`` at the mean) compared in float32 and float64 on ra
 batches, and Viterbi trees; with ``--data`` (an ``induce preprocess`` folder: its
 vocabulary sizes the models), every sentence of two or more words of its ``--split`` as
 well, in float32 (``--float64``: both sides in float64), batches of up to 16 sentences of
-one length, shortest first (progress on stderr): the largest per-sentence log-likelihood
+one length, shortest first (progress on stderr; ``--words``/``--only`` choose sentences by
+length or position): the largest per-sentence log-likelihood
 difference, the Viterbi trees identical and the positions of those that differ.
 ``--memory``: ``induce``'s peak RSS for one training step on one sentence of each length
 (the official inside is not run there: its Python loops take minutes at 120 words).
@@ -143,50 +144,65 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _positions(args: argparse.Namespace, sentences: list[list[int]]) -> list[int]:
+    """The positions chosen by ``--only``, or by ``--skip``/``--limit`` and ``--words``."""
+    if args.only:
+        return [int(p) for p in args.only.split(",")]
+    low, _, high = (args.words or "2-").partition("-")
+    within = range(int(low or 2), int(high) + 1 if high else 1 << 30)
+    chosen = range(len(sentences))[args.skip :][: args.limit or None]
+    return [p for p in chosen if len(sentences[p]) in within]
+
+
 def check_data(args: argparse.Namespace) -> dict[str, Any]:
     """Same weights on a dataset's split: per-sentence log-likelihoods and Viterbi trees."""
     import torch
 
     from induce.data.dataset import load_dataset
+    from induce.runs.grammar import equal_length_batches
 
     torch.set_num_threads(args.threads)
     dataset = load_dataset(args.data)
     vocab = dataset.vocab
-    sentences = [vocab.ids(s) for s in dataset.sentences(args.split)]
-    sentences = [s for s in sentences if len(s) >= 2][args.skip :][: args.limit or None]
+    every = [vocab.ids(s) for s in dataset.sentences(args.split)]
+    every = [s for s in every if len(s) >= 2]  # positions below count these sentences only
+    wanted = _positions(args, every)
+    sentences = [every[p] for p in wanted]
     theirs, ours = _models(args.official, args.z_dim, len(vocab))
     dtype = torch.float64 if args.float64 else torch.float32
     theirs.to(dtype).eval()
     ours.to(dtype).eval()
-    by_length: dict[int, list[int]] = {}
-    for k, s in enumerate(sentences):
-        by_length.setdefault(len(s), []).append(k)
     worst, relative, same, seconds = 0.0, 0.0, 0, [0.0, 0.0]
-    differ: list[int] = []  # positions (after --skip) of the sentences whose trees differ
-    for n, group in sorted(by_length.items()):
-        for k in range(0, len(group), 16):
-            chosen = group[k : k + 16]
-            ids = torch.tensor([sentences[i] for i in chosen])
-            lengths = torch.full((ids.shape[0],), n)
-            began = time.perf_counter()
-            with torch.no_grad():
-                nll, _ = theirs(ids, use_mean=True)
-                *_, spans = theirs(ids, argmax=True, use_mean=True)
-            seconds[0] += time.perf_counter() - began
-            began = time.perf_counter()
-            with torch.no_grad():
-                ll = ours.log_likelihood(ids, lengths)
-                got = ours.parse(ids, lengths)
-            seconds[1] += time.perf_counter() - began
-            gap = (nll + ll).abs()
-            worst = max(worst, float(gap.max()))
-            relative = max(relative, float((gap / nll.abs()).max()))
-            for index, want, mine in zip(chosen, spans, got, strict=True):
-                converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
-                equal = sorted(converted, key=lambda s: (s[0], -s[1])) == mine
-                same += equal
-                differ += [] if equal else [args.skip + index]
-        print(f"{n} words: {same} identical so far, largest {worst:.2e}", file=sys.stderr)
+    differ: list[int] = []  # positions of the sentences whose trees differ
+    batches = equal_length_batches([len(s) for s in sentences], 16, 0)
+    for b, chosen in enumerate(batches):
+        ids = torch.tensor([sentences[i] for i in chosen])
+        n = ids.shape[1]
+        lengths = torch.full((ids.shape[0],), n)
+        began = time.perf_counter()
+        with torch.no_grad():
+            nll, _ = theirs(ids, use_mean=True)
+            *_, spans = theirs(ids, argmax=True, use_mean=True)
+        seconds[0] += time.perf_counter() - began
+        began = time.perf_counter()
+        with torch.no_grad():
+            ll = ours.log_likelihood(ids, lengths)
+            got = ours.parse(ids, lengths)
+        seconds[1] += time.perf_counter() - began
+        gap = (nll + ll).abs()
+        worst = max(worst, float(gap.max()))
+        relative = max(relative, float((gap / nll.abs()).max()))
+        for index, want, mine in zip(chosen, spans, got, strict=True):
+            converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
+            equal = sorted(converted, key=lambda s: (s[0], -s[1])) == mine
+            same += equal
+            differ += [] if equal else [wanted[index]]
+        if b + 1 == len(batches) or len(sentences[batches[b + 1][0]]) != n:
+            print(
+                f"{n} words: {same} identical so far, largest {worst:.2e}, differing {differ}",
+                file=sys.stderr,
+                flush=True,
+            )
     return {
         "dtype": str(dtype).removeprefix("torch."),
         "differing": differ,
@@ -248,6 +264,8 @@ def main() -> None:
     ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
     ap.add_argument("--float64", action="store_true", help="--data: both sides in float64")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
+    ap.add_argument("--words", help="--data: only sentences of this many words (35-, 2-34)")
+    ap.add_argument("--only", help="--data: only the sentences at these positions (1,5,9)")
     ap.add_argument("--memory", default="", help="induce's peak memory at these lengths")
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)

@@ -281,8 +281,9 @@ def checkpoint(
         help="StructFormer: the official --weight_act (softmax, sigmoid).",
     ),
 ) -> None:
-    """Import an official StructFormer / UDGN / N-PCFG / C-PCFG checkpoint as a run directory
-    that parse, evaluate and report read."""
+    """Import an official checkpoint (StructFormer, UDGN; Kim et al.'s N-/C-PCFG; the TN-PCFG
+    repository's TN-, SN- and SC-PCFG) as a run directory that parse, evaluate and report
+    read."""
     from induce.data.errors import ConfigError
     from induce.runs import remember_run
     from induce.runs.official import ARCHS, import_checkpoint

@@ -316,7 +316,7 @@ def likelihood(
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
-    """A grammar's perplexity (npcfg, cpcfg): the likelihood or its ELBO bound per word, one
+    """A grammar's perplexity (the PCFG family): the likelihood or its ELBO bound per word, one
     end of sentence counted per sentence (the PCFG papers' PPL)."""
     _check_format(fmt, ("table", "json"))
     from induce.evaluate.likelihood import evaluate_likelihood

@@ -4,7 +4,8 @@ Typer shows the Python type of an option or argument (``<str>``, ``<int>``, ``<b
 where a user wants to read what to give (``PATH``, ``N``, ``RATE``), and Rich reads a help
 text's ``[default: ...]`` as markup and drops it.  :func:`polish` walks the app once, before it
 is turned into Click commands: a metavar from each option's type and name where none is
-set (none at all for a flag), and square brackets in help texts escaped.
+set (none at all for a flag), square brackets in help texts escaped, and each command's
+paragraphs reflowed to the terminal's width.
 """
 
 from __future__ import annotations
@@ -58,12 +59,30 @@ def polish(app: typer.Typer) -> None:
 
 
 def _callbacks(app: typer.Typer) -> Iterator[Callable[..., Any]]:
+    """Every command's function, each command's help reflowed on the way (see ``reflow``)."""
     for command in app.registered_commands:
         if command.callback is not None:
+            command.help = reflow(command.help or inspect.getdoc(command.callback) or "")
             yield command.callback
     for group in app.registered_groups:
         if group.typer_instance is not None:
             yield from _callbacks(group.typer_instance)
+
+
+def reflow(text: str) -> str:
+    """``text`` with the lines of each paragraph joined: Rich keeps a docstring's line breaks,
+    so a help text wrapped at 100 columns in the source shows ragged lines in a terminal of
+    any other width.  Blank lines (paragraphs) stay, and so do lines that start indented or
+    with a list marker (examples, lists)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        joins = lines and lines[-1] and line and not line[0].isspace()
+        joins = joins and not line.startswith(("- ", "* "))
+        if joins and not lines[-1][0].isspace():
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def metavar(name: str, annotation: Any) -> str | None:

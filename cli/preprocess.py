@@ -235,7 +235,8 @@ def ptb(
     workers: int = WORKERS,
     force: bool = FORCE,
 ) -> None:
-    """Penn Treebank WSJ, prepared as the StructFormer/UDGN code does."""
+    """Penn Treebank WSJ, prepared as the papers' code does (--preset: the StructFormer and
+    UDGN code's, Kim et al.'s for the PCFGs)."""
     from induce.preprocess.golddeps import DepSource
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 

@@ -158,7 +158,8 @@ def train(
         help="Deterministic algorithms only (CPU runs are bit-reproducible with or without it).",
     ),
 ) -> None:
-    """Train a masked-LM grammar inducer; Ctrl-C or SIGTERM saves a checkpoint and stops.
+    """Train a grammar inducer (masked LM or PCFG) or the supervised chart parser; Ctrl-C or
+    SIGTERM saves a checkpoint and stops.
 
     With no --data it trains on the built-in synthetic treebank with the demo settings and
     ends with validation UF1 and UAS/UUAS next to trivial baselines."""

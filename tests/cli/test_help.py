@@ -10,13 +10,17 @@ from typer.models import OptionInfo
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from induce.cli.helptext import _callbacks, metavar
+from induce.cli.helptext import _callbacks, metavar, reflow
 
 COMMANDS = [
     ["train"],
     ["parse"],
     ["report"],
-    *[["evaluate", c] for c in ("brackets", "unsupervised", "deps", "baselines", "mlm", "pcc")],
+    ["sample"],
+    *[
+        ["evaluate", c]
+        for c in ("brackets", "unsupervised", "deps", "baselines", "mlm", "likelihood", "pcc")
+    ],
     *[["convert", c] for c in ("distances", "headrules", "trees", "deps", "checkpoint")],
     *[["preprocess", c] for c in ("ptb", "bllip", "mikolov", "text", "synthetic")],
 ]
@@ -57,3 +61,17 @@ def test_metavars_by_type_and_name():
     assert metavar("quiet", bool) == ""
     assert metavar("gold_format", str | None) == "GOLD-FORMAT"
     assert metavar("label", list[str] | None) == "LABEL"
+
+
+def test_a_command_help_flows_to_the_terminal_width():
+    result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert any(line.startswith("Train a grammar") and "stops." in line for line in lines)
+    wide = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert re.search(r"parse +Induced .* written as they are parsed", wide), wide
+
+
+def test_reflow_joins_paragraph_lines_and_keeps_the_rest():
+    text = "One\ntwo --flag\n\nThree\n  indented\n- item\n* item\nfour"
+    assert reflow(text) == "One two --flag\n\nThree\n  indented\n- item\n* item four"
+    assert reflow(reflow(text)) == reflow(text)

@@ -11,12 +11,17 @@ sets how many kill points of each kind are tried.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import random
 import signal
 import subprocess
 import sys
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -33,52 +38,82 @@ SETTINGS = tiny("structformer") + [
 ]
 TRIALS = int(os.environ.get("INDUCE_KILL_TRIALS", "6"))
 
-SCRIPT = """
-import os, signal, sys
-from induce.train import checkpoint as ck
-from induce.train.engine import TrainOptions, train
+# A fresh interpreter that runs ``_train`` (the kills at random instants need a real process
+# start: torch's import is part of what may be interrupted).
+SCRIPT = (
+    "import sys; from tests.train.test_kill import _train; _train(*sys.argv[1:5], sys.argv[5:])"
+)
 
-out, data, kill_at, resume = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
-settings = sys.argv[5:]
-count = [0]
-
-def tick():
-    count[0] += 1
-    if count[0] == kill_at:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-def hooked(function):
-    def wrapped(*args, **kwargs):
-        tick()
-        result = function(*args, **kwargs)
-        tick()
-        return result
-    return wrapped
-
-for name in ("save_weights", "save_state", "_fsync_dir", "atomic_write", "clean"):
-    setattr(ck, name, hooked(getattr(ck, name)))
-options = TrainOptions(out, "structformer" if not resume else None, data, settings,
-                       resume=resume, device="cpu")
-print(train(options), count[0])
-"""
+# The kills inside the writes run in processes forked from a server that has imported torch
+# and the trainer once (a fresh interpreter per kill spent most of this test importing them).
+_FORKS = multiprocessing.get_context("forkserver")
+_FORKS.set_forkserver_preload(["torch", "induce.train.engine", "tests.train.test_kill"])
 
 
-def _run(out: Path, data: Path, kill_at: int, resume: bool) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(out), str(data), str(kill_at), "1" if resume else "0"]
-        + ([] if resume else SETTINGS),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+def _train(out: str, data: str, kill_at: str, resume: str, settings: list[str]) -> None:
+    """Train (or resume, ``resume == "1"``), killing this process with SIGKILL just before or
+    just after the ``kill_at``-th write step of ``induce.train.checkpoint`` (-1: never);
+    prints the result and the number of write steps."""
+    from induce.train import checkpoint as ck
+    from induce.train.engine import TrainOptions, train
+
+    torch.set_num_threads(1)
+    count = [0]
+
+    def tick() -> None:
+        count[0] += 1
+        if count[0] == int(kill_at):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def hooked(function):
+        def wrapped(*args, **kwargs):
+            tick()
+            result = function(*args, **kwargs)
+            tick()
+            return result
+
+        return wrapped
+
+    for name in ("save_weights", "save_state", "_fsync_dir", "atomic_write", "clean"):
+        setattr(ck, name, hooked(getattr(ck, name)))
+    arch = "structformer" if resume != "1" else None
+    options = TrainOptions(out, arch, data, settings, resume=resume == "1", device="cpu")
+    print(train(options), count[0], flush=True)
+
+
+def _forked(report: str, *args: Any) -> None:
+    with open(report, "w") as out, contextlib.redirect_stdout(out):
+        try:
+            _train(*args)
+        except BaseException:
+            print(traceback.format_exc(), flush=True)
+            raise
+
+
+@dataclass(frozen=True)
+class Done:
+    returncode: int | None
+    stdout: str
+
+
+def _run(out: Path, data: Path, kill_at: int, resume: bool) -> Done:
+    report = out.parent / f"{out.name}.{kill_at}.out"
+    args = (str(out), str(data), str(kill_at), "1" if resume else "0", [] if resume else SETTINGS)
+    process = _FORKS.Process(target=_forked, args=(str(report), *args))
+    process.start()
+    process.join(300)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    text = report.read_text() if report.is_file() else ""
+    report.unlink(missing_ok=True)
+    return Done(process.exitcode, text)
 
 
 def _finish(out: Path, data: Path) -> None:
     """Resume until the run is done (a kill may leave it with no checkpoint yet)."""
     done = _run(out, data, -1, resume=(out / "config.yaml").is_file())
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stdout[-2000:]
     assert done.stdout.split()[0] == "done", done.stdout
 
 
@@ -104,7 +139,7 @@ def reference(tmp_path_factory):
     data = make_dataset(root / "data")
     whole = root / "whole"
     done = _run(whole, data, -1, resume=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stdout[-2000:]
     return data, whole, int(done.stdout.split()[1])  # the number of write steps
 
 
@@ -115,7 +150,7 @@ def test_kills_inside_checkpoint_writes(reference, tmp_path):
     for point in points:
         out = tmp_path / f"k{point}"
         killed = _run(out, data, point, resume=False)
-        assert killed.returncode == -signal.SIGKILL, (point, killed.stderr[-2000:])
+        assert killed.returncode == -signal.SIGKILL, (point, killed.stdout[-2000:])
         _finish(out, data)
         _same(whole, out)
 
@@ -133,6 +168,7 @@ def test_kills_at_random_instants_then_twice_in_one_run(reference, tmp_path):
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 env=dict(os.environ, OMP_NUM_THREADS="1"),
+                cwd=Path(__file__).resolve().parents[2],  # where ``tests`` imports from
             )
             try:
                 process.wait(timeout=rng.uniform(2.5, 6.0))  # torch import ~2 s, run ~3 s

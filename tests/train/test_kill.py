@@ -100,7 +100,18 @@ def _run(out: Path, data: Path, kill_at: int, resume: bool) -> Done:
     report = out.parent / f"{out.name}.{kill_at}.out"
     args = (str(out), str(data), str(kill_at), "1" if resume else "0", [] if resume else SETTINGS)
     process = _FORKS.Process(target=_forked, args=(str(report), *args))
-    process.start()
+    # The server (started by the first of these) must import torch as the fresh interpreters
+    # do, with one OpenMP thread from the start: with more, then one, the weights of a run
+    # differ in their last bits from those of a fresh process.
+    saved = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        process.start()
+    finally:
+        if saved is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
     process.join(300)
     if process.is_alive():
         process.kill()

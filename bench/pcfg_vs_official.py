@@ -23,7 +23,8 @@ vocabulary sizes the models), every sentence of two or more words of its ``--spl
 well, in float32 (``--float64``: both sides in float64), batches of up to 16 sentences of
 one length, shortest first (progress on stderr; ``--words``/``--only`` choose sentences by
 length or position): the largest per-sentence log-likelihood
-difference, the Viterbi trees identical and the positions of those that differ.
+difference, the Viterbi trees identical and the positions of those that differ, with how far
+apart the two trees' scores are under our grammar (a tie: equal up to rounding).
 ``--memory``: ``induce``'s peak RSS for one training step on one sentence of each length
 (the official inside is not run there: its Python loops take minutes at 120 words).
 """
@@ -154,6 +155,30 @@ def _positions(args: argparse.Namespace, sentences: list[list[int]]) -> list[int
     return [p for p in chosen if len(sentences[p]) in within]
 
 
+def tree_scores(model: Any, ids: Any, trees: list[list[tuple[int, int, str]]]) -> list[float]:
+    """The score of each labelled tree (spans of two or more words with ``NT-k`` labels; the
+    preterminals at their best) under ``model``'s grammar of the sentence ``ids [n]``: the
+    max-semiring inside with every other span and label at ``-inf``.  Two trees of equal
+    score are a tie, whatever the rounding of either side's search."""
+    import torch
+
+    from induce.structs import MAX
+    from induce.structs.pcfg import inside
+
+    n = ids.shape[0]
+    ids, lengths = ids[None], torch.tensor([n])
+    with torch.no_grad():
+        z, _ = model._z(ids, lengths, sample=False)
+        g = model.grammar(ids, z)
+        scores = []
+        for tree in trees:
+            allowed = g.terms.new_full((1, n + 1, n + 1, g.roots.shape[1]), float("-inf"))
+            for i, j, label in tree:
+                allowed[0, i, j, int(label.removeprefix("NT-")) - 1] = 0.0
+            scores.append(float(inside(g.terms, g.rules, g.roots, lengths, MAX, allowed)))
+    return scores
+
+
 def check_data(args: argparse.Namespace) -> dict[str, Any]:
     """Same weights on a dataset's split: per-sentence log-likelihoods and Viterbi trees."""
     import torch
@@ -172,7 +197,7 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
     dtype = torch.float64 if args.float64 else torch.float32
     theirs.to(dtype).eval()
     ours.to(dtype).eval()
-    worst, relative, same, seconds = 0.0, 0.0, 0, [0.0, 0.0]
+    worst, relative, same, seconds, ties = 0.0, 0.0, 0, [0.0, 0.0], 0.0
     differ: list[int] = []  # positions of the sentences whose trees differ
     batches = equal_length_batches([len(s) for s in sentences], 16, 0)
     for b, chosen in enumerate(batches):
@@ -192,14 +217,18 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
         gap = (nll + ll).abs()
         worst = max(worst, float(gap.max()))
         relative = max(relative, float((gap / nll.abs()).max()))
-        for index, want, mine in zip(chosen, spans, got, strict=True):
+        for row, (index, want, mine) in enumerate(zip(chosen, spans, got, strict=True)):
             converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]
             equal = sorted(converted, key=lambda s: (s[0], -s[1])) == mine
             same += equal
             differ += [] if equal else [wanted[index]]
+            if not equal:  # how far apart the two trees' scores are under our grammar
+                theirs_score, ours_score = tree_scores(ours, ids[row], [converted, mine])
+                ties = max(ties, abs(theirs_score - ours_score) / abs(ours_score))
         if b + 1 == len(batches) or len(sentences[batches[b + 1][0]]) != n:
             print(
-                f"{n} words: {same} identical so far, largest {worst:.2e}, differing {differ}",
+                f"{n} words: {same} identical so far, largest {worst:.2e}, differing {differ}"
+                f" (their scores within {ties:.1e}, relative)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -210,6 +239,7 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
         "max_abs_diff": worst,
         "max_rel_diff": relative,
         "trees_identical": f"{same}/{len(sentences)}",
+        "differing_scores_rel_diff": ties,
         "official_s": round(seconds[0], 1),
         "induce_s": round(seconds[1], 1),
     }

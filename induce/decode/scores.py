@@ -351,7 +351,8 @@ class GrammarScores(Scores):
     - ``marginals [B, n + 1, n + 1]``: the posterior probability of each span of two words or
       more (``∂ log Z / ∂`` a span potential);
     - ``viterbi [B, n + 1, n + 1]``: ``1 + k`` for the spans of the best derivation,
-      nonterminal ``k`` (0 elsewhere), and ``tags [B, n]`` its preterminal of each word
+      nonterminal ``k`` (0 elsewhere; ties as Kim et al.'s code breaks them,
+      :func:`induce.structs.pcfg.viterbi`), and ``tags [B, n]`` its preterminal of each word
       (``None``: not found yet, see ``best``, or a grammar too large for the best
       derivation, see :class:`RankScores`);
     - ``mbr [B, n + 1, n + 1]``: 1 for the spans of the binary tree of the highest summed

@@ -132,17 +132,16 @@ def draw_sentence(
 
 def read_outs(
     marginal: Partition,
-    best: Partition,
+    best: Callable[[], tuple[torch.Tensor, torch.Tensor]],
     terms: torch.Tensor,
-    nt: int,
     lengths: torch.Tensor,
 ) -> GrammarScores:
-    """:class:`GrammarScores` of a batch from two partition functions over the sentences'
-    derivable lengths (``max(n, 2)``): ``marginal(spans)`` under the log semiring, whose
-    derivative in the span potentials is the span marginals, and ``best(spans, terms)``
-    under the max semiring, whose derivatives are the best derivation's labelled spans and
-    preterminals, found at the first Viterbi read-out (:class:`BestDerivations`).
-    ``terms [B, n, T]``; sentences shorter than 2 words get empty analyses."""
+    """:class:`GrammarScores` of a batch over the sentences' derivable lengths (``max(n,
+    2)``): ``marginal(spans)``, the log-semiring inside whose derivative in the span
+    potentials is the span marginals, and ``best()``, the best derivations ``(labels [B, n
+    + 1, n + 1], tags [B, n])`` (:func:`induce.structs.pcfg.viterbi`), found at the first
+    Viterbi read-out (:class:`BestDerivations`).  ``terms [B, n, T]``; sentences shorter
+    than 2 words get empty analyses."""
     b, n = terms.shape[:2]
     derivable = lengths.clamp(min=2)
     (marginals,) = derivative(marginal, terms.new_zeros(b, n + 1, n + 1))
@@ -150,9 +149,8 @@ def read_outs(
     one = (lengths < 2)[:, None, None]
 
     def find() -> tuple[torch.Tensor, torch.Tensor]:  # at the first Viterbi read-out
-        spans, tags = derivative(best, terms.new_zeros(b, n + 1, n + 1, nt), terms)
-        viterbi = (spans * torch.arange(1, nt + 1, device=spans.device)).sum(-1)
-        return viterbi.masked_fill(one, 0).long(), tags.argmax(-1)
+        labels, tags = best()
+        return labels.masked_fill(one, 0), tags
 
     return GrammarScores(
         marginals.masked_fill(one, 0.0),

@@ -44,7 +44,7 @@ from induce.data.config import Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import GrammarScores
 from induce.models.grammar import GrammarModel, draw_sentence, read_outs
-from induce.structs import LOG, MAX
+from induce.structs import LOG
 from induce.structs import pcfg as inside_algorithm
 
 
@@ -228,9 +228,8 @@ class CompoundPCFG(GrammarModel):
         derivable = lengths.clamp(min=2)
         return read_outs(
             lambda s: inside_algorithm.inside(g.terms, g.rules, g.roots, derivable, LOG, s),
-            lambda s, t: inside_algorithm.inside(t, g.rules, g.roots, derivable, MAX, s),
+            lambda: inside_algorithm.viterbi(g.terms, g.rules, g.roots, derivable),
             g.terms,
-            self.config.nt,
             lengths,
         )
 

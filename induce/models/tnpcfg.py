@@ -34,7 +34,7 @@ from torch import nn
 from induce.data.config import Size
 from induce.decode.scores import GrammarScores, RankScores
 from induce.models.grammar import GrammarModel, draw_sentence, read_outs
-from induce.structs import MAX, derivative
+from induce.structs import derivative
 from induce.structs import pcfg as inside_algorithm
 from induce.structs import spans as span_cky
 
@@ -189,11 +189,10 @@ class LowRankPCFG(GrammarModel):
             b = terms.shape[0]
             found = read_outs(
                 lambda s: self._inside(g, terms, derivable, s),
-                lambda s, t: inside_algorithm.inside(
-                    t, rules.expand(b, -1, -1, -1), g.roots.expand(b, -1), derivable, MAX, s
+                lambda: inside_algorithm.viterbi(
+                    terms, rules.expand(b, -1, -1, -1), g.roots.expand(b, -1), derivable
                 ),
                 terms,
-                self.config.nt,
                 lengths,
             )
             return RankScores(found.marginals, None, None, found.mbr, best=found.best)

@@ -10,6 +10,8 @@ compound PCFG's per-sentence rules); ``lengths [B]`` words, each at least 2.
 
 - :func:`inside`: dense rules ``rules [B, N, S, S]`` (``log p(A -> B C)``); memory
   ``O(B n^2 N)`` for the chart and ``O(B n S^2)`` per width; any semiring.
+- :func:`viterbi`: the best derivation under dense rules, ties broken as Kim et al.'s code
+  breaks them.
 - :func:`inside_low_rank`: ``p(A -> B C) = sum_r p(r | A) p(B | r) p(C | r)`` (the
   tensor-decomposed PCFG of Yang, Zhao and Tu 2021, their Eq. 4 with normalised factors),
   computed in the rank space (Yang, Jiang, Tu and Zhao 2022): a span's chart holds its
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import torch
 
-from induce.structs.semiring import LOG, Semiring
+from induce.structs.semiring import LOG, MAX, Semiring
 
 
 def inside(
@@ -46,12 +48,27 @@ def inside(
     Width by width, each span's children are gathered into one ``[S, S]`` table of
     ``⊕``-sums over split points (nonterminal children from the chart, preterminal children
     at the ends) and contracted with the rules in one batched product."""
+    _check_lengths(lengths, terms.shape[1])
+    start, _ = _chart(terms, rules, roots.shape[1], semiring, spans)
+    rows = torch.arange(terms.shape[0], device=terms.device)
+    top = start[rows, 0, lengths.to(terms.device)]  # [B, N]
+    return semiring.sum(top + roots, -1)
+
+
+def _chart(
+    terms: torch.Tensor,
+    rules: torch.Tensor,
+    nt: int,
+    semiring: Semiring,
+    spans: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The chart of :func:`inside`, indexed two ways: ``start[b, i, w, A]`` and ``end[b, j,
+    w, A]`` hold span ``(i, i + w)`` and span ``(j - w, j)`` of nonterminal ``A``, ``[B, n +
+    1, n + 1, N]``."""
     batch, n, _ = terms.shape
-    nt = roots.shape[1]
-    _check_lengths(lengths, n)
     rules = rules.reshape(batch, nt, -1).transpose(1, 2)  # [B, S*S, N]
-    start = terms.new_zeros(batch, n + 1, n + 1, nt)  # start[b, i, w, A] = chart(i, i + w, A)
-    end = terms.new_zeros(batch, n + 1, n + 1, nt)  # end[b, j, w, A] = chart(j - w, j, A)
+    start = terms.new_zeros(batch, n + 1, n + 1, nt)
+    end = terms.new_zeros(batch, n + 1, n + 1, nt)
     for w in range(2, n + 1):
         count = n - w + 1
         first, last = terms[:, :count], terms[:, w - 1 :]  # [B, count, T]: the end words
@@ -62,9 +79,70 @@ def inside(
             chart = chart + (extra.transpose(1, 2) if extra.dim() == 3 else extra[..., None])
         start[:, :count, w] = chart
         end[:, w:, w] = chart
-    rows = torch.arange(batch, device=terms.device)
-    top = start[rows, 0, lengths.to(terms.device)]  # [B, N]
-    return semiring.sum(top + roots, -1)
+    return start, end
+
+
+def viterbi(
+    terms: torch.Tensor, rules: torch.Tensor, roots: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each sentence's best derivation under dense rules (the arguments of :func:`inside`):
+    ``labels [B, n + 1, n + 1]``, ``1 + A`` for the spans of two or more words (nonterminal
+    ``A``), 0 elsewhere, and ``tags [B, n]``, each word's preterminal.
+
+    The max-semiring chart, then a backtrace that breaks ties as Kim et al.'s
+    ``PCFG._viterbi`` does: at each span the first split point, then the first (left,
+    right) child pair in symbol order.  Ties are not rare: two derivations that apply the
+    same rules in another nesting (``A -> T X, X -> Y A`` and the mirror) score the same,
+    and each candidate is summed in the official order, ``(left + right) + rule``, so the
+    chart and the candidates are those of the official code to the bit.  The derivative
+    of the max inside (:func:`~induce.structs.derivative`) finds a best derivation too, but
+    takes the first child pair before the first split."""
+    batch, n, _ = terms.shape
+    nt, device = roots.shape[1], terms.device
+    _check_lengths(lengths, n)
+    start, end = (c.detach().cpu() for c in _chart(terms, rules, nt, MAX, None))
+    terms, rules, roots = (x.detach().cpu() for x in (terms, rules, roots))
+    labels = torch.zeros(batch, n + 1, n + 1, dtype=torch.long)
+    tags = torch.zeros(batch, n, dtype=torch.long)
+    for b, length in enumerate(lengths.tolist()):
+        top = int((start[b, 0, length] + roots[b]).argmax())  # the first best, as torch.max
+        todo = [(0, length, top)]
+        while todo:
+            i, j, a = todo.pop()
+            labels[b, i, j] = a + 1
+            k, left, right = _best_children(start[b], end[b], terms[b], rules[b, a], i, j)
+            for p, q, symbol in ((i, k, left), (k, j, right)):
+                if q - p == 1:
+                    tags[b, p] = symbol - nt
+                else:
+                    todo.append((p, q, symbol))
+    return labels.to(device), tags.to(device)
+
+
+def _best_children(
+    start: torch.Tensor,
+    end: torch.Tensor,
+    terms: torch.Tensor,
+    rule: torch.Tensor,
+    i: int,
+    j: int,
+) -> tuple[int, int, int]:
+    """Split ``k`` and children ``(B, C)`` (symbols, preterminals after the ``N``
+    nonterminals) of the best ``A -> B C`` over span ``(i, j)``: the first in split-major,
+    then child-major order among equals.  ``start``/``end`` one sentence's chart ``[n + 1, n
+    + 1, N]``, ``terms [n, T]``, ``rule [S, S]``: ``log p(A -> B C)``."""
+    w, nt = j - i, start.shape[-1]
+    empty = float("-inf")
+    left = terms.new_full((w - 1, rule.shape[0]), empty)  # [splits k = i+1 .. j-1, S]
+    right = left.clone()
+    left[0, nt:] = terms[i]  # k = i + 1: a preterminal on the left
+    left[1:, :nt] = start[i, 2:w]  # a nonterminal of width k - i
+    right[-1, nt:] = terms[j - 1]  # k = j - 1: a preterminal on the right
+    right[:-1, :nt] = end[j, 2:w].flip(0)  # a nonterminal of width j - k
+    candidates = (left[:, :, None] + right[:, None, :]) + rule  # [w - 1, S, S]
+    first = int(candidates.reshape(-1).argmax())  # the first of the maxima, as torch.max
+    split, pair = divmod(first, rule.numel())
+    return i + 1 + split, *divmod(pair, rule.shape[1])
 
 
 def _children(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 import pytest
 import torch
 
 from induce.structs import LOG, MAX, derivative
-from induce.structs.pcfg import dense_rules, inside, inside_low_rank
+from induce.structs.pcfg import dense_rules, inside, inside_low_rank, viterbi
 from tests.structs.oracles import derivation_score, derivations, reduce
 
 NT, T, RANK = 2, 2, 3
@@ -101,6 +103,83 @@ def test_the_best_derivation_by_the_max_derivative_is_the_enumerations():
         _, inner, labels = max(_enumerate(terms, rules, roots, b, n), key=lambda d: d[0])
         want = {(i, j, a) for (i, j), a in zip(inner, labels, strict=True)}
         assert {tuple(ix) for ix in labelled[b].nonzero().tolist()} == want
+
+
+def _tree(labels: torch.Tensor, tags: torch.Tensor, n: int) -> tuple:
+    spans = {(i, j, int(labels[i, j]) - 1) for i, j in labels[: n + 1, : n + 1].nonzero().tolist()}
+    return spans, tags[:n].tolist()
+
+
+def test_viterbi_is_the_enumerations_best_derivation():
+    terms, rules, roots = _grammar(4)
+    labels, tags = viterbi(terms, rules, roots, SHORT)
+    for b, n in enumerate(SHORT.tolist()):
+        t, r, o = terms[b].tolist(), rules[b].tolist(), roots[b].tolist()
+        inner, nts, best = max(derivations(n, NT, T), key=lambda d: derivation_score(*d, t, r, o))
+        want = {(i, j, a) for (i, j), a in zip(inner, nts, strict=True)}
+        assert _tree(labels[b], tags[b], n) == (want, list(best))
+
+
+def _kims_order(terms, rules, roots, n: int) -> tuple:
+    """The best derivation by a scalar CKY whose every choice keeps the first best in Kim et
+    al.'s order (the root's nonterminal; at each span the split point, then the left and the
+    right child's symbol, nonterminals first), each candidate summed as (left + right) +
+    rule."""
+    t, r, o = terms.tolist(), rules.tolist(), roots.tolist()
+    symbols = range(NT + T)
+
+    @functools.cache
+    def best(i: int, j: int, a: int) -> tuple[float, tuple]:
+        if j - i == 1:
+            return (t[i][a - NT], ()) if a >= NT else (-math.inf, ())
+        if a >= NT:
+            return -math.inf, ()
+        top, choice = -math.inf, ()
+        for k, b, c in itertools.product(range(i + 1, j), symbols, symbols):
+            score = (best(i, k, b)[0] + best(k, j, c)[0]) + r[a][b][c]
+            if score > top:
+                top, choice = score, (k, b, c)
+        return top, choice
+
+    root = max(range(NT), key=lambda a: (best(0, n, a)[0] + o[a], -a))
+    spans, tags, todo = set(), [0] * n, [(0, n, root)]
+    while todo:
+        i, j, a = todo.pop()
+        if j - i == 1:
+            tags[i] = a - NT
+            continue
+        spans.add((i, j, a))
+        k, b, c = best(i, j, a)[1]
+        todo += [(i, k, b), (k, j, c)]
+    return spans, tags
+
+
+def test_viterbi_breaks_ties_as_kims_code():
+    """Scores of whole numbers tie exactly and often: the trees are those of Kim et al.'s
+    order, which the derivative of the max inside (child pair before split) does not give."""
+    g = torch.Generator().manual_seed(5)
+    terms, rules, roots = (
+        torch.randint(-3, 0, shape, generator=g).double()
+        for shape in ((5, 6, T), (5, NT, NT + T, NT + T), (5, NT))
+    )
+    labels, tags = viterbi(terms, rules, roots, LENGTHS)
+    zeros = torch.zeros(5, 7, 7, NT, dtype=torch.float64)
+    (other,) = derivative(lambda s: inside(terms, rules, roots, LENGTHS, MAX, s), zeros)
+    differs = 0
+    for b, n in enumerate(LENGTHS.tolist()):
+        assert _tree(labels[b], tags[b], n) == _kims_order(terms[b], rules[b], roots[b], n)
+        differs += {tuple(x) for x in other[b].nonzero().tolist()} != _tree(labels[b], tags[b], n)[
+            0
+        ]
+    assert differs  # the tie order decides some of these trees
+
+
+def test_viterbi_of_all_equal_scores_is_right_branching_with_the_first_symbols():
+    n = 7
+    terms = torch.full((1, n, T), -1.0)
+    rules, roots = torch.full((1, NT, NT + T, NT + T), -1.0), torch.zeros(1, NT)
+    labels, tags = viterbi(terms, rules, roots, torch.tensor([n]))
+    assert _tree(labels[0], tags[0], n) == ({(i, n, 0) for i in range(n - 1)}, [0] * n)
 
 
 def test_lengths_below_two_are_refused():

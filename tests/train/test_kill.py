@@ -22,6 +22,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import torch
@@ -103,15 +104,8 @@ def _run(out: Path, data: Path, kill_at: int, resume: bool) -> Done:
     # The server (started by the first of these) must import torch as the fresh interpreters
     # do, with one OpenMP thread from the start: with more, then one, the weights of a run
     # differ in their last bits from those of a fresh process.
-    saved = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = "1"
-    try:
+    with mock.patch.dict(os.environ, OMP_NUM_THREADS="1"):
         process.start()
-    finally:
-        if saved is None:
-            del os.environ["OMP_NUM_THREADS"]
-        else:
-            os.environ["OMP_NUM_THREADS"] = saved
     process.join(300)
     if process.is_alive():
         process.kill()

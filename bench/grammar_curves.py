@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Training curves of the TN-PCFG: the TN-PCFG repository's own training code against
-``induce train``, the same data and the same number of updates, several seeds (issue 31).
+"""Training curves of the TN-PCFG and the C-PCFG: the official repositories' own training
+code against ``induce train``, the same data and the same number of updates, several seeds
+(issue 31).
 
-    python bench/grammar_curves.py --official TNPCFG_CHECKOUT --data DATASET --out OUT
-        [--seeds 1111,2222,3333] [--steps 1500] [--eval-every 500] [--sides official,induce]
-        [--threads 1] [--jobs 2] [--set KEY=VALUE ...]
+    python bench/grammar_curves.py [--arch tnpcfg|cpcfg] --official CHECKOUT --data DATASET
+        --out OUT [--seeds 1111,2222,3333] [--steps 1500] [--eval-every 500]
+        [--sides official,induce] [--threads 1] [--jobs 2] [--set KEY=VALUE ...]
 
 ``DATASET`` is an ``induce preprocess`` folder whose validation split has gold trees (e.g.
 the shared WSJ text with ``--valid-trees dev22.trees``).  Both sides take their settings
-from one config: the preset ``tnpcfg-ptb-paper`` with the ``--set`` overrides (sizes, the
+from one config: the preset ``ARCH-ptb-paper`` with the ``--set`` overrides (sizes, the
 length limit, the learning rate) and ``--steps``/``--eval-every``.
 
-Official side (``TNPCFG_CHECKOUT``: github.com/sustcsonglin/TN-PCFG, imported from where the
-user put it, never copied): its ``TNPCFG`` (``parser/model/TN_PCFG.py``) with its
+Official side of ``tnpcfg`` (``CHECKOUT``: github.com/sustcsonglin/TN-PCFG, imported from
+where the user put it, never copied): its ``TNPCFG`` (``parser/model/TN_PCFG.py``) with its
 pure-PyTorch inside (``TDPCFG``: its Triton module is replaced by a stand-in that is never
 called), drawn after ``torch.manual_seed(seed)`` (the repository sets no seed), its
 optimiser (``parser/helper/util.get_optimizer``: Adam with ``mu``/``nu``) and its training
@@ -21,14 +22,17 @@ as its ``ByLengthSampler`` makes them (sentences of one length, ``batch_size`` a
 the batch order shuffled each epoch by ``random`` seeded with ``seed``), sentences of one
 word or longer than ``data.max_length`` left out as its ``DataModule`` does; one departure,
 neutral: both sides read the words through ``induce``'s vocabulary of the dataset (the
-repository's ``DataModule`` builds its own from the same training text).  Every
-``--eval-every`` updates its weights are loaded into ``induce``'s model (the same parameter
-names; the same functions, `bench/lowrank_vs_official.py` shows) and validated by
+repository's ``DataModule`` builds its own from the same training text).  Official side of
+``cpcfg`` (``CHECKOUT``: github.com/harvardnlp/compound-pcfg): Kim et al.'s ``train.py``
+``main`` itself on ``preprocess.py``'s data format, seeded with ``seed``
+(``bench/kim_loop.py`` says how it is driven).  Every ``--eval-every`` updates the official
+weights are loaded into ``induce``'s model (the same parameter names; the same functions,
+``bench/lowrank_vs_official.py`` and ``bench/pcfg_vs_official.py`` show) and validated by
 ``induce``'s own validation: the ELBO perplexity per word with one end of sentence per
 sentence (``induce.runs.grammar.grammar_sums``) and the validation trees' UF1 by the
 config's ``train.valid_decoder`` (``induce.train.validation.parse_split``), exactly as
 ``induce train`` validates its own runs.  ``induce`` side: ``induce train --config
-tnpcfg-ptb-paper --seed SEED`` with the same settings; its ``metrics.jsonl``.
+ARCH-ptb-paper --seed SEED`` with the same settings; its ``metrics.jsonl``.
 
 Each (side, seed) is a process with ``--threads`` threads; ``--jobs`` of them run at once,
 the sides interleaved so that both share the machine alike.  Writes OUT/SIDE-SEED.json (the
@@ -54,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 INDUCE = [sys.executable, "-c", "import sys; from induce.cli.app import main; sys.exit(main())"]
-PRESET = "tnpcfg-ptb-paper"
+PRESETS = {"tnpcfg": "tnpcfg-ptb-paper", "cpcfg": "cpcfg-ptb-paper"}
 FASTNLP = [f"fastNLP{s}" for s in ("", ".core", ".core.dataset", ".core.batch", ".core.vocabulary",
                                    ".core.sampler", ".embeddings")]  # fmt: skip
 
@@ -124,7 +128,7 @@ def official_run(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     from induce.runs.config import load_config
 
     torch.set_num_threads(args.threads)
-    config = load_config(None, settings(args), preset=PRESET)
+    config = load_config(None, settings(args), preset=PRESETS[args.arch])
     dataset = load_dataset(args.data)
     vocab = dataset.vocab
     run = {
@@ -135,6 +139,8 @@ def official_run(args: argparse.Namespace, seed: int) -> dict[str, Any]:
         "gold": load_gold(dataset, "valid"),
     }
     train = [vocab.ids(s) for s in dataset.sentences("train")]
+    if args.arch == "cpcfg":
+        return kim_run(args, seed, run, train)
     classes = official_classes(args.official)
     # parser/cmds/__init__.py imports its data module, which needs the vendored fastNLP
     # and its own requirements: never used here, so stand-ins
@@ -177,11 +183,31 @@ def official_run(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     return {"curve": curve, "train_s": trained, "wall_s": time.perf_counter() - began}
 
 
+def kim_run(
+    args: argparse.Namespace, seed: int, run: dict[str, Any], train: list[list[int]]
+) -> dict[str, Any]:
+    """The C-PCFG's official side: Kim et al.'s ``train.main`` (``bench/kim_loop.py``)."""
+    import kim_loop
+
+    from induce.models import build_model
+
+    config, vocab = run["config"], run["dataset"].vocab
+    ours = build_model("cpcfg", config.model, len(vocab), run["specials"].pad)
+    scratch = Path(args.out) / f"official-{seed}"
+    scratch.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    found = kim_loop.run(
+        args.official, config, train, len(vocab), seed, args.steps, args.eval_every, scratch,
+        lambda state: validate(ours, state, run),
+    )  # fmt: skip
+    return found | {"wall_s": time.perf_counter() - began}
+
+
 # -- the induce side --------------------------------------------------------------------------
 def induce_run(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     out = Path(args.out) / f"induce-{seed}"
-    command = [*INDUCE, "train", "--config", PRESET, "--data", args.data, "--out", str(out),
-               "--seed", str(seed)]  # fmt: skip
+    command = [*INDUCE, "train", "--config", PRESETS[args.arch], "--data", args.data,
+               "--out", str(out), "--seed", str(seed)]  # fmt: skip
     for item in settings(args):
         command += ["--set", item]
     began = time.perf_counter()
@@ -217,7 +243,12 @@ def table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--official", required=True, help="a checkout of sustcsonglin/TN-PCFG")
+    ap.add_argument("--arch", choices=sorted(PRESETS), default="tnpcfg")
+    ap.add_argument(
+        "--official",
+        required=True,
+        help="a checkout of sustcsonglin/TN-PCFG (tnpcfg) or harvardnlp/compound-pcfg (cpcfg)",
+    )
     ap.add_argument("--data", required=True, help="an induce dataset with valid.trees")
     ap.add_argument("--out", required=True)
     ap.add_argument("--seeds", default="1111,2222,3333")

@@ -59,7 +59,12 @@ def parse(
         help="jsonl: add the parser's scores (distances, heights, head distributions; "
         "a chart parser's spans).",
     ),
-    batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Tokens per batch."),
+    batch_tokens: int | None = typer.Option(
+        None,
+        "--batch-tokens",
+        help="Tokens per batch (default: the run's data.eval_batch_tokens: 8192, 256 for "
+        "the PCFG presets).",
+    ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
     bf16: bool = typer.Option(

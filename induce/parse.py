@@ -117,11 +117,12 @@ class Parser:
         sentences: list[Sentence],
         punct: Punct = "attach",
         scores: bool = False,
-        batch_tokens: int = 8192,
+        batch_tokens: int | None = None,
         source: str = "<input>",
     ) -> list[Parsed]:
-        """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence."""
-        _check_budget(batch_tokens)
+        """Parse ``sentences``; ``scores``: keep the parser's scores of each sentence;
+        ``batch_tokens``: tokens per batch (``None``: the run's ``data.eval_batch_tokens``)."""
+        batch_tokens = self._budget(batch_tokens)
         self.check_options(punct, scores)
         words_of = [self._words(s, source) for s in sentences]
         order = [k for k, w in enumerate(words_of) if w]
@@ -138,7 +139,7 @@ class Parser:
         sentences: Iterable[Sentence],
         punct: Punct = "attach",
         scores: bool = False,
-        batch_tokens: int = 8192,
+        batch_tokens: int | None = None,
         source: str = "<input>",
         progress: Callable[[int], None] | None = None,
     ) -> Iterator[Parsed]:
@@ -146,7 +147,7 @@ class Parser:
         (the first of one batch, so that results start at once) are sorted by length,
         parsed and given back; memory does not grow with the input.  ``progress(done)`` is
         called after each window."""
-        _check_budget(batch_tokens)  # before the first sentence is read
+        batch_tokens = self._budget(batch_tokens)  # before the first sentence is read
         window: list[Sentence] = []
         tokens, budget, done = 0, batch_tokens, 0
         for sentence in itertools.chain(sentences, [None]):
@@ -161,6 +162,14 @@ class Parser:
                 if progress is not None:
                     progress(done)
             window, tokens, budget = [], 0, 4 * batch_tokens
+
+    def _budget(self, batch_tokens: int | None) -> int:
+        """``batch_tokens``, or the run's evaluation batches (the PCFG presets' are small:
+        a grammar's charts grow with the batch much faster than an encoder's states)."""
+        if batch_tokens is None:
+            batch_tokens = self.run.config.data.eval_batch_tokens
+        _check_budget(batch_tokens)
+        return batch_tokens
 
     def _words(self, s: Sentence, source: str) -> list[str]:
         """The words the model reads; :class:`InputError` at the sentence's line when there

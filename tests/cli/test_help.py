@@ -40,7 +40,8 @@ def test_options_show_real_metavars_and_their_defaults(command):
 def test_written_defaults_survive_the_formatter():
     result = CliRunner().invoke(app, ["parse", "--help"], env={"COLUMNS": "200"})
     assert "[default: the most recent run]" in result.output
-    assert "RUN" in result.output and "[default: 8192]" in result.output
+    assert "RUN" in result.output and "[default: attach]" in result.output
+    assert "eval_batch_tokens" in result.output  # --batch-tokens: the run's, unless given
 
 
 def test_each_option_of_a_command_has_its_own_help():

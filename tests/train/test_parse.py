@@ -290,3 +290,18 @@ def test_html_format_is_one_page_with_an_arc_per_token(runs, tmp_path):
     for section, line in zip(sections, TEXT.split("\n")):
         assert len(re.findall(r'<path class="arc[ "]', section)) == len(line.split())
     assert "(empty sentence)" in sections[1]
+
+
+def test_batches_are_the_runs_evaluation_batches_unless_given(runs):
+    """``batch_tokens=None`` takes the run's ``data.eval_batch_tokens`` (the PCFG presets set
+    a small one); a number given wins."""
+    from induce.parse import Parser, Sentence
+
+    parser = Parser(str(runs["udgn"]), "cpu")
+    asked: list[int] = []
+    scores = parser.reader.scores
+    parser.reader.scores = lambda s, w, tokens: asked.append(tokens) or scores(s, w, tokens)
+    sentence = [Sentence(["the", "bill", "passed"], 1)]
+    parser.parse(sentence)
+    parser.parse(sentence, batch_tokens=16)
+    assert asked == [parser.run.config.data.eval_batch_tokens, 16]

@@ -6,7 +6,9 @@
 #      paper size (bench/side_by_side.py --device cuda, alternating fresh processes);
 #   3. parsing WSJ section 22's lengths the same way (official test loop vs batched);
 #   4. torch.profiler tables of induce's training step, and of an earlier tree's when BEFORE
-#      is given (a copy of the library as it was, with this bench/ beside it).
+#      is given (a copy of the library as it was, with this bench/ beside it);
+#   5. with KIM set to a checkout of harvardnlp/compound-pcfg: the C-PCFG's training
+#      tokens/s and peak GPU memory, Kim's code against induce (bench/pcfg_vs_official.py).
 #
 #   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
 #
@@ -59,6 +61,11 @@ has train && step train "${TRAIN_LIMIT:-240}" "${sbs[@]}" --rounds "$rounds" --s
     --warmup "$warmup" --sides "$sides" --json "$out/train.json"
 has parse && step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse \
     --parse-sentences "$sentences" --json "$out/parse.json"
+if [ -n "${KIM:-}" ]; then
+    step pcfg "${PCFG_LIMIT:-150}" python3 "$here/pcfg_vs_official.py" --official "$KIM" \
+        --device "$device" --lengths "${PCFG_LENGTHS:-10,20,30,40}" --rounds "$rounds" \
+        --steps "$steps" --warmup "$warmup" --memory 40,80,120 --json "$out/pcfg.json"
+fi
 has profiles || { echo "== done $(date -u +%T)" >>"$log"; exit 0; }
 profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows "${ROWS:-25}")
 for arch in structformer udgn; do

@@ -3,6 +3,7 @@
 
     python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
         [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
+        [--device cpu|cuda]
         [--check [--data DATASET --split valid --skip K --limit N --words 35- --only 3,9
         --float64]] [--memory 40,80,120] [--json FILE]
 
@@ -16,7 +17,8 @@ measurement is a fresh process and the sides alternate (official, induce, induce
 ...) over ``--rounds``; a step is forward, backward and the update.
 
 Figures: training tokens/s per sentence length (median over rounds) and their ratio, peak
-RSS. ``--check``: both modules built from one seed, the official weights loaded into ours,
+RSS (with ``--device cuda``: peak GPU memory, the official code's own device; both sides
+fp32). ``--check``: both modules built from one seed, the official weights loaded into ours,
 log-likelihoods and KL (``z`` at the mean) compared in float32 and float64 on random
 batches, and Viterbi trees; with ``--data`` (an ``induce preprocess`` folder: its
 vocabulary sizes the models), every sentence of two or more words of its ``--split`` as
@@ -78,13 +80,14 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
     import torch
 
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
     theirs, ours = _models(args.official, args.z_dim, args.vocab)
-    model = theirs if side == "official" else ours
+    model = (theirs if side == "official" else ours).to(device)
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.75, 0.999))
     g = torch.Generator().manual_seed(length)
-    ids = torch.randint(4, args.vocab, (args.batch, length), generator=g)
-    lengths = torch.full((args.batch,), length)
+    ids = torch.randint(4, args.vocab, (args.batch, length), generator=g).to(device)
+    lengths = torch.full((args.batch,), length, device=device)
 
     from induce.models.grammar import WordBatch
 
@@ -101,15 +104,33 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
 
     for _ in range(args.warmup):
         step()
+    _sync(device)
     began = time.perf_counter()
     for _ in range(args.steps):
         step()
+    _sync(device)
     seconds = time.perf_counter() - began
     return {
         "tokens_per_s": args.steps * args.batch * length / seconds,
         "step_s": seconds / args.steps,
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        **_peak(device),
     }
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _peak(device: Any) -> dict[str, float]:
+    """``peak_gpu_gib`` (allocated by torch) on CUDA, else the process's ``peak_rss_gib``."""
+    import torch
+
+    if device.type == "cuda":
+        return {"peak_gpu_gib": torch.cuda.max_memory_allocated(device) / 2**30}
+    return {"peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
 
 
 def check(args: argparse.Namespace) -> dict[str, Any]:
@@ -254,21 +275,23 @@ def memory(args: argparse.Namespace, length: int) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    model = CompoundPCFG(PCFGConfig(z_dim=args.z_dim, **SIZES), args.vocab, 0).train()
-    ids = torch.randint(4, args.vocab, (1, length))
+    device = torch.device(args.device)
+    model = CompoundPCFG(PCFGConfig(z_dim=args.z_dim, **SIZES), args.vocab, 0).train().to(device)
+    ids = torch.randint(4, args.vocab, (1, length)).to(device)
     began = time.perf_counter()
-    loss = model.loss(WordBatch(ids, torch.tensor([length]))).value
+    loss = model.loss(WordBatch(ids, torch.tensor([length], device=device))).value
     loss.backward()
+    _sync(device)
     return {
         "length": length,
         "step_s": time.perf_counter() - began,
-        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        **_peak(device),
     }
 
 
 def _child(args: argparse.Namespace, *what: str) -> dict[str, Any]:
     command = [sys.executable, __file__, "--one", *what, "--official", args.official]
-    for flag in ("batch", "steps", "warmup", "threads", "z_dim", "vocab"):
+    for flag in ("batch", "steps", "warmup", "threads", "z_dim", "vocab", "device"):
         command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
@@ -287,6 +310,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--z-dim", type=int, default=64)
+    ap.add_argument("--device", default="cpu", help="the timed steps' device: cpu or cuda")
     ap.add_argument("--vocab", type=int, default=10004)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--data", help="--check on this induce dataset's --split as well")
@@ -327,7 +351,8 @@ def main() -> None:
                 runs[side].append(_child(args, "train", side, str(length)))
         figures["train"][length] = runs
         rates = {s: statistics.median(x.get("tokens_per_s", 0.0) for x in runs[s]) for s in sides}
-        rss = {s: max(x.get("peak_rss_gib", 0.0) for x in runs[s]) for s in sides}
+        key = "peak_gpu_gib" if args.device.startswith("cuda") else "peak_rss_gib"
+        rss = {s: max(x.get(key, 0.0) for x in runs[s]) for s in sides}
         ratio = rates["induce"] / rates["official"] if rates["official"] else float("nan")
         print(
             f"{length:4d} words: official {rates['official']:8.1f} tok/s ({rss['official']:.2f}"

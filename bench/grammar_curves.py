@@ -196,9 +196,17 @@ def kim_run(
     scratch = Path(args.out) / f"official-{seed}"
     scratch.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
+    plan = None
+    if args.same_batches:  # induce's batches for this seed, epoch after epoch
+        from induce.train.grammar import epoch_plan
+
+        plan, epoch = [], 0
+        while len(plan) < args.steps:
+            plan += epoch_plan([len(s) for s in train], config.data, seed, epoch)
+            epoch += 1
     found = kim_loop.run(
         args.official, config, train, len(vocab), seed, args.steps, args.eval_every, scratch,
-        lambda state: validate(ours, state, run),
+        lambda state: validate(ours, state, run), plan,
     )  # fmt: skip
     return found | {"wall_s": time.perf_counter() - began}
 
@@ -258,6 +266,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="CPU threads of each run")
     ap.add_argument("--jobs", type=int, default=2, help="runs at once")
     ap.add_argument("--set", action="append", default=[], help="a setting KEY=VALUE")
+    ap.add_argument(
+        "--same-batches",
+        action="store_true",
+        help="cpcfg: the official loop trains on induce's batches for the seed, in its order",
+    )
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:

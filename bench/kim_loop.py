@@ -43,10 +43,7 @@ def write_dataset(train: list[list[int]], vocab_size: int, batch: int, path: Pat
     counts them for its training F1)."""
     import numpy as np
 
-    lengths = np.array([len(s) + 2 for s in train], dtype=int)
-    sents = np.zeros((len(train), int(lengths.max())), dtype=int)
-    for k, words in enumerate(train):
-        sents[k, : len(words) + 2] = [BOS, *words, EOS]
+    sents, lengths = _rows(train)
     order = np.argsort(lengths)
     sents, lengths = sents[order], lengths[order]
     starts, sizes = [], []
@@ -55,13 +52,43 @@ def write_dataset(train: list[list[int]], vocab_size: int, batch: int, path: Pat
             starts.append(k)
             sizes.append(0)
         sizes[-1] += 1
+    _save(sents, lengths, starts, sizes, vocab_size, path)
+
+
+def write_plan(train: list[list[int]], plan: list[list[int]], vocab_size: int, path: Path) -> None:
+    """The training pickle with the batches of ``plan`` (sentence indices, each batch of one
+    length), in its order."""
+    import numpy as np
+
+    sents, lengths = _rows([train[k] for batch in plan for k in batch])
+    sizes = [len(batch) for batch in plan]
+    starts = np.cumsum([0, *sizes[:-1]]).tolist()
+    _save(sents, lengths, starts, sizes, vocab_size, path)
+
+
+def _rows(sentences: list[list[int]]) -> tuple[Any, Any]:
+    """``[K, longest + 2]`` rows ``<s> words </s> 0 ..`` and their lengths ``[K]``."""
+    import numpy as np
+
+    lengths = np.array([len(s) + 2 for s in sentences], dtype=int)
+    sents = np.zeros((len(sentences), int(lengths.max())), dtype=int)
+    for k, words in enumerate(sentences):
+        sents[k, : len(words) + 2] = [BOS, *words, EOS]
+    return sents, lengths
+
+
+def _save(
+    sents: Any, lengths: Any, starts: list[int], sizes: list[int], vocab: int, path: Path
+) -> None:
+    import numpy as np
+
     data = {
         "source": sents,
         "other_data": [[" ".join(map(str, s)), [], [], [], [], [], ""] for s in sents],
         "source_l": np.array([lengths[k] for k in starts], dtype=int),
         "batch_l": np.array(sizes, dtype=int),
         "batch_idx": np.array(starts, dtype=int),
-        "vocab_size": np.array([vocab_size]),
+        "vocab_size": np.array([vocab]),
         "idx2word": {},
         "word2idx": {},
     }
@@ -79,16 +106,25 @@ def run(
     eval_every: int,
     scratch: Path,
     validate: Callable[[dict[str, Any]], dict[str, float]],
+    plan: list[list[int]] | None = None,
 ) -> dict[str, Any]:
     """``train.main`` for ``steps`` updates at ``config``'s settings (a ``cpcfg`` preset with
-    its overrides); ``validate(state_dict)`` every ``eval_every`` updates.  Returns the curve
-    and the seconds of training (validation excluded)."""
+    its overrides); ``validate(state_dict)`` every ``eval_every`` updates.  ``plan``: train
+    on these batches (sentence indices) in this order instead of ``preprocess.py``'s batches
+    in ``np.random.permutation`` order (the permutation becomes the identity): the same
+    batches as an ``induce`` run, for a check that the two loops compute the same updates.
+    Returns the curve and the seconds of training (validation excluded)."""
+    import numpy as np
     import torch
 
     from induce.models import model_config
 
     data = scratch / "kim-train.pkl"
-    write_dataset(train, vocab_size, config.data.batch_sentences, data)
+    if plan is None:
+        write_dataset(train, vocab_size, config.data.batch_sentences, data)
+    else:
+        write_plan(train, plan, vocab_size, data)
+        np.random.permutation = lambda n: np.arange(n)  # type: ignore[assignment]
     sys.path.insert(0, official)
     import train as kim  # type: ignore[import-not-found]  # the checkout's train.py
 

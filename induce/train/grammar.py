@@ -27,6 +27,7 @@ from induce.metrics.validation import Gold, load_gold
 from induce.models import build_model
 from induce.models.base import Loss
 from induce.models.grammar import GrammarModel, WordBatch
+from induce.runs.config import DataConfig
 from induce.runs.grammar import equal_length_batches, grammar_sums, word_batch
 from induce.train import distributed as dd
 from induce.train.loop import Trainer
@@ -41,6 +42,16 @@ def length_limit(epoch: int, start: int, step: int, final: int) -> int:
         return 0
     grown = start + step * epoch
     return min(grown, final) if final else grown
+
+
+def epoch_plan(lengths: list[int], data: DataConfig, seed: int, epoch: int) -> list[list[int]]:
+    """The batches of ``epoch`` in the order they run: the sentences of ``lengths`` within the
+    epoch's length limit in batches of ``data.batch_sentences`` of one length, shuffled by a
+    generator seeded with ``seed`` and ``epoch`` (a run's ``data`` settings)."""
+    limit = length_limit(epoch, data.max_length, data.length_step, data.final_max_length)
+    plan = equal_length_batches(lengths, data.batch_sentences, limit)
+    random.Random(f"{seed}/{epoch}").shuffle(plan)
+    return plan
 
 
 class GrammarTrainer(Trainer):
@@ -68,12 +79,8 @@ class GrammarTrainer(Trainer):
 
     def _plan(self, epoch: int) -> list[list[int]]:
         """The epoch's batches in the order they run (a function of the seed and epoch)."""
-        d = self.config.data
-        limit = length_limit(epoch, d.max_length, d.length_step, d.final_max_length)
         lengths = [len(s) for s in self.train_ids]
-        plan = equal_length_batches(lengths, d.batch_sentences, limit)
-        random.Random(f"{self.config.train.seed}/{epoch}").shuffle(plan)
-        return plan
+        return epoch_plan(lengths, self.config.data, self.config.train.seed, epoch)
 
     # -- the hooks -------------------------------------------------------------------------
     @property

@@ -114,6 +114,20 @@ def test_the_training_data_is_laid_out_as_preprocess_writes_it(tmp_path: Path) -
     assert list(data["batch_idx"]) == [0, 1, 3, 4, 6, 7]  # cut at each new length and at 2
 
 
+def test_a_plan_gives_its_batches_in_its_order(tmp_path: Path) -> None:
+    path = tmp_path / "train.pkl"
+    plan = [[6], [0, 3], [2, 5, 7], [4]]  # 4 words; 3; 2; 3
+    _kim_loop().write_plan(SENTENCES, plan, 20, path)
+    with open(path, "rb") as f:
+        data = pickle.load(f)
+    batches = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
+    found = [
+        [row[1 : width - 1].tolist() for row in data["source"][start : start + size]]
+        for start, size, width in batches
+    ]
+    assert found == [[SENTENCES[k] for k in batch] for batch in plan]
+
+
 def test_train_main_runs_until_the_last_update_validating_on_the_way(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
     checkout.mkdir()

@@ -47,6 +47,11 @@ class DataConfig:
     # gradients summed (its subbatching.split), one update per batch
     shuffle: Literal["batches", "sentences"] = "batches"
     subbatch_tokens: Size = 2000  # chart, shuffle: sentences (benepar --subbatch-max-tokens)
+    # grammars: which sentences of one length share a batch.  text: consecutive ones in the
+    # text's order (the TN-PCFG repository's sampler); shuffled: in an order drawn once from
+    # the seed, fixed for the run (Kim et al.'s preprocess.py sorts by length with
+    # np.argsort, which scrambles the sentences of one length across the corpus)
+    length_groups: Literal["text", "shuffled"] = "text"
 
 
 @dataclass(frozen=True)

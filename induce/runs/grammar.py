@@ -20,12 +20,16 @@ def word_batch(sentences: Sequence[Sequence[int]], pad: int) -> WordBatch:
     return WordBatch(ids, torch.tensor([len(s) for s in sentences]))
 
 
-def equal_length_batches(lengths: Sequence[int], size: int, limit: int) -> list[list[int]]:
+def equal_length_batches(
+    lengths: Sequence[int], size: int, limit: int, order: Sequence[int] | None = None
+) -> list[list[int]]:
     """Indices of the sentences of two words up to ``limit`` (0: any), grouped by length
     and cut into batches of at most ``size``, shortest first (a PCFG derives no sentence of
-    one word; Kim et al.'s batches are of one length)."""
+    one word; Kim et al.'s batches are of one length); within a length in the order of
+    ``order`` (a permutation of the indices; default: the indices' own)."""
     by_length: dict[int, list[int]] = {}
-    for k, n in enumerate(lengths):
+    for k in range(len(lengths)) if order is None else order:
+        n = lengths[k]
         if n >= 2 and (not limit or n <= limit):
             by_length.setdefault(n, []).append(k)
     return [

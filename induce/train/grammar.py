@@ -47,9 +47,14 @@ def length_limit(epoch: int, start: int, step: int, final: int) -> int:
 def epoch_plan(lengths: list[int], data: DataConfig, seed: int, epoch: int) -> list[list[int]]:
     """The batches of ``epoch`` in the order they run: the sentences of ``lengths`` within the
     epoch's length limit in batches of ``data.batch_sentences`` of one length, shuffled by a
-    generator seeded with ``seed`` and ``epoch`` (a run's ``data`` settings)."""
+    generator seeded with ``seed`` and ``epoch`` (a run's ``data`` settings).  Which
+    sentences share a batch: ``data.length_groups``."""
     limit = length_limit(epoch, data.max_length, data.length_step, data.final_max_length)
-    plan = equal_length_batches(lengths, data.batch_sentences, limit)
+    order = None
+    if data.length_groups == "shuffled":  # drawn once for the run, as a preprocessed file
+        order = list(range(len(lengths)))
+        random.Random(f"{seed}/groups").shuffle(order)
+    plan = equal_length_batches(lengths, data.batch_sentences, limit, order)
     random.Random(f"{seed}/{epoch}").shuffle(plan)
     return plan
 

@@ -11,10 +11,11 @@ import torch
 from typer.testing import CliRunner
 
 from induce.cli.app import app
+from induce.runs.config import DataConfig
 from induce.runs.directory import open_run
 from induce.runs.grammar import equal_length_batches
 from induce.train.engine import TrainOptions, build_trainer, train
-from induce.train.grammar import length_limit
+from induce.train.grammar import epoch_plan, length_limit
 from tests.train.helpers import make_dataset, tiny, weights_file
 
 
@@ -23,6 +24,27 @@ def test_batches_hold_sentences_of_one_length_and_skip_single_words():
     batches = equal_length_batches(lengths, 2, 6)
     assert batches == [[5], [0, 2], [4], [3, 6]]  # no one-word sentence, nothing over 6
     assert equal_length_batches(lengths, 8, 0)[-1] == [7]  # 0: no limit
+
+
+def test_length_groups_text_or_drawn_once_from_the_seed():
+    """text: consecutive sentences of one length; shuffled (Kim et al.'s scrambled sort): the
+    same sentences, batches of one length, the membership drawn from the seed and kept
+    from epoch to epoch (only the batch order changes)."""
+    lengths = [3, 5, 3, 3, 5, 3, 3, 5, 3, 5, 3, 3] * 5
+    text = DataConfig(batch_sentences=3)
+    mixed = DataConfig(batch_sentences=3, length_groups="shuffled")
+
+    def members(plan: list[list[int]]) -> set[frozenset[int]]:
+        return {frozenset(b) for b in plan}
+
+    first = epoch_plan(lengths, text, 7, 0)
+    assert sorted(first) == sorted(equal_length_batches(lengths, 3, 0))  # text order
+    plans = [epoch_plan(lengths, mixed, 7, e) for e in (0, 1)]
+    assert all(len({lengths[k] for k in b}) == 1 for b in plans[0])
+    assert sorted(k for b in plans[0] for k in b) == list(range(len(lengths)))
+    assert members(plans[0]) == members(plans[1]) != members(first)
+    assert plans[0] != plans[1]  # the batch order is still drawn per epoch
+    assert members(epoch_plan(lengths, mixed, 8, 0)) != members(plans[0])
 
 
 def test_the_curriculum_of_kim_et_al():

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 BOS, EOS = 1, 1  # stripped by data.Dataset before the model sees them; any non-pad id
+NO_LIMIT = 10**6  # train.py's length limits for induce's 0 (no limit)
 
 
 class _Done(Exception):
@@ -154,13 +155,14 @@ def run(
 
     torch.optim.Adam = Counted  # type: ignore[misc]
     m, d, o = model_config("cpcfg", config.model), config.data, config.optim
+    # induce's length limit 0 (none) would make train.py skip every batch: NO_LIMIT
     flags = {
         "train_file": data, "val_file": data, "save_path": scratch / "kim.pt", "seed": seed,
         "z_dim": m.z_dim, "t_states": m.t, "nt_states": m.nt, "state_dim": m.s_dim,
         "h_dim": m.h_dim, "w_dim": m.w_dim, "num_epochs": 10**6, "lr": o.lr,
-        "max_grad_norm": o.clip, "max_length": d.max_length, "len_incr": d.length_step,
-        "final_max_length": d.final_max_length, "beta1": o.betas[0], "beta2": o.betas[1],
-        "print_every": 10**9,
+        "max_grad_norm": o.clip, "max_length": d.max_length or NO_LIMIT,
+        "len_incr": d.length_step, "final_max_length": d.final_max_length or NO_LIMIT,
+        "beta1": o.betas[0], "beta2": o.betas[1], "print_every": 10**9,
     }  # fmt: skip
     args = kim.parser.parse_args([f"--{k}={v}" for k, v in flags.items()])
     try:

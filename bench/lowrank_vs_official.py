@@ -4,7 +4,7 @@ pure-PyTorch training step against ours (issue 31).
 
     python bench/lowrank_vs_official.py --official TNPCFG_CHECKOUT --data DATASET
         [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128]
-        [--skip K] [--limit N] [--float64]
+        [--skip K] [--limit N] [--only 3,9] [--float64]
         [--speed --lengths 10,20,30,40 --rounds 2 --steps 3 --threads 2] [--memory 40,80,120]
 
 ``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
@@ -13,7 +13,9 @@ copied: this process imports its ``parser/model`` classes (``TNPCFG``, ``Simple_
 ``TDPCFG``).  Its modules import Triton at load, which a CPU does not run: the import is
 given a stand-in for its kernels' module (none is ever called here).  ``DATASET`` is an
 ``induce preprocess`` folder; its vocabulary sizes the models and its ``--split`` gives the
-sentences (e.g. WSJ section 22 as ``valid``; ``--skip``/``--limit`` a stretch of them).
+sentences (e.g. WSJ section 22 as ``valid``; ``--skip``/``--limit`` a stretch of them,
+``--only`` positions among those of two or more words; the report lists the positions whose
+trees differ).
 
 Check (always): the official model built at its configuration's sizes (TN-PCFG NT 250, T
 500, rank 500; the Simple PCFGs at NT ``--simple-nt``, T twice that: their official inside
@@ -135,9 +137,14 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
     if args.float64:  # equal up to float64 rounding: the same function, not only close
         official, ours = official.double(), ours.double()
     td = classes["td"]()
-    sents = [s for s in data.sentences if len(s) >= 2][args.skip :]
-    sents = sents[: args.limit or None]
+    every = [s for s in data.sentences if len(s) >= 2]  # positions count these sentences
+    if args.only:
+        wanted = sorted({int(k) for k in args.only.split(",")})
+    else:
+        wanted = list(range(len(every)))[args.skip :][: args.limit or None]
+    sents = [every[k] for k in wanted]
     worst, relative, same, ties, seconds = 0.0, 0.0, 0, 0.0, [0.0, 0.0]
+    differ: list[int] = []
     for chosen in equal_length_batches([len(s) for s in sents], BATCH, 0):
         x = torch.tensor([sents[i] for i in chosen])
         lens = torch.full((x.shape[0],), x.shape[1])
@@ -154,10 +161,11 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
         gap = (theirs - mine).abs()
         worst = max(worst, float(gap.max()))
         relative = max(relative, float((gap / theirs.abs()).max()))
-        for tree, row in zip(trees, rows, strict=True):
+        for index, tree, row in zip(chosen, trees, rows, strict=True):
             wide = {(i, j) for i, j in tree if j - i >= 2}
             mbr = {(i, j) for i, j, _ in row.spans("mbr")}
             same += wide == mbr
+            differ += [] if wide == mbr else [wanted[index]]
             if wide != mbr:  # how far apart the two trees' summed marginals are
                 total = [sum(float(row.marginals[i, j]) for i, j in t) for t in (wide, mbr)]
                 ties = max(ties, abs(total[0] - total[1]))
@@ -166,6 +174,7 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
         "log-partition largest |difference| "
         f"{worst:.2e} (relative {relative:.1e}); MBR trees identical {same}/{len(sents)}"
         + (f" (the others' summed marginals within {ties:.1e} of ours)" if ties else "")
+        + (f", differing at positions {','.join(map(str, sorted(differ)))}" if differ else "")
         + "; "
         f"official {seconds[0]:.1f} s, "
         f"induce {seconds[1]:.1f} s"
@@ -270,6 +279,7 @@ def main() -> None:
     ap.add_argument("--float64", action="store_true", help="check both sides in float64")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
+    ap.add_argument("--only", help="only the sentences at these positions (e.g. 3,9)")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--lengths", default="10,20,30,40")
     ap.add_argument("--rounds", type=int, default=2)

@@ -129,6 +129,7 @@ def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any
 
 def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: Any) -> str:
     import torch
+    from pcfg_vs_official import chosen_positions
 
     from induce.runs.grammar import equal_length_batches
 
@@ -138,10 +139,7 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
         official, ours = official.double(), ours.double()
     td = classes["td"]()
     every = [s for s in data.sentences if len(s) >= 2]  # positions count these sentences
-    if args.only:
-        wanted = sorted({int(k) for k in args.only.split(",")})
-    else:
-        wanted = list(range(len(every)))[args.skip :][: args.limit or None]
+    wanted = chosen_positions(args, every)
     sents = [every[k] for k in wanted]
     worst, relative, same, ties, seconds = 0.0, 0.0, 0, 0.0, [0.0, 0.0]
     differ: list[int] = []

@@ -166,11 +166,12 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _positions(args: argparse.Namespace, sentences: list[list[int]]) -> list[int]:
-    """The positions chosen by ``--only``, or by ``--skip``/``--limit`` and ``--words``."""
+def chosen_positions(args: argparse.Namespace, sentences: list[list[int]]) -> list[int]:
+    """The positions chosen by ``--only``, or by ``--skip``/``--limit`` and ``--words`` (where
+    the script has it; ``bench/lowrank_vs_official.py`` does not)."""
     if args.only:
         return [int(p) for p in args.only.split(",")]
-    low, _, high = (args.words or "2-").partition("-")
+    low, _, high = (getattr(args, "words", None) or "2-").partition("-")
     within = range(int(low or 2), int(high) + 1 if high else 1 << 30)
     chosen = range(len(sentences))[args.skip :][: args.limit or None]
     return [p for p in chosen if len(sentences[p]) in within]
@@ -212,7 +213,7 @@ def check_data(args: argparse.Namespace) -> dict[str, Any]:
     vocab = dataset.vocab
     every = [vocab.ids(s) for s in dataset.sentences(args.split)]
     every = [s for s in every if len(s) >= 2]  # positions below count these sentences only
-    wanted = _positions(args, every)
+    wanted = chosen_positions(args, every)
     sentences = [every[p] for p in wanted]
     theirs, ours = _models(args.official, args.z_dim, len(vocab))
     dtype = torch.float64 if args.float64 else torch.float32

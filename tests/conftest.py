@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("INDUCE_SHARED", ROOT.parent / "shared"))
 REFERENCE = SHARED / "reference"
 DATA = SHARED / "data"
+
+
+def bench_module(name: str) -> Any:
+    """``bench/NAME.py`` imported as a module (the benchmark scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def needs_shared(*parts: str):

@@ -5,15 +5,13 @@ with the official interfaces: ``train.parser``, ``train.main``, ``train.eval``,
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pickle
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, bench_module
 
 STAND_IN_MODELS = """
 import torch
@@ -86,20 +84,12 @@ def main(args):
 """
 
 
-def _kim_loop() -> Any:
-    spec = importlib.util.spec_from_file_location("kim_loop", ROOT / "bench" / "kim_loop.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 SENTENCES = [[5, 6, 7], [8], [9, 10], [11, 12, 13], [5, 5, 5], [6, 7], [7, 8, 9, 10], [12, 13]]
 
 
 def test_the_training_data_is_laid_out_as_preprocess_writes_it(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
-    _kim_loop().write_dataset(SENTENCES, 20, 2, path)
+    bench_module("kim_loop").write_dataset(SENTENCES, 20, 2, path)
     with open(path, "rb") as f:
         data = pickle.load(f)
     found = []
@@ -117,7 +107,7 @@ def test_the_training_data_is_laid_out_as_preprocess_writes_it(tmp_path: Path) -
 def test_a_plan_gives_its_batches_in_its_order(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
     plan = [[6], [0, 3], [2, 5, 7], [4]]  # 4 words; 3; 2; 3
-    _kim_loop().write_plan(SENTENCES, plan, 20, path)
+    bench_module("kim_loop").write_plan(SENTENCES, plan, 20, path)
     with open(path, "rb") as f:
         data = pickle.load(f)
     batches = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)

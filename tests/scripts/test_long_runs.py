@@ -3,17 +3,15 @@ against a stand-in checkout with the official interfaces), and its helpers."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, bench_module
 from tests.preprocess.fixtures import sample_trees
 
 # The official repository's interfaces (models.StructFormer/UDGN(...).forward(x, y, pos) ->
@@ -69,14 +67,6 @@ def batchify(idxs, heads, bsz, device, pad=0, shuffle=True):
 """
 
 
-def _long_runs() -> Any:
-    spec = importlib.util.spec_from_file_location("long_runs", ROOT / "bench" / "long_runs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _induce(*args: str) -> None:
     command = [sys.executable, "-c", "import sys; from induce.cli.app import main; main()"]
     subprocess.run([*command, *args], check=True, capture_output=True)
@@ -125,7 +115,7 @@ def test_both_sides_train_parse_and_score_the_same_sentences(dataset: Path) -> N
 
 
 def test_epochs_per_arch_and_the_output_formats() -> None:
-    lr = _long_runs()
+    lr = bench_module("long_runs")
     assert lr.epochs_of("7", "udgn") == 7
     assert lr.epochs_of("structformer=17,udgn=14", "udgn") == 14
     with pytest.raises(SystemExit):

@@ -84,7 +84,9 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
     theirs, ours = _models(args.official, args.z_dim, args.vocab)
     model = (theirs if side == "official" else ours).to(device)
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.75, 0.999))
+    # --fused-cpu: induce's Adam as under ``optim.fused_cpu`` (the official side keeps its own)
+    fused = True if side == "induce" and args.fused_cpu else None
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.75, 0.999), fused=fused)
     g = torch.Generator().manual_seed(length)
     ids = torch.randint(4, args.vocab, (args.batch, length), generator=g).to(device)
     lengths = torch.full((args.batch,), length, device=device)
@@ -294,6 +296,7 @@ def _child(args: argparse.Namespace, *what: str) -> dict[str, Any]:
     command = [sys.executable, __file__, "--one", *what, "--official", args.official]
     for flag in ("batch", "steps", "warmup", "threads", "z_dim", "vocab", "device"):
         command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    command += ["--fused-cpu"] if args.fused_cpu else []
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
@@ -310,6 +313,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--fused-cpu", action="store_true", help="induce's Adam fused on the CPU")
     ap.add_argument("--z-dim", type=int, default=64)
     ap.add_argument("--device", default="cpu", help="the timed steps' device: cpu or cuda")
     ap.add_argument("--vocab", type=int, default=10004)

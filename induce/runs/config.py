@@ -70,6 +70,10 @@ class OptimConfig:
     # launches several per parameter group); ignored on CPU, whose default loop keeps its
     # earlier results bit for bit
     fused: bool = True
+    # on CPU too (torch >= 2.4): the C-PCFG's Adam step 4-6x faster, but its rounding is not
+    # the default loop's (1.5e-8 apart after 20 steps), so off: every CPU figure so far was
+    # measured with the loop
+    fused_cpu: bool = False
 
 
 @dataclass(frozen=True)

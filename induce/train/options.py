@@ -9,8 +9,11 @@ from pathlib import Path
 
 import torch
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.runs.config import OptimConfig
+
+# Adam's fused kernel takes CPU tensors from torch 2.4 on
+_FUSED_ON_CPU = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 4)
 
 
 class RunExistsError(InputError):
@@ -49,15 +52,19 @@ def build_optimizer(
     model: torch.nn.Module, o: OptimConfig
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.ReduceLROnPlateau]:
     """Adam and ReduceLROnPlateau on the validation loss, as the reference code; Adam's
-    fused kernel when ``o.fused`` and the model is on CUDA (build it after ``model.to``)."""
+    fused kernel when the model is on CUDA and ``o.fused``, or on the CPU and
+    ``o.fused_cpu`` (build it after ``model.to``)."""
     params = list(model.parameters())
+    fused = _fused(o, params)
+    if fused and not params[0].is_cuda and not _FUSED_ON_CPU:
+        raise ConfigError(f"optim.fused_cpu needs torch >= 2.4 (this is {torch.__version__})")
     optimizer = torch.optim.Adam(
         params,
         lr=o.lr,
         betas=(o.betas[0], o.betas[1]),
         eps=o.eps,
         weight_decay=o.weight_decay,
-        fused=True if o.fused and params and all(p.is_cuda for p in params) else None,
+        fused=True if fused else None,
     )
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
         optimizer,
@@ -68,3 +75,13 @@ def build_optimizer(
         min_lr=o.min_lr,
     )
     return optimizer, scheduler
+
+
+def _fused(o: OptimConfig, params: list[torch.nn.Parameter]) -> bool:
+    """Whether Adam takes its fused kernel: every parameter on CUDA and ``o.fused``, or every
+    one on the CPU and ``o.fused_cpu``."""
+    if not params:
+        return False
+    if all(p.is_cuda for p in params):
+        return o.fused
+    return o.fused_cpu and all(p.device.type == "cpu" for p in params)

@@ -112,9 +112,12 @@ def test_parses_carry_labels_and_span_marginals(run, tmp_path):
     assert mbr.stdout.splitlines()[0].startswith("(NT (")
 
 
-def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
+@pytest.mark.parametrize("fused", [False, True], ids=["loop", "fused-cpu"])
+def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path, fused):
+    """The same weights with Adam's default loop and with ``optim.fused_cpu`` (the resumed
+    run builds its optimizer from the run's settings, so the kernel carries over)."""
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"
-    settings = _settings("cpcfg", 6)
+    settings = [*_settings("cpcfg", 6), f"optim.fused_cpu={str(fused).lower()}"]
     assert train(TrainOptions(str(straight), "cpcfg", str(data), settings)) == "done"
     trainer = build_trainer(TrainOptions(str(stopped), "cpcfg", str(data), settings))
 
@@ -123,6 +126,7 @@ def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
             trainer.request_stop()
 
     trainer.on_event = stop_at_4
+    assert all(bool(g["fused"]) == fused for g in trainer.optimizer.param_groups)
     try:
         assert trainer.fit() == "interrupted"
     finally:
@@ -132,6 +136,32 @@ def test_a_stopped_run_resumes_to_the_same_weights(data, tmp_path):
 
     a, b = load_file(weights_file(straight)), load_file(weights_file(stopped))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_fused_cpu_kernel_is_a_named_departure(data, tmp_path):
+    """``optim.fused_cpu`` rounds differently from the default loop: close weights, not the
+    same bits (which is why it is off by default)."""
+    outs = [tmp_path / "loop", tmp_path / "fused"]
+    for out, fused in zip(outs, ("false", "true"), strict=True):
+        settings = [*_settings("cpcfg", 6), f"optim.fused_cpu={fused}"]
+        assert train(TrainOptions(str(out), "cpcfg", str(data), settings)) == "done"
+    from safetensors.torch import load_file
+
+    a, b = (load_file(weights_file(out)) for out in outs)
+    assert any(not torch.equal(a[k], b[k]) for k in a)
+    assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
+
+
+def test_fused_cpu_on_a_torch_without_the_kernel_is_a_config_error(monkeypatch):
+    from induce.data.errors import ConfigError
+    from induce.runs.config import OptimConfig
+    from induce.train import options
+
+    monkeypatch.setattr(options, "_FUSED_ON_CPU", False)  # as torch 2.3
+    model = torch.nn.Linear(3, 2)
+    assert options.build_optimizer(model, OptimConfig())[0].param_groups[0]["fused"] is None
+    with pytest.raises(ConfigError, match="fused_cpu needs torch >= 2.4"):
+        options.build_optimizer(model, OptimConfig(fused_cpu=True))
 
 
 def test_sentences_drawn_from_the_grammar(run, tmp_path):

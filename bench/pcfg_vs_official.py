@@ -3,7 +3,7 @@
 
     python bench/pcfg_vs_official.py --official PATH [--lengths 10,20,30,40] [--batch 4]
         [--steps 4] [--warmup 1] [--rounds 2] [--threads 2] [--z-dim 64] [--vocab 10004]
-        [--device cpu|cuda]
+        [--device cpu|cuda] [--epoch DATASET --max-words 30 --batches 24] [--fused-cpu]
         [--check [--data DATASET --split valid --skip K --limit N --words 35- --only 3,9
         --float64]] [--memory 40,80,120] [--json FILE]
 
@@ -27,6 +27,10 @@ one length, shortest first (progress on stderr; ``--words``/``--only`` choose se
 length or position): the largest per-sentence log-likelihood
 difference, the Viterbi trees identical and the positions of those that differ, with how far
 apart the two trees' scores are under our grammar (a tie: equal up to rounding).
+``--epoch DATASET``: instead of one length, the mix of one epoch: ``--batches`` batches drawn
+(seed 0) from the dataset's training batches of up to ``--max-words`` words (the official
+first epoch's curriculum, 30), both sides on the same lengths in the same order, tokens/s
+over them all.  ``--fused-cpu``: ``induce``'s Adam as under ``optim.fused_cpu``.
 ``--memory``: ``induce``'s peak RSS for one training step on one sentence of each length
 (the official inside is not run there: its Python loops take minutes at 120 words).
 """
@@ -76,7 +80,24 @@ def _models(official: str, z_dim: int, vocab: int, seed: int = 3435) -> tuple[An
     return theirs, ours
 
 
-def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, Any]:
+def epoch_lengths(args: argparse.Namespace) -> list[int]:
+    """``--epoch``: the lengths of ``--batches`` batches drawn (seed 0) from the training
+    split's batches of ``--batch`` sentences of one length up to ``--max-words``, the
+    batches one epoch of the official loop runs (its first: curriculum 30 words)."""
+    import random
+
+    from induce.data.dataset import load_dataset
+    from induce.runs.grammar import equal_length_batches
+
+    lengths = [len(s) for s in load_dataset(args.epoch).sentences("train")]
+    batches = equal_length_batches(lengths, args.batch, args.max_words)
+    drawn = random.Random(0).sample(batches, min(args.batches, len(batches)))
+    return [lengths[b[0]] for b in drawn]
+
+
+def train_speed(args: argparse.Namespace, side: str, lengths: list[int]) -> dict[str, Any]:
+    """Forward, backward and update on batches of ``--batch`` random sentences, one batch of
+    each of ``lengths`` in order after ``--warmup`` steps at the first length."""
     import torch
 
     torch.set_num_threads(args.threads)
@@ -87,34 +108,34 @@ def train_speed(args: argparse.Namespace, side: str, length: int) -> dict[str, A
     # --fused-cpu: induce's Adam as under ``optim.fused_cpu`` (the official side keeps its own)
     fused = True if side == "induce" and args.fused_cpu else None
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.75, 0.999), fused=fused)
-    g = torch.Generator().manual_seed(length)
-    ids = torch.randint(4, args.vocab, (args.batch, length), generator=g).to(device)
-    lengths = torch.full((args.batch,), length, device=device)
+    g = torch.Generator().manual_seed(lengths[0])
 
     from induce.models.grammar import WordBatch
 
-    def step() -> None:
+    def step(length: int) -> None:
+        ids = torch.randint(4, args.vocab, (args.batch, length), generator=g).to(device)
         optimizer.zero_grad()
         if side == "official":
             nll, kl = model(ids)
             loss = (nll + kl).mean()
         else:
-            loss = model.loss(WordBatch(ids, lengths)).value
+            n = torch.full((args.batch,), length, device=device)
+            loss = model.loss(WordBatch(ids, n)).value
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
         optimizer.step()
 
     for _ in range(args.warmup):
-        step()
+        step(lengths[0])
     _sync(device)
     began = time.perf_counter()
-    for _ in range(args.steps):
-        step()
+    for length in lengths:
+        step(length)
     _sync(device)
     seconds = time.perf_counter() - began
     return {
-        "tokens_per_s": args.steps * args.batch * length / seconds,
-        "step_s": seconds / args.steps,
+        "tokens_per_s": args.batch * sum(lengths) / seconds,
+        "step_s": seconds / len(lengths),
         **_peak(device),
     }
 
@@ -304,6 +325,30 @@ def _child(args: argparse.Namespace, *what: str) -> dict[str, Any]:
     return result
 
 
+def _timed_sides(args: argparse.Namespace, lengths: list[int]) -> dict[str, list[Any]]:
+    """Both sides on the same batch lengths, fresh processes alternating over rounds."""
+    sides = ["official", "induce"]
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    plan = ",".join(map(str, lengths))
+    for r in range(args.rounds):
+        for side in sides if r % 2 == 0 else sides[::-1]:
+            runs[side].append(_child(args, "train", side, plan))
+    return runs
+
+
+def _speed_line(args: argparse.Namespace, runs: dict[str, list[dict[str, Any]]]) -> str:
+    """Median tokens/s of each side, its peak memory and the ratio."""
+    sides = ("official", "induce")
+    rates = {s: statistics.median(x.get("tokens_per_s", 0.0) for x in runs[s]) for s in sides}
+    key = "peak_gpu_gib" if args.device.startswith("cuda") else "peak_rss_gib"
+    rss = {s: max(x.get(key, 0.0) for x in runs[s]) for s in sides}
+    ratio = rates["induce"] / rates["official"] if rates["official"] else float("nan")
+    return (
+        f"official {rates['official']:8.1f} tok/s ({rss['official']:.2f} GiB)  "
+        f"induce {rates['induce']:8.1f} tok/s ({rss['induce']:.2f} GiB)  {ratio:.1f}x"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--official", required=True, help="a checkout of harvardnlp/compound-pcfg")
@@ -313,6 +358,9 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epoch", help="an induce dataset: time its training batches' mix instead")
+    ap.add_argument("--max-words", type=int, default=30, help="--epoch: the curriculum's limit")
+    ap.add_argument("--batches", type=int, default=24, help="--epoch: how many batches")
     ap.add_argument("--fused-cpu", action="store_true", help="induce's Adam fused on the CPU")
     ap.add_argument("--z-dim", type=int, default=64)
     ap.add_argument("--device", default="cpu", help="the timed steps' device: cpu or cuda")
@@ -334,7 +382,7 @@ def main() -> None:
     if args.one:
         kind, *rest = args.one
         if kind == "train":
-            result = train_speed(args, rest[0], int(rest[1]))
+            result = train_speed(args, rest[0], [int(x) for x in rest[1].split(",")])
         elif kind == "memory":
             result = memory(args, int(rest[0]))
         else:
@@ -348,23 +396,14 @@ def main() -> None:
     if args.check and args.data:  # in this process: nothing here is timed against the other
         figures["check_data"] = check_data(args)
         print(f"same weights, {args.data} {args.split}:", json.dumps(figures["check_data"]))
-    sides = ["official", "induce"]
-    for length in [int(x) for x in args.lengths.split(",") if x]:
-        runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-        for r in range(args.rounds):
-            for side in sides if r % 2 == 0 else sides[::-1]:
-                runs[side].append(_child(args, "train", side, str(length)))
-        figures["train"][length] = runs
-        rates = {s: statistics.median(x.get("tokens_per_s", 0.0) for x in runs[s]) for s in sides}
-        key = "peak_gpu_gib" if args.device.startswith("cuda") else "peak_rss_gib"
-        rss = {s: max(x.get(key, 0.0) for x in runs[s]) for s in sides}
-        ratio = rates["induce"] / rates["official"] if rates["official"] else float("nan")
-        print(
-            f"{length:4d} words: official {rates['official']:8.1f} tok/s ({rss['official']:.2f}"
-            f" GiB)  induce {rates['induce']:8.1f} tok/s ({rss['induce']:.2f} GiB)  "
-            f"{ratio:.1f}x",
-            flush=True,
-        )
+    plans = {f"{n} words": [n] * args.steps for n in (int(x) for x in args.lengths.split(",") if x)}
+    if args.epoch:
+        drawn = epoch_lengths(args)
+        mean = statistics.mean(drawn)
+        plans = {f"epoch mix ({len(drawn)} batches, mean {mean:.1f} words)": drawn}
+    for name, lengths in plans.items():
+        figures["train"][name] = _timed_sides(args, lengths)
+        print(f"{name}: {_speed_line(args, figures['train'][name])}", flush=True)
     for length in [int(x) for x in args.memory.split(",") if x]:
         got = _child(args, "memory", str(length))
         figures["memory"].append(got)

@@ -4,7 +4,7 @@ pure-PyTorch training step against ours (issue 31).
 
     python bench/lowrank_vs_official.py --official TNPCFG_CHECKOUT --data DATASET
         [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128]
-        [--skip K] [--limit N] [--only 3,9] [--float64]
+        [--skip K] [--limit N] [--only 3,9] [--float64] [--device cpu|cuda]
         [--speed --lengths 10,20,30,40 --rounds 2 --steps 3 --threads 2] [--memory 40,80,120]
 
 ``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
@@ -26,7 +26,8 @@ name. Per sentence, batches of one length (up to 16): the official log-partition
 the nonterminals, the compound one at ``z`` = its mean, ``forward(evaluating=True)``)
 against ``induce``'s ``log_likelihood``, and the official MBR tree (``decode(mbr=True)``)
 against ``induce``'s ``parse(decoder="mbr")``; in float32, or both sides in float64
-(``--float64``: equal up to its rounding, and no float32 ties between trees). ``--speed``:
+(``--float64``: equal up to its rounding, and no float32 ties between trees); on
+``--device`` (``cuda``: minutes for all of section 22 in float64, hours on a CPU). ``--speed``:
 training steps (forward, backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16 sentences
 of each length at the official TN-PCFG size, official (``TNPCFG.loss`` through ``TDPCFG``)
 against ``induce``, fresh processes alternating: tokens/s and peak RSS. ``--memory``: one
@@ -69,7 +70,7 @@ def official_classes(path: str) -> dict[str, Any]:
 
     for name in ("parser.triton", "parser.triton.fn", "turtle"):
         sys.modules.setdefault(name, _Absent(name))
-    assert Path(parser.__file__).parent == Path(path) / "parser", parser.__file__
+    assert Path(parser.__file__).resolve().parent == (Path(path) / "parser").resolve(), path
     from parser.model.SC_PCFG import Simple_C_PCFG  # type: ignore[import-not-found]
     from parser.model.SN_PCFG import Simple_N_PCFG  # type: ignore[import-not-found]
     from parser.model.TN_PCFG import TNPCFG  # type: ignore[import-not-found]
@@ -87,19 +88,22 @@ def sizes(arch: str, simple_nt: int) -> dict[str, int]:
     return found | ({"z_dim": 64, "w_dim": 512, "h_dim": 512} if arch == "scpcfg" else {})
 
 
-def both_models(classes: dict[str, Any], arch: str, size: dict[str, int], vocab: int) -> tuple:
-    """The official model as its code draws it, and ``induce``'s with its state dict."""
+def both_models(
+    classes: dict[str, Any], arch: str, size: dict[str, int], vocab: int, device: str = "cpu"
+) -> tuple:
+    """The official model as its code draws it, and ``induce``'s with its state dict, both
+    on ``device``."""
     from induce.models import build_model
 
     args = types.SimpleNamespace(
         NT=size["nt"], T=size["t"], s_dim=size["s_dim"], r_dim=size.get("rank", -1),
         word_emb_size=size["s_dim"], w_dim=512, h_dim=512, z_dim=size.get("z_dim", 0),
     )  # fmt: skip
-    dataset = types.SimpleNamespace(device="cpu", word_vocab=range(vocab))
+    dataset = types.SimpleNamespace(device=device, word_vocab=range(vocab))
     official = classes[arch](args, dataset).eval()
     ours = build_model(arch, size, vocab, 0).eval()
     ours.load_state_dict(official.state_dict())  # the same names, all of them
-    return official, ours
+    return official.to(device), ours.to(device)
 
 
 def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any]:
@@ -134,7 +138,8 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
     from induce.runs.grammar import equal_length_batches
 
     torch.manual_seed(0)
-    official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), len(data.vocab))
+    size = sizes(arch, args.simple_nt)
+    official, ours = both_models(classes, arch, size, len(data.vocab), args.device)
     if args.float64:  # equal up to float64 rounding: the same function, not only close
         official, ours = official.double(), ours.double()
     td = classes["td"]()
@@ -144,16 +149,16 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
     worst, relative, same, ties, seconds = 0.0, 0.0, 0, 0.0, [0.0, 0.0]
     differ: list[int] = []
     for chosen in equal_length_batches([len(s) for s in sents], BATCH, 0):
-        x = torch.tensor([sents[i] for i in chosen])
-        lens = torch.full((x.shape[0],), x.shape[1])
+        x = torch.tensor([sents[i] for i in chosen], device=args.device)
+        lens = torch.full((x.shape[0],), x.shape[1], device=args.device)
         began = time.perf_counter()
         rules = official_rules(official, arch, x, lens)
-        theirs = td._inside(rules, lens)["partition"].detach()
+        theirs = td._inside(rules, lens)["partition"].detach().cpu()
         trees = td.decode(rules, lens, mbr=True)["prediction"]
         seconds[0] += time.perf_counter() - began
         began = time.perf_counter()
         with torch.no_grad():
-            mine = ours.log_likelihood(x, lens)
+            mine = ours.log_likelihood(x, lens).cpu()
             rows = ours.structure(x, torch.ones_like(x, dtype=torch.bool)).sentences(lens.tolist())
         seconds[1] += time.perf_counter() - began
         gap = (theirs - mine).abs()
@@ -278,6 +283,7 @@ def main() -> None:
     ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--only", help="only the sentences at these positions (e.g. 3,9)")
+    ap.add_argument("--device", default="cpu", help="the check's device: cpu or cuda")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--lengths", default="10,20,30,40")
     ap.add_argument("--rounds", type=int, default=2)

@@ -207,6 +207,7 @@ def kim_run(
     found = kim_loop.run(
         args.official, config, train, len(vocab), seed, args.steps, args.eval_every, scratch,
         lambda state: validate(ours, state, run), plan,
+        seed if args.official_shuffle else None,
     )  # fmt: skip
     return found | {"wall_s": time.perf_counter() - began}
 
@@ -270,6 +271,12 @@ def main() -> None:
         "--same-batches",
         action="store_true",
         help="cpcfg: the official loop trains on induce's batches for the seed, in its order",
+    )
+    ap.add_argument(
+        "--official-shuffle",
+        action="store_true",
+        help="cpcfg: Kim's preprocess.py --shuffle 1 (the sentences permuted before the sort, "
+        "by the run's seed), so which sentences share a batch varies with the seed",
     )
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()

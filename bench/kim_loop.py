@@ -36,14 +36,20 @@ class _Done(Exception):
     """The last update has been validated: leave ``train.main``."""
 
 
-def write_dataset(train: list[list[int]], vocab_size: int, batch: int, path: Path) -> None:
+def write_dataset(
+    train: list[list[int]], vocab_size: int, batch: int, path: Path, shuffle: int | None = None
+) -> None:
     """``preprocess.py``'s training pickle: ``source`` rows ``<s> w1 .. wn </s>`` padded with
     0, sorted by ``np.argsort`` of their lengths (its default sort, as there), batches of
     ``batch`` sentences of one length (``batch_idx``/``batch_l``/``source_l``); the gold
     spans in ``other_data`` are empty (the training text has no trees: ``train.py`` only
-    counts them for its training F1)."""
+    counts them for its training F1).  ``shuffle``: as ``preprocess.py --shuffle 1``, the
+    sentences permuted before the sort, by a generator seeded with it (so the sentences of
+    one length share a batch otherwise)."""
     import numpy as np
 
+    if shuffle is not None:
+        train = [train[k] for k in np.random.RandomState(shuffle).permutation(len(train))]
     sents, lengths = _rows(train)
     order = np.argsort(lengths)
     sents, lengths = sents[order], lengths[order]
@@ -108,12 +114,14 @@ def run(
     scratch: Path,
     validate: Callable[[dict[str, Any]], dict[str, float]],
     plan: list[list[int]] | None = None,
+    shuffle: int | None = None,
 ) -> dict[str, Any]:
     """``train.main`` for ``steps`` updates at ``config``'s settings (a ``cpcfg`` preset with
     its overrides); ``validate(state_dict)`` every ``eval_every`` updates.  ``plan``: train
     on these batches (sentence indices) in this order instead of ``preprocess.py``'s batches
     in ``np.random.permutation`` order (the permutation becomes the identity): the same
     batches as an ``induce`` run, for a check that the two loops compute the same updates.
+    ``shuffle``: :func:`write_dataset`'s.
     Returns the curve and the seconds of training (validation excluded)."""
     import numpy as np
     import torch
@@ -122,7 +130,7 @@ def run(
 
     data = scratch / "kim-train.pkl"
     if plan is None:
-        write_dataset(train, vocab_size, config.data.batch_sentences, data)
+        write_dataset(train, vocab_size, config.data.batch_sentences, data, shuffle)
     else:
         write_plan(train, plan, vocab_size, data)
         np.random.permutation = lambda n: np.arange(n)  # type: ignore[assignment]

@@ -104,6 +104,27 @@ def test_the_training_data_is_laid_out_as_preprocess_writes_it(tmp_path: Path) -
     assert list(data["batch_idx"]) == [0, 1, 3, 4, 6, 7]  # cut at each new length and at 2
 
 
+def test_shuffle_before_the_sort_changes_who_shares_a_batch(tmp_path: Path) -> None:
+    """``preprocess.py --shuffle 1``: the same sentences, still shortest first in batches of
+    one length, but which sentences of one length share a batch follows the seed."""
+    kim_loop = bench_module("kim_loop")
+    sentences = [[k % 7 + 4] * (2 + k % 2) for k in range(40)]  # 20 of 2 words, 20 of 3
+
+    def batches(shuffle: int | None) -> list[list[list[int]]]:
+        path = tmp_path / f"{shuffle}.pkl"
+        kim_loop.write_dataset(sentences, 20, 4, path, shuffle)
+        with open(path, "rb") as f:
+            data = pickle.load(f)
+        spans = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
+        return [[r[1 : w - 1].tolist() for r in data["source"][a : a + n]] for a, n, w in spans]
+
+    plain, mixed, again = batches(None), batches(1), batches(1)
+    assert mixed == again != plain != batches(2)
+    assert sorted(map(sorted, plain)) != sorted(map(sorted, mixed))  # other groups
+    assert sorted(s for b in mixed for s in b) == sorted(sentences)
+    assert all(len({len(s) for s in b}) == 1 for b in mixed)
+
+
 def test_a_plan_gives_its_batches_in_its_order(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
     plan = [[6], [0, 3], [2, 5, 7], [4]]  # 4 words; 3; 2; 3

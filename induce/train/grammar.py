@@ -20,6 +20,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy
 import torch
 
 from induce.data.errors import ConfigError, InputError
@@ -54,6 +55,8 @@ def epoch_plan(lengths: list[int], data: DataConfig, seed: int, epoch: int) -> l
     if data.length_groups == "shuffled":  # drawn once for the run, as a preprocessed file
         order = list(range(len(lengths)))
         random.Random(f"{seed}/groups").shuffle(order)
+    elif data.length_groups == "argsort":  # preprocess.py's own order (numpy's default sort)
+        order = numpy.argsort(numpy.asarray(lengths, dtype=numpy.int64)).tolist()
     plan = equal_length_batches(lengths, data.batch_sentences, limit, order)
     random.Random(f"{seed}/{epoch}").shuffle(plan)
     return plan

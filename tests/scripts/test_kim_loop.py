@@ -125,6 +125,29 @@ def test_shuffle_before_the_sort_changes_who_shares_a_batch(tmp_path: Path) -> N
     assert all(len({len(s) for s in b}) == 1 for b in mixed)
 
 
+def test_induces_argsort_groups_are_the_batches_preprocess_writes(tmp_path: Path) -> None:
+    """``data.length_groups: argsort``: the batches of ``preprocess.py``'s layout (numpy's
+    argsort of the lengths), not the text's consecutive ones, for any seed."""
+    from induce.runs.config import DataConfig
+    from induce.train.grammar import epoch_plan
+
+    sentences = [[k % 7 + 4] * (2 + k % 3) + [k] for k in range(60)]  # each one different
+    path = tmp_path / "train.pkl"
+    bench_module("kim_loop").write_dataset(sentences, 80, 4, path)
+    with open(path, "rb") as f:
+        data = pickle.load(f)
+    spans = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
+    kim = {tuple(tuple(r[1 : w - 1]) for r in data["source"][a : a + n]) for a, n, w in spans}
+    lengths = [len(s) for s in sentences]
+
+    def batches(groups: str, seed: int) -> set[tuple[tuple[int, ...], ...]]:
+        plan = epoch_plan(lengths, DataConfig(batch_sentences=4, length_groups=groups), seed, 0)
+        return {tuple(tuple(sentences[k]) for k in batch) for batch in plan}
+
+    assert batches("argsort", 1) == kim == batches("argsort", 2)
+    assert batches("text", 1) != kim
+
+
 def test_a_plan_gives_its_batches_in_its_order(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
     plan = [[6], [0, 3], [2, 5, 7], [4]]  # 4 words; 3; 2; 3

@@ -44,8 +44,8 @@ def write_dataset(
     ``batch`` sentences of one length (``batch_idx``/``batch_l``/``source_l``); the gold
     spans in ``other_data`` are empty (the training text has no trees: ``train.py`` only
     counts them for its training F1).  ``shuffle``: as ``preprocess.py --shuffle 1``, the
-    sentences permuted before the sort, by a generator seeded with it (so the sentences of
-    one length share a batch otherwise)."""
+    sentences permuted before the sort by a generator seeded with it, so that other
+    sentences of one length share a batch."""
     import numpy as np
 
     if shuffle is not None:

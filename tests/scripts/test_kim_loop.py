@@ -87,6 +87,15 @@ def main(args):
 SENTENCES = [[5, 6, 7], [8], [9, 10], [11, 12, 13], [5, 5, 5], [6, 7], [7, 8, 9, 10], [12, 13]]
 
 
+def _pickled_batches(path: Path) -> list[list[list[int]]]:
+    """The batches of a training pickle in file order, each sentence cut from ``source`` as
+    ``data.Dataset`` cuts it (``<s>`` and ``</s>`` dropped)."""
+    with open(path, "rb") as f:
+        data = pickle.load(f)
+    spans = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
+    return [[r[1 : w - 1].tolist() for r in data["source"][a : a + n]] for a, n, w in spans]
+
+
 def test_the_training_data_is_laid_out_as_preprocess_writes_it(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
     bench_module("kim_loop").write_dataset(SENTENCES, 20, 2, path)
@@ -113,10 +122,7 @@ def test_shuffle_before_the_sort_changes_who_shares_a_batch(tmp_path: Path) -> N
     def batches(shuffle: int | None) -> list[list[list[int]]]:
         path = tmp_path / f"{shuffle}.pkl"
         kim_loop.write_dataset(sentences, 20, 4, path, shuffle)
-        with open(path, "rb") as f:
-            data = pickle.load(f)
-        spans = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
-        return [[r[1 : w - 1].tolist() for r in data["source"][a : a + n]] for a, n, w in spans]
+        return _pickled_batches(path)
 
     plain, mixed, again = batches(None), batches(1), batches(1)
     assert mixed == again != plain != batches(2)
@@ -134,10 +140,7 @@ def test_induces_argsort_groups_are_the_batches_preprocess_writes(tmp_path: Path
     sentences = [[k % 7 + 4] * (2 + k % 3) + [k] for k in range(60)]  # each one different
     path = tmp_path / "train.pkl"
     bench_module("kim_loop").write_dataset(sentences, 80, 4, path)
-    with open(path, "rb") as f:
-        data = pickle.load(f)
-    spans = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
-    kim = {tuple(tuple(r[1 : w - 1]) for r in data["source"][a : a + n]) for a, n, w in spans}
+    kim = {tuple(map(tuple, batch)) for batch in _pickled_batches(path)}
     lengths = [len(s) for s in sentences]
 
     def batches(groups: str, seed: int) -> set[tuple[tuple[int, ...], ...]]:
@@ -152,14 +155,7 @@ def test_a_plan_gives_its_batches_in_its_order(tmp_path: Path) -> None:
     path = tmp_path / "train.pkl"
     plan = [[6], [0, 3], [2, 5, 7], [4]]  # 4 words; 3; 2; 3
     bench_module("kim_loop").write_plan(SENTENCES, plan, 20, path)
-    with open(path, "rb") as f:
-        data = pickle.load(f)
-    batches = zip(data["batch_idx"], data["batch_l"], data["source_l"], strict=True)
-    found = [
-        [row[1 : width - 1].tolist() for row in data["source"][start : start + size]]
-        for start, size, width in batches
-    ]
-    assert found == [[SENTENCES[k] for k in batch] for batch in plan]
+    assert _pickled_batches(path) == [[SENTENCES[k] for k in batch] for batch in plan]
 
 
 def test_train_main_runs_until_the_last_update_validating_on_the_way(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ pure-PyTorch training step against ours (issue 31).
 
     python bench/lowrank_vs_official.py --official TNPCFG_CHECKOUT --data DATASET
         [--split valid] [--archs tnpcfg,simplepcfg,scpcfg] [--simple-nt 128]
-        [--skip K] [--limit N] [--only 3,9] [--float64] [--device cpu|cuda]
+        [--skip K] [--limit N] [--words 2-22] [--only 3,9] [--float64] [--device cpu|cuda]
         [--speed --lengths 10,20,30,40 --rounds 2 --steps 3 --threads 2] [--memory 40,80,120]
 
 ``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
@@ -14,23 +14,27 @@ copied: this process imports its ``parser/model`` classes (``TNPCFG``, ``Simple_
 given a stand-in for its kernels' module (none is ever called here).  ``DATASET`` is an
 ``induce preprocess`` folder; its vocabulary sizes the models and its ``--split`` gives the
 sentences (e.g. WSJ section 22 as ``valid``; ``--skip``/``--limit`` a stretch of them,
-``--only`` positions among those of two or more words; the report lists the positions whose
-trees differ).
+``--words`` those of some lengths, ``--only`` positions among those of two or more words;
+the report lists the positions whose trees differ).
 
 Check (always): the official model built at its configuration's sizes (TN-PCFG NT 250, T
 500, rank 500; the Simple PCFGs at NT ``--simple-nt``, T twice that: their official inside
 is Triton-only, and through ``TDPCFG`` with the nonterminals as ranks the paper's NT 4096
 needs tens of GB), drawn as its code draws it; ``induce``'s model given its state dict by
-name. Per sentence, batches of one length (up to 16): the official log-partition
-(``TDPCFG._inside``; the Simple PCFGs' rules passed as a rank decomposition whose ranks are
-the nonterminals, the compound one at ``z`` = its mean, ``forward(evaluating=True)``)
-against ``induce``'s ``log_likelihood``, and the official MBR tree (``decode(mbr=True)``)
-against ``induce``'s ``parse(decoder="mbr")``; in float32, or both sides in float64
+name. Per sentence, batches of one length (up to 16): the official log-partition and MBR
+tree from one ``TDPCFG.decode(mbr=True)`` (the Simple PCFGs' rules passed as a rank
+decomposition whose ranks are the nonterminals, the compound one at ``z`` = its mean,
+``forward(evaluating=True)``) against ``induce``'s ``log_likelihood`` and
+``parse(decoder="mbr")``; in float32, or both sides in float64
 (``--float64``: equal up to its rounding, and no float32 ties between trees); on
 ``--device`` (``cuda``: minutes for all of section 22 in float64, hours on a CPU). ``--speed``:
 training steps (forward, backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16 sentences
-of each length at the official TN-PCFG size, official (``TNPCFG.loss`` through ``TDPCFG``)
-against ``induce``, fresh processes alternating: tokens/s and peak RSS. ``--memory``: one
+of each length, each of ``--archs`` at its official size (the Simple PCFGs at
+``--simple-nt``), official against ``induce``, fresh processes alternating: tokens/s and
+peak RSS.  The official step is ``TNPCFG.loss`` (through ``TDPCFG``); the Simple PCFGs'
+``loss`` calls a Triton kernel, so theirs is the same formula over ``TDPCFG`` on their rules
+in rank form (``official_loss``): the repository's pure-PyTorch path as near as it has one
+for them. ``--memory``: one
 training step of each of ``induce``'s ``--archs`` at its paper preset's size (SN-PCFG NT
 4096) on one sentence of each length, in a fresh process: seconds and peak RSS.
 """
@@ -106,13 +110,17 @@ def both_models(
     return official.to(device), ours.to(device)
 
 
-def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any]:
+def official_rules(
+    official: Any, arch: str, x: Any, lens: Any, evaluating: bool = True
+) -> dict[str, Any]:
     """The official model's rules in ``TDPCFG``'s rank form: the Simple PCFGs' children
     distributions given each parent (probabilities, children x parents) become the factors
-    ``left``/``right [B, S, r]`` with the nonterminals as ranks and ``head`` the identity."""
+    ``left``/``right [B, S, r]`` with the nonterminals as ranks and ``head`` the identity.
+    ``evaluating``: the compound model's ``z`` at its mean (else one sample, as in
+    training); its KL term is under ``kl``."""
     import torch
 
-    rules = official({"word": x, "seq_len": lens}, evaluating=True)
+    rules = official({"word": x, "seq_len": lens}, evaluating=evaluating)
     if arch == "tnpcfg":
         return rules  # type: ignore[no-any-return]
     b, nt = x.shape[0], rules["left_m"].shape[-1]
@@ -128,6 +136,7 @@ def official_rules(official: Any, arch: str, x: Any, lens: Any) -> dict[str, Any
         "head": eye.expand(b, nt, nt),
         "left": factor("left"),
         "right": factor("right"),
+        "kl": rules["kl"],
     }
 
 
@@ -153,8 +162,8 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
         lens = torch.full((x.shape[0],), x.shape[1], device=args.device)
         began = time.perf_counter()
         rules = official_rules(official, arch, x, lens)
-        theirs = td._inside(rules, lens)["partition"].detach().cpu()
-        trees = td.decode(rules, lens, mbr=True)["prediction"]
+        found = td.decode(rules, lens, mbr=True)  # one inside: its partition and MBR trees
+        theirs, trees = found["partition"].detach().cpu(), found["prediction"]
         seconds[0] += time.perf_counter() - began
         began = time.perf_counter()
         with torch.no_grad():
@@ -184,16 +193,29 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
     )
 
 
+def official_loss(classes: dict[str, Any], model: Any, arch: str, x: Any, lens: Any) -> Any:
+    """The official training loss of a batch: ``TNPCFG.loss`` itself; for the Simple PCFGs,
+    whose ``loss`` runs a Triton kernel, their own loss formula (``SN_PCFG.loss``,
+    ``SC_PCFG.loss``: mean of minus the log-partition, plus the KL) over the repository's
+    pure-PyTorch inside (``TDPCFG``) on the rules in rank form (``official_rules``, one
+    sample of ``z``)."""
+    if arch == "tnpcfg":
+        return model.loss({"word": x, "seq_len": lens})
+    rules = official_rules(model, arch, x, lens, evaluating=False)
+    return (-classes["td"]()._inside(rules, lens)["partition"] + rules["kl"]).mean()
+
+
 def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
-    """Training steps of 16 random sentences of ``n`` words at the TN-PCFG's size."""
+    """Training steps of 16 random sentences of ``n`` words of ``--archs`` (one) at its
+    official size (the Simple PCFGs at ``--simple-nt``)."""
     import torch
 
     from induce.models.grammar import WordBatch
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    official, ours = both_models(official_classes(args.official), "tnpcfg", sizes("tnpcfg", 0),
-                                 10_003)  # fmt: skip
+    classes, arch = official_classes(args.official), args.archs
+    official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), 10_003)
     model = official.train() if side == "official" else ours.train()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.75, 0.999))
     lens = torch.full((BATCH,), n)
@@ -203,7 +225,7 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
             began, tokens = time.perf_counter(), 0
         x = torch.randint(2, 10_003, (BATCH, n))
         if side == "official":
-            loss = model.loss({"word": x, "seq_len": lens})
+            loss = official_loss(classes, model, arch, x, lens)
         else:
             loss = model.loss(WordBatch(x, lens)).value
         opt.zero_grad()
@@ -252,24 +274,36 @@ def memory(args: argparse.Namespace) -> list[str]:
 
 
 def speed(args: argparse.Namespace) -> list[str]:
-    lines = [f"{'words':>5} {'official tok/s (RSS GiB)':>26} {'induce tok/s (RSS GiB)':>24} ratio"]
-    for n in map(int, args.lengths.split(",")):
-        seen: dict[str, list[dict[str, Any]]] = {"official": [], "induce": []}
-        for _ in range(args.rounds):
-            for side in seen:
-                command = [sys.executable, __file__, "--official", args.official, "--one", side,
-                           str(n), "--steps", str(args.steps), "--warmup", str(args.warmup),
-                           "--threads", str(args.threads)]  # fmt: skip
-                done = subprocess.run(command, capture_output=True, text=True, check=True)
-                seen[side].append(json.loads(done.stdout))
-        rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
-        rss = {s: max(r["peak_rss_gib"] for r in rs) for s, rs in seen.items()}
-        ratio = rate["induce"] / rate["official"]
-        lines.append(
-            f"{n:>5} {rate['official']:>17.1f} ({rss['official']:.2f}) "
-            f"{rate['induce']:>15.1f} ({rss['induce']:.2f}) {ratio:.1f}x"
-        )
+    head = f"{'words':>5} {'official tok/s (RSS GiB)':>26} {'induce tok/s (RSS GiB)':>24} ratio"
+    lines = []
+    for arch in args.archs.split(","):
+        lines += [f"{arch} (training steps, official size{speed_size(arch, args)})", head]
+        lines += [speed_line(args, arch, n) for n in map(int, args.lengths.split(","))]
     return lines
+
+
+def speed_size(arch: str, args: argparse.Namespace) -> str:
+    return "" if arch == "tnpcfg" else f"; NT {args.simple_nt}, T {2 * args.simple_nt}"
+
+
+def speed_line(args: argparse.Namespace, arch: str, n: int) -> str:
+    """Both sides' training speed at ``n`` words: fresh processes alternating, medians."""
+    seen: dict[str, list[dict[str, Any]]] = {"official": [], "induce": []}
+    for _ in range(args.rounds):
+        for side in seen:
+            command = [sys.executable, __file__, "--official", args.official, "--one", side,
+                       str(n), "--archs", arch, "--simple-nt", str(args.simple_nt),
+                       "--steps", str(args.steps), "--warmup", str(args.warmup),
+                       "--threads", str(args.threads)]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            seen[side].append(json.loads(done.stdout))
+    rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
+    rss = {s: max(r["peak_rss_gib"] for r in rs) for s, rs in seen.items()}
+    ratio = rate["induce"] / rate["official"]
+    return (
+        f"{n:>5} {rate['official']:>17.1f} ({rss['official']:.2f}) "
+        f"{rate['induce']:>15.1f} ({rss['induce']:.2f}) {ratio:.1f}x"
+    )
 
 
 def main() -> None:
@@ -283,6 +317,7 @@ def main() -> None:
     ap.add_argument("--skip", type=int, default=0, help="leave out the first K sentences")
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--only", help="only the sentences at these positions (e.g. 3,9)")
+    ap.add_argument("--words", help="only the sentences of these lengths, e.g. 2-22 or 35-")
     ap.add_argument("--device", default="cpu", help="the check's device: cpu or cuda")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--lengths", default="10,20,30,40")

@@ -190,8 +190,7 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def chosen_positions(args: argparse.Namespace, sentences: list[list[int]]) -> list[int]:
-    """The positions chosen by ``--only``, or by ``--skip``/``--limit`` and ``--words`` (where
-    the script has it; ``bench/lowrank_vs_official.py`` does not)."""
+    """The positions chosen by ``--only``, or by ``--skip``/``--limit`` and ``--words``."""
     if args.only:
         return [int(p) for p in args.only.split(",")]
     low, _, high = (getattr(args, "words", None) or "2-").partition("-")

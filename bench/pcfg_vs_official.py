@@ -33,6 +33,8 @@ first epoch's curriculum, 30), both sides on the same lengths in the same order,
 over them all.  ``--fused-cpu``: ``induce``'s Adam as under ``optim.fused_cpu``.
 ``--memory``: ``induce``'s peak RSS for one training step on one sentence of each length
 (the official inside is not run there: its Python loops take minutes at 120 words).
+``--z-dim 0``: the N-PCFG on both sides (without CUDA, the official module's one ``.cuda()``
+call, on its unused zero ``z``, leaves the tensor on the CPU).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ def _models(official: str, z_dim: int, vocab: int, seed: int = 3435) -> tuple[An
     sys.path.insert(0, official)
     from models import CompPCFG  # the official module, from the user's checkout
 
+    if z_dim == 0 and not torch.cuda.is_available():
+        # The official N-PCFG stores an unused ``[B, 1]`` zero z made with ``.cuda()``
+        # (``models.py``); without CUDA that tensor stays on the CPU, nothing else changes.
+        torch.Tensor.cuda = lambda self, *args, **kwargs: self  # type: ignore[method-assign]
     torch.manual_seed(seed)
     theirs = CompPCFG(
         vocab=vocab,
@@ -174,9 +180,10 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
             with torch.no_grad():
                 nll, kl = theirs(ids, use_mean=True)
                 ll = ours.log_likelihood(ids, lengths)
-                mean, logvar = ours.encode(ids, lengths)
                 worst = max(worst, float((nll + ll).abs().max()))
-                worst = max(worst, float((kl - ours.kl(mean, logvar)).abs().max()))
+                if args.z_dim > 0:  # the N-PCFG has no KL term
+                    mean, logvar = ours.encode(ids, lengths)
+                    worst = max(worst, float((kl - ours.kl(mean, logvar)).abs().max()))
             *_, spans = theirs(ids, argmax=True, use_mean=True)
             for want, got in zip(spans, ours.parse(ids, lengths), strict=True):
                 converted = [(i, j + 1, f"NT-{a + 1}") for i, j, a in want if j > i]

@@ -10,8 +10,8 @@ pure-PyTorch training step against ours (issue 31).
 ``TNPCFG_CHECKOUT`` is a checkout of github.com/sustcsonglin/TN-PCFG; nothing of it is
 copied: this process imports its ``parser/model`` classes (``TNPCFG``, ``Simple_N_PCFG``,
 ``Simple_C_PCFG``) and its pure-PyTorch inside algorithm (``parser/pcfgs/tdpcfg.py``,
-``TDPCFG``).  Its modules import Triton at load, which a CPU does not run: the import is
-given a stand-in for its kernels' module (none is ever called here).  ``DATASET`` is an
+``TDPCFG``).  Its modules import Triton at load, which a CPU does not run: without CUDA the
+import is given a stand-in for its kernels' module (none is then called).  ``DATASET`` is an
 ``induce preprocess`` folder; its vocabulary sizes the models and its ``--split`` gives the
 sentences (e.g. WSJ section 22 as ``valid``; ``--skip``/``--limit`` a stretch of them,
 ``--words`` those of some lengths, ``--only`` positions among those of two or more words;
@@ -32,9 +32,10 @@ training steps (forward, backward, Adam at 2e-3, β (0.75, 0.999), clip 3) of 16
 of each length, each of ``--archs`` at its official size (the Simple PCFGs at
 ``--simple-nt``), official against ``induce``, fresh processes alternating: tokens/s and
 peak RSS.  The official step is ``TNPCFG.loss`` (through ``TDPCFG``); the Simple PCFGs'
-``loss`` calls a Triton kernel, so theirs is the same formula over ``TDPCFG`` on their rules
-in rank form (``official_loss``): the repository's pure-PyTorch path as near as it has one
-for them. ``--memory``: one
+``loss`` calls a Triton kernel, so on a CPU theirs is the same formula over ``TDPCFG`` on
+their rules in rank form (``official_loss``): the repository's pure-PyTorch path as near as
+it has one for them. With ``--device cuda`` every official step is its model's own ``loss``
+(the Simple PCFGs' Triton kernels) and the peak is of GPU memory. ``--memory``: one
 training step of each of ``induce``'s ``--archs`` at its paper preset's size (SN-PCFG NT
 4096) on one sentence of each length, in a fresh process: seconds and peak RSS.
 """
@@ -59,8 +60,8 @@ BATCH = 16
 
 class _Absent(types.ModuleType):
     """A stand-in for a module the official code imports names from but never calls here:
-    its Triton kernels (``parser/triton/fn.py``) and ``turtle`` (imported for nothing by
-    ``simple_pcfg.py``); every name exists."""
+    its Triton kernels (``parser/triton/fn.py``, without CUDA) and ``turtle`` (imported for
+    nothing by ``simple_pcfg.py``); every name exists."""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -69,10 +70,15 @@ class _Absent(types.ModuleType):
 
 
 def official_classes(path: str) -> dict[str, Any]:
+    import torch
+
     sys.path.insert(0, path)
     import parser  # type: ignore[import-not-found]  # the checkout's package, then its parts
 
-    for name in ("parser.triton", "parser.triton.fn", "turtle"):
+    absent = ["turtle"] + (
+        [] if torch.cuda.is_available() else ["parser.triton", "parser.triton.fn"]
+    )
+    for name in absent:
         sys.modules.setdefault(name, _Absent(name))
     assert Path(parser.__file__).resolve().parent == (Path(path) / "parser").resolve(), path
     from parser.model.SC_PCFG import Simple_C_PCFG  # type: ignore[import-not-found]
@@ -194,12 +200,12 @@ def check(args: argparse.Namespace, arch: str, classes: dict[str, Any], data: An
 
 
 def official_loss(classes: dict[str, Any], model: Any, arch: str, x: Any, lens: Any) -> Any:
-    """The official training loss of a batch: ``TNPCFG.loss`` itself; for the Simple PCFGs,
-    whose ``loss`` runs a Triton kernel, their own loss formula (``SN_PCFG.loss``,
-    ``SC_PCFG.loss``: mean of minus the log-partition, plus the KL) over the repository's
-    pure-PyTorch inside (``TDPCFG``) on the rules in rank form (``official_rules``, one
-    sample of ``z``)."""
-    if arch == "tnpcfg":
+    """The official training loss of a batch: the model's ``loss`` itself for the TN-PCFG,
+    and on CUDA for every model (the Simple PCFGs' Triton inside); on a CPU the Simple
+    PCFGs' own loss formula (``SN_PCFG.loss``, ``SC_PCFG.loss``: mean of minus the
+    log-partition, plus the KL) over the repository's pure-PyTorch inside (``TDPCFG``) on
+    their rules in rank form (``official_rules``, one sample of ``z``)."""
+    if arch == "tnpcfg" or x.is_cuda:
         return model.loss({"word": x, "seq_len": lens})
     rules = official_rules(model, arch, x, lens, evaluating=False)
     return (-classes["td"]()._inside(rules, lens)["partition"] + rules["kl"]).mean()
@@ -214,16 +220,18 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    classes, arch = official_classes(args.official), args.archs
-    official, ours = both_models(classes, arch, sizes(arch, args.simple_nt), 10_003)
+    classes, arch, cuda = official_classes(args.official), args.archs, args.device == "cuda"
+    size = sizes(arch, args.simple_nt)
+    official, ours = both_models(classes, arch, size, 10_003, args.device)
     model = official.train() if side == "official" else ours.train()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.75, 0.999))
-    lens = torch.full((BATCH,), n)
+    lens = torch.full((BATCH,), n, device=args.device)
     tokens, began = 0, 0.0
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
+            torch.cuda.synchronize() if cuda else None
             began, tokens = time.perf_counter(), 0
-        x = torch.randint(2, 10_003, (BATCH, n))
+        x = torch.randint(2, 10_003, (BATCH, n), device=args.device)
         if side == "official":
             loss = official_loss(classes, model, arch, x, lens)
         else:
@@ -233,8 +241,15 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
         opt.step()
         tokens += BATCH * n
+    torch.cuda.synchronize() if cuda else None
+    seconds = time.perf_counter() - began
+    if cuda:  # the peak of GPU memory, not of the host's
+        return {
+            "tokens_per_s": tokens / seconds,
+            "peak_gib": torch.cuda.max_memory_allocated() / 2**30,
+        }
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    return {"tokens_per_s": tokens / (time.perf_counter() - began), "peak_rss_gib": rss}
+    return {"tokens_per_s": tokens / seconds, "peak_gib": rss}
 
 
 def memory_one(arch: str, n: int, threads: int) -> dict[str, Any]:
@@ -274,7 +289,8 @@ def memory(args: argparse.Namespace) -> list[str]:
 
 
 def speed(args: argparse.Namespace) -> list[str]:
-    head = f"{'words':>5} {'official tok/s (RSS GiB)':>26} {'induce tok/s (RSS GiB)':>24} ratio"
+    peak = "GPU GiB" if args.device == "cuda" else "RSS GiB"
+    head = f"{'words':>5} {f'official tok/s ({peak})':>26} {f'induce tok/s ({peak})':>24} ratio"
     lines = []
     for arch in args.archs.split(","):
         lines += [f"{arch} (training steps, official size{speed_size(arch, args)})", head]
@@ -293,12 +309,13 @@ def speed_line(args: argparse.Namespace, arch: str, n: int) -> str:
         for side in seen:
             command = [sys.executable, __file__, "--official", args.official, "--one", side,
                        str(n), "--archs", arch, "--simple-nt", str(args.simple_nt),
+                       "--device", args.device,
                        "--steps", str(args.steps), "--warmup", str(args.warmup),
                        "--threads", str(args.threads)]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             seen[side].append(json.loads(done.stdout))
     rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
-    rss = {s: max(r["peak_rss_gib"] for r in rs) for s, rs in seen.items()}
+    rss = {s: max(r["peak_gib"] for r in rs) for s, rs in seen.items()}
     ratio = rate["induce"] / rate["official"]
     return (
         f"{n:>5} {rate['official']:>17.1f} ({rss['official']:.2f}) "

@@ -11,7 +11,10 @@
 #      tokens/s and peak GPU memory, Kim's code against induce (bench/pcfg_vs_official.py);
 #   6. with TNPCFG set to a checkout of sustcsonglin/TN-PCFG and WSJDATA to an induce dataset
 #      whose valid split is WSJ section 22: the TN- and SC-PCFG on the same weights in
-#      float64 on all of it (bench/lowrank_vs_official.py --device cuda; hours on a CPU).
+#      float64 on all of it (bench/lowrank_vs_official.py --device cuda; hours on a CPU),
+#      and with TNPCFG alone the training tokens/s and peak GPU memory of the TN-PCFG and
+#      the Simple PCFGs (at NT $SIMPLE_NT, default 2048), each official model's own loss
+#      (the Simple PCFGs' Triton kernels) against induce.
 #
 #   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
 #
@@ -73,6 +76,12 @@ if [ -n "${TNPCFG:-}" ] && [ -n "${WSJDATA:-}" ]; then
     step lowrank-float64 "${LOWRANK_LIMIT:-180}" python3 "$here/lowrank_vs_official.py" \
         --official "$TNPCFG" --data "$WSJDATA" --float64 --archs "${LOWRANK_ARCHS:-tnpcfg,scpcfg}" \
         --device "$device" --limit "${LOWRANK_SENTENCES:-0}"
+fi
+if [ -n "${TNPCFG:-}" ]; then
+    step lowrank-speed "${LOWRANK_SPEED_LIMIT:-150}" python3 "$here/lowrank_vs_official.py" \
+        --official "$TNPCFG" --speed --device "$device" --archs tnpcfg,simplepcfg,scpcfg \
+        --simple-nt "${SIMPLE_NT:-2048}" --lengths "${PCFG_LENGTHS:-10,20,30,40}" \
+        --rounds "${LOWRANK_ROUNDS:-1}" --steps "${LOWRANK_STEPS:-3}" --warmup 1
 fi
 has profiles || { echo "== done $(date -u +%T)" >>"$log"; exit 0; }
 profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows "${ROWS:-25}")

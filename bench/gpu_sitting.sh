@@ -9,12 +9,10 @@
 #      is given (a copy of the library as it was, with this bench/ beside it);
 #   5. with KIM set to a checkout of harvardnlp/compound-pcfg: the C-PCFG's training
 #      tokens/s and peak GPU memory, Kim's code against induce (bench/pcfg_vs_official.py);
-#   6. with TNPCFG set to a checkout of sustcsonglin/TN-PCFG and WSJDATA to an induce dataset
-#      whose valid split is WSJ section 22: the TN- and SC-PCFG on the same weights in
-#      float64 on all of it (bench/lowrank_vs_official.py --device cuda; hours on a CPU),
-#      and with TNPCFG alone the training tokens/s and peak GPU memory of the TN-PCFG and
-#      the Simple PCFGs (at NT $SIMPLE_NT, default 2048), each official model's own loss
-#      (the Simple PCFGs' Triton kernels) against induce.
+#   6. with TNPCFG set to a checkout of sustcsonglin/TN-PCFG: the training tokens/s and
+#      peak GPU memory of the TN-PCFG and the Simple PCFGs (at NT $SIMPLE_NT, default 2048),
+#      each official model's own loss (the Simple PCFGs' Triton kernels) against induce
+#      (bench/lowrank_vs_official.py --speed --device cuda).
 #
 #   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
 #
@@ -71,11 +69,6 @@ if [ -n "${KIM:-}" ]; then
     step pcfg "${PCFG_LIMIT:-150}" python3 "$here/pcfg_vs_official.py" --official "$KIM" \
         --device "$device" --lengths "${PCFG_LENGTHS:-10,20,30,40}" --rounds "$rounds" \
         --steps "$steps" --warmup "$warmup" --memory 40,80,120 --json "$out/pcfg.json"
-fi
-if [ -n "${TNPCFG:-}" ] && [ -n "${WSJDATA:-}" ]; then
-    step lowrank-float64 "${LOWRANK_LIMIT:-180}" python3 "$here/lowrank_vs_official.py" \
-        --official "$TNPCFG" --data "$WSJDATA" --float64 --archs "${LOWRANK_ARCHS:-tnpcfg,scpcfg}" \
-        --device "$device" --limit "${LOWRANK_SENTENCES:-0}"
 fi
 if [ -n "${TNPCFG:-}" ]; then
     step lowrank-speed "${LOWRANK_SPEED_LIMIT:-150}" python3 "$here/lowrank_vs_official.py" \

@@ -229,7 +229,8 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
     tokens, began = 0, 0.0
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
-            torch.cuda.synchronize() if cuda else None
+            if cuda:  # the warm-up's kernels finished before the clock starts
+                torch.cuda.synchronize()
             began, tokens = time.perf_counter(), 0
         x = torch.randint(2, 10_003, (BATCH, n), device=args.device)
         if side == "official":
@@ -241,7 +242,8 @@ def speed_one(args: argparse.Namespace, side: str, n: int) -> dict[str, Any]:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 3.0)
         opt.step()
         tokens += BATCH * n
-    torch.cuda.synchronize() if cuda else None
+    if cuda:
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - began
     if cuda:  # the peak of GPU memory, not of the host's
         return {
@@ -315,11 +317,11 @@ def speed_line(args: argparse.Namespace, arch: str, n: int) -> str:
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             seen[side].append(json.loads(done.stdout))
     rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
-    rss = {s: max(r["peak_gib"] for r in rs) for s, rs in seen.items()}
+    peak = {s: max(r["peak_gib"] for r in rs) for s, rs in seen.items()}
     ratio = rate["induce"] / rate["official"]
     return (
-        f"{n:>5} {rate['official']:>17.1f} ({rss['official']:.2f}) "
-        f"{rate['induce']:>15.1f} ({rss['induce']:.2f}) {ratio:.1f}x"
+        f"{n:>5} {rate['official']:>17.1f} ({peak['official']:.2f}) "
+        f"{rate['induce']:>15.1f} ({peak['induce']:.2f}) {ratio:.1f}x"
     )
 
 
@@ -335,7 +337,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="at most this many sentences")
     ap.add_argument("--only", help="only the sentences at these positions (e.g. 3,9)")
     ap.add_argument("--words", help="only the sentences of these lengths, e.g. 2-22 or 35-")
-    ap.add_argument("--device", default="cpu", help="the check's device: cpu or cuda")
+    ap.add_argument("--device", default="cpu", help="the check's and --speed's device: cpu or cuda")
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--lengths", default="10,20,30,40")
     ap.add_argument("--rounds", type=int, default=2)

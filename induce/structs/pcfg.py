@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import torch
 
+from induce.structs.rank_chart import RankChart
 from induce.structs.semiring import LOG, MAX, Semiring
 
 
@@ -66,14 +67,15 @@ def _chart(
     w, A]`` hold span ``(i, i + w)`` and span ``(j - w, j)`` of nonterminal ``A``, ``[B, n +
     1, n + 1, N]``."""
     batch, n, _ = terms.shape
-    rules = rules.reshape(batch, nt, -1).transpose(1, 2)  # [B, S*S, N]
+    # [B, S*S, N], exponentiated once for every width under LOG
+    flat = semiring.operand(rules.reshape(batch, nt, -1).transpose(1, 2))
     start = terms.new_zeros(batch, n + 1, n + 1, nt)
     end = terms.new_zeros(batch, n + 1, n + 1, nt)
     for w in range(2, n + 1):
         count = n - w + 1
         first, last = terms[:, :count], terms[:, w - 1 :]  # [B, count, T]: the end words
         pairs = _children(semiring, start, end, first, last, w, count)
-        chart = semiring.matmul(pairs.reshape(batch, count, -1), rules)  # [B, count, N]
+        chart = semiring.matmul(pairs.reshape(batch, count, -1), flat)  # [B, count, N]
         if spans is not None:
             extra = spans.diagonal(w, 1, 2)  # [B, (N,) count]
             chart = chart + (extra.transpose(1, 2) if extra.dim() == 3 else extra[..., None])
@@ -198,30 +200,31 @@ def inside_low_rank(
     ``log p(C | r)``.  For a span of width ``w >= 2``, ``g(i, j, r) = ⊕_k L(i, k, r) ⊗
     R(k, j, r)`` with ``L(i, k, r) = log sum_B p(B | r) inside(i, k, B)`` (``R`` with
     ``right``); a span's own ``L`` and ``R`` come from ``g`` through two ``[r, r]`` matrices
-    folded once per batch (:func:`_fold`), never through its ``N`` symbols."""
+    folded once per batch (:func:`_fold`), never through its ``N`` symbols.  The chart and
+    its gradient are :class:`~induce.structs.rank_chart.RankChart`'s buffers: the backward
+    adds into them in place instead of copying the whole chart at every width."""
     batch, n, _ = terms.shape
     nt = roots.shape[1]
     _check_lengths(lengths, n)
-    fold_left, fold_right = _fold(head, left[..., :nt]), _fold(head, right[..., :nt])
+    # exponentiated once: each width's product reuses them (and the backward keeps one copy)
+    fold_left = LOG.operand(_fold(head, left[..., :nt]))
+    fold_right = LOG.operand(_fold(head, right[..., :nt]))
     # width 1: the preterminals' projections [B, n, r]
     word_left = LOG.matmul(terms, left[..., nt:].transpose(1, 2))
     word_right = LOG.matmul(terms, right[..., nt:].transpose(1, 2))
     rank = head.shape[-1]
-    start = terms.new_zeros(batch, n + 1, n + 1, rank)  # L(i, i + w)
-    end = terms.new_zeros(batch, n + 1, n + 1, rank)  # R(j - w, j)
-    start[:, :n, 1] = word_left
-    end[:, 1:, 1] = word_right
+    chart = RankChart(terms, n, rank)
+    chart.write(1, word_left, word_right)
     lengths = lengths.to(terms.device)
     top = terms.new_zeros(batch, rank)
     for w in range(2, n + 1):
         count = n - w + 1
-        g = torch.logsumexp(start[:, :count, 1:w] + end[:, w:, 1:w].flip(2), 2)  # [B, c, r]
+        g = torch.logsumexp(chart.splits(w, count), 2)  # [B, count, r]
         if spans is not None:
             g = g + spans.diagonal(w, 1, 2)[..., None]
         top = torch.where((lengths == w)[:, None], g[:, 0], top)
         if w < n:
-            start[:, :count, w] = LOG.matmul(g, fold_left)
-            end[:, w:, w] = LOG.matmul(g, fold_right)
+            chart.write(w, LOG.matmul(g, fold_left), LOG.matmul(g, fold_right))
     root = LOG.matmul(roots[:, None, :], head)[:, 0]  # [B, r]: log sum_A p(A) p(r | A)
     return torch.logsumexp(top + root, -1)
 

@@ -186,3 +186,52 @@ def test_lengths_below_two_are_refused():
     terms, rules, roots = _grammar()
     with pytest.raises(ValueError, match="2 .. 6 words"):
         inside(terms, rules, roots, torch.tensor([6, 1, 2, 2, 2]))
+
+
+def _saved_square_tensors(n: int, rank: int) -> int:
+    """How many ``[.., rank, rank]`` tensors (distinct memory, not references) the low-rank
+    inside keeps for its backward."""
+    g = torch.Generator().manual_seed(0)
+
+    def logp(*shape: int) -> torch.Tensor:
+        x = torch.randn(*shape, generator=g, dtype=torch.float64)
+        return x.log_softmax(-1).requires_grad_(True)
+
+    kept: set[int] = set()
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.shape[-2:] == (rank, rank):
+            kept.add(t.untyped_storage().data_ptr())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        inside_low_rank(
+            logp(1, n, T), logp(1, NT), logp(1, NT, rank), logp(1, rank, NT + T),
+            logp(1, rank, NT + T), torch.tensor([n]),
+        )  # fmt: skip
+    return len(kept)
+
+
+def test_the_low_rank_inside_keeps_its_rank_folds_once_whatever_the_length():
+    # each width multiplies by the same two [r, r] folds: one exponential each is kept for
+    # the backward, not one per width (64 MiB a fold at the SN-PCFG's 4,096 ranks); a rank
+    # above n - 1, so that no chart slice [.., count or width, r] has the folds' shape
+    assert _saved_square_tensors(4, 13) == _saved_square_tensors(12, 13) <= 4
+
+
+def test_low_rank_gradients_are_the_dense_insides_and_repeat_through_one_graph():
+    # the rank chart's own backward (induce.structs.rank_chart) against autograd through
+    # the dense inside of the same rules, and a second backward through the same graph
+    terms, _, roots = _grammar(2)
+    scores = [terms, roots, *_low_rank(2)]
+    leaves = [x.clone().requires_grad_(True) for x in scores]
+    terms, roots, head, left, right = leaves
+    weights = torch.arange(1.0, 6.0, dtype=torch.float64)  # a different weight per sentence
+    low = (inside_low_rank(terms, roots, head, left, right, LENGTHS) * weights).sum()
+    first = torch.autograd.grad(low, leaves, retain_graph=True)
+    again = torch.autograd.grad(low, leaves)
+    dense = (inside(terms, dense_rules(head, left, right), roots, LENGTHS) * weights).sum()
+    want = torch.autograd.grad(dense, leaves)
+    for got, repeat, expected in zip(first, again, want, strict=True):
+        torch.testing.assert_close(got, expected, atol=1e-10, rtol=0)
+        assert torch.equal(got, repeat)

@@ -4,6 +4,7 @@ equal the definition; the log product equals logsumexp over the broadcast."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from induce.structs import LOG, MAX
@@ -41,3 +42,11 @@ def test_log_product_is_logsumexp_over_the_broadcast():
     x, y = _scores(2, 3, 6, seed=3), _scores(2, 6, 4, seed=4)
     want = torch.logsumexp(x[..., :, :, None] + y[..., None, :, :], -2)
     torch.testing.assert_close(LOG.matmul(x, y), want, atol=1e-12, rtol=0)
+
+
+def test_an_operand_exponentiated_once_gives_the_same_products():
+    x, y = _scores(2, 3, 6, seed=5), _scores(2, 6, 4, seed=6)
+    assert torch.equal(LOG.matmul(x, LOG.operand(y)), LOG.matmul(x, y))
+    assert MAX.operand(y) is y
+    with pytest.raises(TypeError, match="log semiring"):
+        MAX.matmul(x, LOG.operand(y))

@@ -188,20 +188,19 @@ def test_lengths_below_two_are_refused():
         inside(terms, rules, roots, torch.tensor([6, 1, 2, 2, 2]))
 
 
-def _saved_square_tensors(n: int, rank: int) -> int:
-    """How many ``[.., rank, rank]`` tensors (distinct memory, not references) the low-rank
-    inside keeps for its backward."""
+def _saved(n: int, rank: int) -> dict[int, torch.Size]:
+    """The tensors the low-rank inside keeps for its backward (by memory, not reference):
+    their shapes."""
     g = torch.Generator().manual_seed(0)
 
     def logp(*shape: int) -> torch.Tensor:
         x = torch.randn(*shape, generator=g, dtype=torch.float64)
         return x.log_softmax(-1).requires_grad_(True)
 
-    kept: set[int] = set()
+    kept: dict[int, torch.Size] = {}
 
     def pack(t: torch.Tensor) -> torch.Tensor:
-        if t.shape[-2:] == (rank, rank):
-            kept.add(t.untyped_storage().data_ptr())
+        kept[t.untyped_storage().data_ptr()] = t.shape
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -209,14 +208,26 @@ def _saved_square_tensors(n: int, rank: int) -> int:
             logp(1, n, T), logp(1, NT), logp(1, NT, rank), logp(1, rank, NT + T),
             logp(1, rank, NT + T), torch.tensor([n]),
         )  # fmt: skip
-    return len(kept)
+    return kept
 
 
 def test_the_low_rank_inside_keeps_its_rank_folds_once_whatever_the_length():
     # each width multiplies by the same two [r, r] folds: one exponential each is kept for
     # the backward, not one per width (64 MiB a fold at the SN-PCFG's 4,096 ranks); a rank
     # above n - 1, so that no chart slice [.., count or width, r] has the folds' shape
-    assert _saved_square_tensors(4, 13) == _saved_square_tensors(12, 13) <= 4
+    def folds(n: int) -> int:
+        return sum(shape[-2:] == (13, 13) for shape in _saved(n, 13).values())
+
+    assert folds(4) == folds(12) <= 4
+
+
+def test_the_low_rank_inside_keeps_memory_quadratic_in_the_length():
+    # O(n^2 r) for the backward: the [count, w - 1, r] sums over split points of each width
+    # (O(n^3 r) in all) are recomputed, not kept; doubling n must less than quadruple it
+    def kept(n: int) -> int:
+        return sum(shape.numel() for shape in _saved(n, 64).values())
+
+    assert kept(32) < 4 * kept(16)
 
 
 def test_low_rank_gradients_are_the_dense_insides_and_repeat_through_one_graph():

@@ -4,12 +4,12 @@ without copying the whole chart at every width.
 Written the plain way (``start[:, :count, w] = x`` into one chart tensor, slices of it read at
 the next widths), autograd records an in-place copy per width whose backward clones the
 gradient of the whole ``[B, n + 1, n + 1, r]`` chart, and a slice per read whose backward
-fills a zero chart of that size: ``O(n^3 r)`` memory traffic for an ``O(n^2 r)`` chart,
-three quarters of a TN-PCFG step of 16 sentences of 40 words on a CPU.  Here the chart and
-its gradient are plain buffers outside the graph; two autograd functions write a width
+fills a zero chart of that size: ``O(n^3 r)`` memory traffic for an ``O(n^2 r)`` chart, more
+than half of a TN-PCFG training step of 16 sentences of 40 words on a CPU.  Here the chart
+and its gradient are plain buffers outside the graph; two autograd functions write a width
 into the chart (backward: read its gradient) and combine a width's split pairs (backward:
-add into the gradient's slices in place).  A zero-size *token* passed from each
-write to the next and to every read orders the backward: the gradient of a width is read
+add into the gradient's slices in place).  A zero-size *token* passed from each write to
+the next and to every combination orders the backward: the gradient of a width is read
 only after every wider span that used it has added its share.
 
 Shapes: ``B`` sentences, ``n`` words, ``r`` ranks; ``start[b, i, w]`` holds ``L(i, i + w)``
@@ -90,6 +90,8 @@ class _Combine(torch.autograd.Function):
     def forward(
         ctx: Any, chart: RankChart, w: int, count: int, token: torch.Tensor
     ) -> torch.Tensor:
+        # ``token`` is not read: taking it makes the writes of the narrower widths wait, in
+        # the backward, for this combination's share of their gradient
         ctx.chart, ctx.w, ctx.count = chart, w, count
         g = torch.logsumexp(_pairs(chart, w, count), 2)
         ctx.save_for_backward(g)

@@ -218,8 +218,7 @@ def inside_low_rank(
     lengths = lengths.to(terms.device)
     top = terms.new_zeros(batch, rank)
     for w in range(2, n + 1):
-        count = n - w + 1
-        g = chart.combine(w, count)  # [B, count, r]
+        g = chart.combine(w)  # [B, n - w + 1, r]
         if spans is not None:
             g = g + spans.diagonal(w, 1, 2)[..., None]
         top = torch.where((lengths == w)[:, None], g[:, 0], top)

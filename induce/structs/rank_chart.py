@@ -40,13 +40,13 @@ class RankChart:
         w)`` at row ``i``."""
         self.token = _Write.apply(self, w, left, right, self.token)
 
-    def combine(self, w: int, count: int) -> torch.Tensor:
-        """``[B, count, r]``: ``g(i, i + w) = log sum_k exp(L(i, i + k) + R(i + k, i + w))``
-        over the split points ``k = 1 .. w - 1`` of the spans ``(i, i + w)``, ``i < count``.
-        The ``[B, count, w - 1, r]`` sums are not kept for the backward (it recomputes them
-        from the chart, whose slots are written once): memory ``O(B n^2 r)``, not
-        ``O(B n^3 r)``."""
-        return _Combine.apply(self, w, count, self.token)
+    def combine(self, w: int) -> torch.Tensor:
+        """``[B, n - w + 1, r]``: ``g(i, i + w) = log sum_k exp(L(i, i + k) + R(i + k, i +
+        w))`` over the split points ``k = 1 .. w - 1`` of every span ``(i, i + w)``.  The
+        ``[B, n - w + 1, w - 1, r]`` sums are not kept for the backward (it recomputes them
+        from the chart, whose slots are written once): memory ``O(B n^2 r)``, not ``O(B n^3
+        r)``."""
+        return _Combine.apply(self, w, self.start.shape[1] - w, self.token)
 
     def gradients(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The chart's gradient buffers (zeros when first asked for)."""
@@ -73,7 +73,7 @@ class _Write(torch.autograd.Function):
         return token.new_zeros(0)
 
     @staticmethod
-    def backward(ctx: Any, _: torch.Tensor) -> tuple[Any, ...]:
+    def backward(ctx: Any, token: torch.Tensor) -> tuple[Any, ...]:
         w, count = ctx.w, ctx.count
         grad_start, grad_end = ctx.chart.gradients()
         left = grad_start[:, :count, w].clone()
@@ -82,7 +82,7 @@ class _Write(torch.autograd.Function):
         # another backward through the same graph
         grad_start[:, :count, w] = 0
         grad_end[:, w : w + count, w] = 0
-        return None, None, left, right, ctx.chart.token.new_zeros(0)
+        return None, None, left, right, token  # the token's (zero-size) gradient passed on
 
 
 class _Combine(torch.autograd.Function):
@@ -106,7 +106,7 @@ class _Combine(torch.autograd.Function):
         grad_start, grad_end = ctx.chart.gradients()
         grad_start[:, :count, 1:w] += shares
         grad_end[:, w : w + count, 1:w] += shares.flip(2)
-        return None, None, None, ctx.chart.token.new_zeros(0)
+        return None, None, None, grad.new_zeros(0)
 
 
 def _pairs(chart: RankChart, w: int, count: int) -> torch.Tensor:

@@ -10,6 +10,7 @@ import torch
 
 from induce.models import build_model
 from induce.models.grammar import GrammarModel, WordBatch
+from induce.runs.config import load_config
 from induce.structs.pcfg import inside_low_rank
 from tests.train.helpers import tiny
 
@@ -23,12 +24,7 @@ LENGTHS = torch.tensor([6, 3, 5])
 
 def _grammar(arch: str) -> GrammarModel:
     torch.manual_seed(0)
-    sizes = {
-        key.removeprefix("model."): int(value)
-        for key, value in (item.split("=") for item in tiny(arch))
-        if key.startswith("model.")
-    }
-    model = build_model(arch, sizes, VOCAB, 0)
+    model = build_model(arch, load_config(arch, tiny(arch), preset="demo").model, VOCAB, 0)
     assert isinstance(model, GrammarModel)
     return model.double().eval()  # eval: a compound grammar's z at its mean, no draw
 

@@ -144,17 +144,21 @@ def _walk(out: list[Span], split: list[list[int]], label: list[list[int]], i: in
             stack.append((a, b))
 
 
+def _columns(trees: Sequence[Sequence[Span]], device: torch.device) -> torch.Tensor:
+    """``[4, S]``: sentence, start, end and label of every span of ``trees``, built on the
+    host and moved in one copy (a copy or an indexed write per span or per sentence would
+    be thousands of kernel launches a batch on a GPU)."""
+    rows = [(b, i, j, label) for b, spans in enumerate(trees) for i, j, label in spans]
+    table = torch.tensor(rows, dtype=torch.long).reshape(-1, 4).T
+    return table.to(device)
+
+
 def tree_scores(scores: torch.Tensor, trees: Sequence[Sequence[Span]]) -> torch.Tensor:
     """``[B]``: the sum of ``scores[b, i, j, l]`` over each tree's labelled spans
-    (differentiable)."""
-    out = []
-    for b, spans in enumerate(trees):
-        if not spans:
-            out.append(scores.new_zeros(()))
-            continue
-        i, j, label = (torch.tensor(column, device=scores.device) for column in zip(*spans))
-        out.append(scores[b, i, j, label].sum())
-    return torch.stack(out)
+    (differentiable; one gather for the whole batch)."""
+    b, i, j, label = _columns(trees, scores.device)
+    totals = scores.new_zeros(len(trees))
+    return totals.index_add(0, b, scores[b, i, j, label])
 
 
 def hinge_loss(
@@ -165,13 +169,14 @@ def hinge_loss(
     ``gold``: each sentence's labelled spans (real labels; spans a binarisation adds carry
     ``∅`` and score its 0).  The Hamming cost counts the spans of ``T`` whose label differs from
     the gold one (``∅`` for spans not in the gold tree); it is added to every label but the
-    gold one before decoding."""
+    gold one before decoding.  Computed in float32 whatever ``scores`` come in (under bf16
+    autocast a cost of 1 next to scores of tens would round away); the result is float32."""
+    scores = scores.float()
     cost = torch.ones_like(scores)
     cost[..., 0] = 0.0  # a span outside the gold tree costs nothing when labelled ∅
-    for b, spans in enumerate(gold):
-        for i, j, label in spans:
-            cost[b, i, j, :] = 1.0
-            cost[b, i, j, label] = 0.0
+    b, i, j, label = _columns(gold, scores.device)
+    cost[b, i, j, 0] = 1.0  # a gold span labelled ∅ costs 1 (unless gold is ∅: next line)
+    cost[b, i, j, label] = 0.0
     augmented = scores + cost
     predicted, _ = cky(augmented, lengths)
     margin = tree_scores(augmented, predicted) - tree_scores(scores, gold)

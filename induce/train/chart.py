@@ -2,7 +2,9 @@
 (Kitaev and Klein 2018, Section 2.2 and Appendix): the structured hinge loss with
 Hamming-augmented decoding, Adam, linear warm-up, then the rate halved when dev F1 stalls;
 dev F1 (EVALB, ``train.evalb``, COLLINS by default) a few times an epoch; the best
-checkpoint kept.
+checkpoint kept.  ``train.bf16`` (CUDA) and ``train.cpu_bf16`` (a CPU with hardware bf16) run
+the encoder and the label MLP under bfloat16 autocast, validation's parses too; the hinge
+loss's CKY and margins stay in float32.
 
 The one training loop (:mod:`induce.train.loop`) runs it: the same run directory,
 checkpoints, kill-safety, ``torchrun`` and events as every architecture: ``start``, ``train``,
@@ -34,6 +36,7 @@ from induce.models.chart import ChartParser
 from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import load_config
+from induce.runs.device import autocast
 from induce.structure.chart import clean_tree
 from induce.train.loop import Trainer
 from induce.train.options import TrainOptions, build_optimizer
@@ -203,20 +206,34 @@ class ChartTrainer(Trainer):
         self.warm_up()
         counts = len(examples), sum(len(ex.tags) for ex in examples)  # the batch's, once
         if self.config.data.shuffle == "batches":
-            loss = chart_loss(self.model, self.encoder, examples, rng, *counts, net=self.net)
+            with self.autocast():
+                loss = chart_loss(self.model, self.encoder, examples, rng, *counts, self.net)
             return Loss(self.update(loss.value, self.config.optim.clip), loss.figures)
         self.optimizer.zero_grad(set_to_none=True)
         total = Loss(torch.zeros((), device=self.device))
         groups = sub_batches(examples, self.config.data.subbatch_tokens)
         for k, group in enumerate(groups):
             with self._no_sync(last=k == len(groups) - 1):
-                part = chart_loss(self.model, self.encoder, group, rng, *counts, net=self.net)
+                with self.autocast():
+                    part = chart_loss(self.model, self.encoder, group, rng, *counts, self.net)
                 part.value.backward()
             total.value += part.value.detach()
             for key, figure in part.figures.items():
                 total.figures[key] = total.figures.get(key, 0) + figure
         self.apply_gradients(self.config.optim.clip)
         return total
+
+    def autocast(self) -> AbstractContextManager[object]:
+        """bfloat16 autocast of the forward pass where ``train.bf16`` / ``train.cpu_bf16``
+        ask for it and the device has it; full precision otherwise."""
+        t = self.config.train
+        return autocast(self.device, t.bf16, t.cpu_bf16)
+
+    def _bf16(self) -> bool:
+        """Validation's parses ask for bfloat16 as training's steps do (the parser falls back
+        to full precision where the hardware lacks it, as :meth:`autocast`)."""
+        t = self.config.train
+        return t.bf16 if self.device.type == "cuda" else t.cpu_bf16
 
     def _no_sync(self, last: bool) -> AbstractContextManager[object]:
         """DDP's gradient averaging only with the last sub-batch's backward pass."""
@@ -232,7 +249,7 @@ class ChartTrainer(Trainer):
         began = time.perf_counter()
         words = [ex.words for ex in self.valid_examples]
         tags = [ex.tags for ex in self.valid_examples]
-        parsed = iter(parse_words(self.model, self.encoder, words, tags))
+        parsed = iter(parse_words(self.model, self.encoder, words, tags, bf16=self._bf16()))
         # predicted trees aligned with the file's trees (None where it gives no example)
         test = [next(parsed) if tree is not None else None for tree in self.valid_raw]
         result = score_corpus(self.valid_raw, test, self.params).all

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 import torch
@@ -101,3 +102,61 @@ def test_augmented_decoding_maximises_score_plus_hamming(n):
             best = max(best, total)
         loss = float(hinge_loss(scores, [gold], [n]))
         assert loss == pytest.approx(max(0.0, best - gold_score), abs=1e-5)
+
+
+def _random_tree(i: int, j: int, rng: random.Random, labels: int) -> list[tuple[int, int, int]]:
+    """A random binary tree over words i .. j-1 with random labels (``∅`` included below
+    the root), root first."""
+    spans, stack = [(i, j, rng.randrange(1, labels))], [(i, j)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 2:
+            continue
+        k = rng.randrange(a + 1, b)
+        for span in ((a, k), (k, b)):
+            spans.append((*span, rng.randrange(labels)))
+            stack.append(span)
+    return spans
+
+
+def test_a_padded_batch_loses_what_its_sentences_lose_alone():
+    """One batch of sentences of different lengths (padding in every row but one): the loss
+    is the sum of each sentence's loss alone, and so are the gradients."""
+    rng, g = random.Random(3), torch.Generator().manual_seed(3)
+    lengths = [6, 1, 3, 5, 2]
+    n, labels = max(lengths), 4
+    scores = torch.randn(len(lengths), n + 1, n + 1, labels, generator=g).mul_(2.0)
+    scores[..., 0] = 0.0
+    gold = [_random_tree(0, m, rng, labels) for m in lengths]
+    batched = scores.clone().requires_grad_(True)
+    loss = hinge_loss(batched, gold, lengths)
+    loss.backward()
+    alone, grads = 0.0, torch.zeros_like(scores)
+    for b, m in enumerate(lengths):
+        one = scores[b : b + 1, : m + 1, : m + 1].clone().requires_grad_(True)
+        part = hinge_loss(one, [gold[b]], [m])
+        part.backward()
+        alone += float(part.detach())
+        grads[b, : m + 1, : m + 1] = one.grad[0]
+    assert float(loss.detach()) == pytest.approx(alone, rel=1e-6)
+    assert torch.equal(batched.grad, grads)
+    assert float(loss.detach()) > 0.0 and grads.abs().sum() > 0
+
+
+def test_bf16_scores_lose_in_float32():
+    """Under bf16 autocast the scores come in as bfloat16: the Hamming cost and the margins
+    are added in float32 (a cost of 1 next to a score of 100 would round away in bf16)."""
+    n, gold = 3, [(0, 3, 1), (0, 2, 0), (0, 1, 0), (1, 2, 0), (2, 3, 0)]
+    scores = torch.zeros(1, n + 1, n + 1, 3)
+    scores[..., 1:] = -10.0  # real labels below the root lose, the cost notwithstanding
+    scores[0, 0, 3, 1] = 100.0
+    scores[0, 1, 3, 2] = 0.75  # a rival span: with its cost, it beats the gold (0, 2, ∅)
+    low = scores.to(torch.bfloat16).requires_grad_(True)
+    loss = hinge_loss(low, [gold], [n])
+    assert loss.dtype == torch.float32
+    value = float(loss.detach())
+    assert value == pytest.approx(float(hinge_loss(scores, [gold], [n])))
+    # the rival's score and its Hamming cost over the gold tree (101.75 is not a bfloat16)
+    assert value == 1.75
+    loss.backward()
+    assert low.grad is not None and low.grad.dtype == torch.bfloat16

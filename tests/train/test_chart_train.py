@@ -324,3 +324,35 @@ def test_what_a_chart_model_cannot_do_is_one_line(run, data, tmp_path, command, 
     result = _cli(*args, *(["--model"] if args[0] != "sample" else []), run)
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_bf16_training_runs_the_forward_in_bf16_and_the_loss_in_fp32(data, tmp_path, monkeypatch):
+    """``train.cpu_bf16`` on a CPU with hardware bf16 (taken as present here; the CharLSTM
+    is swapped for the concatenated characters, which oneDNN runs in bf16 on any CPU): the
+    span scores reach the hinge loss in bfloat16, the loss is float32, validation parses,
+    the weights stay float32.  Without hardware bf16 the setting changes nothing."""
+    from induce.runs import device as device_module
+    from induce.structs import spans
+
+    seen: list[torch.dtype] = []
+    hinge = spans.hinge_loss
+
+    def watched(scores, gold, lengths):
+        seen.append(scores.dtype)
+        loss = hinge(scores, gold, lengths)
+        assert loss.dtype == torch.float32
+        return loss
+
+    monkeypatch.setattr("induce.models.chart.hinge_loss", watched)
+    settings = TINY + ["model.chars=concat", "train.max_steps=4", "train.eval_every=2"]
+    for fast, name in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(device_module, "cpu_has_fast_bf16", lambda fast=fast: fast)
+        seen.clear()
+        out = tmp_path / name
+        options = TrainOptions(str(out), "chart", str(data), [*settings, "train.cpu_bf16=true"])
+        assert train(options) == "done"
+        assert seen and set(seen) == {torch.bfloat16 if fast else torch.float32}
+        evals = [r for r in open_run(out).history() if r.get("kind") == "eval"]
+        assert [r["step"] for r in evals] == [2, 4] and all(r["f1"] >= 0 for r in evals)
+        weights = open_run(out).load_model("last", "cpu").parameters()
+        assert all(p.dtype == torch.float32 for p in weights)

@@ -3,8 +3,9 @@
 machine: dev F1 after the same number of updates, training updates/s and parsing speed.
 
     python bench/chart_vs_benepar.py [--benepar PATH] [--shared ../shared] [--updates 1000]
-        [--check-every 250] [--seeds 1,2,3] [--sides benepar,induce] [--threads 2]
-        [--dev-sentences 0] [--set KEY=VALUE ...] [--json FILE]
+        [--check-every 250] [--seeds 1,2,3] [--sides benepar,induce[,induce-bf16]]
+        [--device cpu|cuda] [--threads 2] [--dev-sentences 0] [--set KEY=VALUE ...]
+        [--json FILE]
 
 ``PATH`` is a checkout of github.com/nikitakit/self-attentive-parser (v0.2.0: ``src/main.py``,
 ``src/benepar``); nothing of it is copied or vendored: the measuring process imports it from
@@ -21,7 +22,15 @@ Equal settings (``EQUAL``: benepar's hyper-parameter beside the ``induce`` setti
 characters, label MLP 256, no tag head, the paper's dropouts, Adam (0.9, 0.98) at 1e-3 after
 160 warm-up updates, no clipping, 32-sentence batches, 2,000-token sub-batches.  ``induce``
 starts from the preset ``chart-ptb-paper`` (benepar's random batches, feature dropout and
-initialisation); ``--set`` adds settings to it (e.g. ``--set data.shuffle=batches``).
+initialisation); ``--set`` adds settings to it (e.g. ``--set data.shuffle=batches``).  The
+side ``induce-bf16`` is ``induce`` under bfloat16 autocast, training and parsing
+(``train.bf16`` on CUDA, ``train.cpu_bf16`` on a CPU, where it needs AVX512-BF16 or AMX);
+benepar trains and parses in float32, as it ships.
+
+``--device cuda``: both sides on the GPU (benepar's own ``parser.cuda()``, as its
+``main.py`` does when CUDA is available), PyTorch's default matmul precision on both; the
+figures add peak GPU memory (``torch.cuda.max_memory_allocated``), and the clocks read after
+the GPU's queue has drained.
 
 benepar's side is its ``run_train`` loop (``src/main.py``) with its own data loader, model,
 loss, sub-batching, scheduler and parser, rewritten here only where a benchmark must differ:
@@ -39,7 +48,8 @@ it checks dev every ``--check-every`` updates rather than four times an epoch, s
 
 Figures: dev F1 at every check (mean and standard deviation over the seeds), training
 updates/s and sentences/s (dev checks excluded), parsing of the dev sentences after training
-(sentences/s, each side's own parse function at its default batching), peak RSS.
+(sentences/s, each side's own parse function at its default batching), peak RSS (and peak
+GPU memory on CUDA).
 """
 
 from __future__ import annotations
@@ -145,12 +155,21 @@ def _evalb(gold_file: Path, predicted: list[str]) -> float:
     return float(score_corpus(gold, test, load_params("collins")).all.f1)
 
 
+def _drained(device: str) -> float:
+    """``time.perf_counter()`` once the GPU has finished what it was given (on CUDA)."""
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
 def benepar_side(args: argparse.Namespace, seed: int, train: Path, dev: Path) -> dict[str, Any]:
     """benepar's ``run_train`` (src/main.py) for ``args.updates`` updates, dev checks every
     ``args.check_every``."""
     import functools
 
-    sys.path.insert(0, str(Path(args.benepar) / "src"))
+    sys.path.insert(0, str(Path(args.benepar).resolve() / "src"))
     _patch_imports()
     import learning_rates  # benepar's src/
     import main as benepar_main
@@ -181,6 +200,8 @@ def benepar_side(args: argparse.Namespace, seed: int, train: Path, dev: Path) ->
         train_tb.trees
     )
     parser = parse_chart.ChartParser(tag_vocab, label_vocab, char_vocab, hparams)
+    if args.device == "cuda":
+        parser.cuda()  # as main.py does when CUDA is available
     params = [p for p in parser.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=hparams.learning_rate, betas=(0.9, 0.98), eps=1e-9)
     scheduler = learning_rates.WarmupThenReduceLROnPlateau(
@@ -214,7 +235,7 @@ def benepar_side(args: argparse.Namespace, seed: int, train: Path, dev: Path) ->
             optimizer.step()
             updates += 1
             if updates % args.check_every == 0 or updates == args.updates:
-                training += time.perf_counter() - began
+                training += _drained(args.device) - began
                 predicted = parser.parse(
                     dev_tb.without_gold_annotations(), subbatch_max_tokens=SUBBATCH_TOKENS
                 )
@@ -227,16 +248,19 @@ def benepar_side(args: argparse.Namespace, seed: int, train: Path, dev: Path) ->
                 scheduler.step()
             if updates == args.updates:
                 break
-        training += time.perf_counter() - began
-    began = time.perf_counter()
+        training += _drained(args.device) - began
+    began = _drained(args.device)
     parser.parse(dev_tb.without_gold_annotations(), subbatch_max_tokens=SUBBATCH_TOKENS)
-    parse_s = time.perf_counter() - began
-    return _figures(checks, updates, sentences, len(dev_tb), parse_s)
+    parse_s = _drained(args.device) - began
+    return _figures(checks, updates, sentences, len(dev_tb), parse_s, args.device)
 
 
-def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> dict[str, Any]:
+def induce_side(
+    args: argparse.Namespace, side: str, seed: int, data: Path, dev: Path
+) -> dict[str, Any]:
     """``induce train --arch chart`` (the preset ``chart-ptb-paper`` with ``EQUAL``'s
-    settings) for ``args.updates`` updates, dev F1 every ``args.check_every``."""
+    settings) for ``args.updates`` updates, dev F1 every ``args.check_every``; ``side``
+    ``induce-bf16``: training, validation and the final parse under bfloat16 autocast."""
     import torch
 
     from induce.data.ptb import read_trees
@@ -256,6 +280,9 @@ def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> d
         "train.checkpoint_every=0",
         f"train.threads={args.threads}",
     ]
+    bf16 = side == "induce-bf16"
+    if bf16:
+        settings.append("train.bf16=true" if args.device == "cuda" else "train.cpu_bf16=true")
     checks: list[dict[str, Any]] = []
     evaluating, sentences = [0.0], [0]
     step = chart_module.ChartTrainer.train_step
@@ -269,7 +296,7 @@ def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> d
     def on_event(kind: str, record: dict[str, Any]) -> None:
         if kind == "start":  # the clock starts at the first update, as benepar's
             began[0] = time.perf_counter()
-        if kind == "eval":
+        if kind == "eval":  # after validation, whose parses drained the GPU's queue
             evaluating[0] += record["eval_seconds"]
             training = time.perf_counter() - began[0] - evaluating[0]
             checks.append({"update": record["step"], "f1": record["f1"], "train_s": training})
@@ -277,31 +304,41 @@ def induce_side(args: argparse.Namespace, seed: int, data: Path, dev: Path) -> d
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "run"
         began = [time.perf_counter()]
-        options = TrainOptions(str(out), "chart", str(data), settings, device="cpu")
+        options = TrainOptions(str(out), "chart", str(data), settings, device=args.device)
         if train(options, on_event) != "done":
             sys.exit("error: the induce run stopped early")
         run = open_run(out)
-        model = run.load_model("last", "cpu")
+        model = run.load_model("last", args.device)
         encoder = Encoder(model, run.vocab)
         examples = [clean_tree(t) for t in read_trees(dev).trees if t is not None]
         words = [t.words() for t in examples if t is not None]
-        parsing = time.perf_counter()
-        parse_words(model, encoder, words, None, 8192)  # `induce parse`'s --batch-tokens
-        parse_s = time.perf_counter() - parsing
-    return _figures(checks, args.updates, sentences[0], len(words), parse_s)
+        parsing = _drained(args.device)
+        parse_words(model, encoder, words, None, 8192, bf16)  # `induce parse`'s --batch-tokens
+        parse_s = _drained(args.device) - parsing
+    return _figures(checks, args.updates, sentences[0], len(words), parse_s, args.device)
 
 
 def _figures(
-    checks: list[dict[str, Any]], updates: int, sentences: int, dev: int, parse_s: float
+    checks: list[dict[str, Any]],
+    updates: int,
+    sentences: int,
+    dev: int,
+    parse_s: float,
+    device: str,
 ) -> dict[str, Any]:
     seconds = checks[-1]["train_s"]
-    return {
+    figures = {
         "checks": [{k: c[k] for k in ("update", "f1")} for c in checks],
         "updates_per_s": updates / seconds,
         "train_sentences_per_s": sentences / seconds,
         "parse_sentences_per_s": dev / parse_s,
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
     }
+    if device == "cuda":
+        import torch
+
+        figures["peak_gpu_gib"] = torch.cuda.max_memory_allocated() / 2**30
+    return figures
 
 
 def run_child(
@@ -310,6 +347,7 @@ def run_child(
     command = [sys.executable, __file__, "--one", side, str(seed), *map(str, files)]
     command += ["--benepar", args.benepar or "", "--updates", str(args.updates)]
     command += ["--check-every", str(args.check_every), "--threads", str(args.threads)]
+    command += ["--device", args.device]
     for item in args.set:
         command += ["--set", item]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -330,17 +368,17 @@ def _mean_std(values: list[float]) -> str:
 def summary(seen: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Dev F1 at each check, mean (std) over seeds; speeds as medians."""
     updates = sorted({c["update"] for runs in seen.values() for r in runs for c in r["checks"]})
-    lines = [f"{'side':<9} " + " ".join(f"{u:>14}" for u in updates)]
+    lines = [f"{'side':<11} " + " ".join(f"{u:>14}" for u in updates)]
     for side, runs in seen.items():
         cells = []
         for u in updates:
             f1 = [c["f1"] for r in runs for c in r["checks"] if c["update"] == u]
             cells.append(f"{_mean_std(f1):>14}")
-        lines.append(f"{side:<9} " + " ".join(cells))
+        lines.append(f"{side:<11} " + " ".join(cells))
     lines.append("")
-    lines.append(
-        f"{'side':<9} {'updates/s':>10} {'train sent/s':>13} {'parse sent/s':>13} {'RSS GiB':>8}"
-    )
+    gpu = any("peak_gpu_gib" in r for runs in seen.values() for r in runs)
+    head = f"{'side':<11} {'updates/s':>10} {'train sent/s':>13} {'parse sent/s':>13}"
+    lines.append(head + f" {'RSS GiB':>8}" + (f" {'GPU GiB':>8}" if gpu else ""))
     for side, runs in seen.items():
         if not runs:
             continue
@@ -348,10 +386,11 @@ def summary(seen: dict[str, list[dict[str, Any]]]) -> list[str]:
         def med(key: str, runs: list[dict[str, Any]] = runs) -> float:
             return statistics.median(r[key] for r in runs)
 
-        lines.append(
-            f"{side:<9} {med('updates_per_s'):>10.2f} {med('train_sentences_per_s'):>13.1f} "
+        line = (
+            f"{side:<11} {med('updates_per_s'):>10.2f} {med('train_sentences_per_s'):>13.1f} "
             f"{med('parse_sentences_per_s'):>13.1f} {med('peak_rss_gib'):>8.2f}"
         )
+        lines.append(line + (f" {med('peak_gpu_gib'):>8.2f}" if gpu else ""))
     return lines
 
 
@@ -365,6 +404,7 @@ def main() -> None:
     ap.add_argument("--check-every", type=int, default=250)
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--sides", default="benepar,induce")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dev-sentences", type=int, default=0, help="the first N of section 22")
     ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
@@ -376,24 +416,29 @@ def main() -> None:
         if side == "benepar":
             result = benepar_side(args, int(seed), Path(train), Path(dev))
         else:
-            result = induce_side(args, int(seed), Path(data), Path(dev))
+            result = induce_side(args, side, int(seed), Path(data), Path(dev))
         print(json.dumps(result))
         return
     sides = args.sides.split(",")
-    if not set(sides) <= {"benepar", "induce"}:
-        sys.exit("error: --sides: benepar and/or induce")
+    if not set(sides) <= {"benepar", "induce", "induce-bf16"}:
+        sys.exit("error: --sides: benepar, induce and/or induce-bf16")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda: CUDA is not available on this machine")
     if "benepar" in sides and not (Path(args.benepar or "") / "src" / "main.py").exists():
         sys.exit(f"error: --benepar {args.benepar}: no src/main.py (self-attentive-parser?)")
     seeds = [int(s) for s in args.seeds.split(",")]
     print(
         f"{args.updates} updates, dev F1 (EVALB COLLINS) every {args.check_every}; seeds "
-        f"{seeds}; {args.threads} threads; induce settings: the equal ones "
+        f"{seeds}; {args.device}, {args.threads} threads; induce settings: the equal ones "
         f"{' '.join(args.set)}\nbenepar patches: " + "; ".join(PATCHES)
     )
     seen: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     records = []
     with tempfile.TemporaryDirectory() as folder:
-        files = list(prepare(Path(args.shared), Path(folder), args.dev_sentences))
+        files = list(prepare(Path(args.shared).resolve(), Path(folder), args.dev_sentences))
         for k, seed in enumerate(seeds):
             for side in sides if k % 2 == 0 else sides[::-1]:  # alternate who goes first
                 got = run_child(args, side, seed, files)

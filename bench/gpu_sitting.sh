@@ -12,7 +12,12 @@
 #   6. with TNPCFG set to a checkout of sustcsonglin/TN-PCFG: the training tokens/s and
 #      peak GPU memory of the TN-PCFG and the Simple PCFGs (at NT $SIMPLE_NT, default 2048),
 #      each official model's own loss (the Simple PCFGs' Triton kernels) against induce
-#      (bench/lowrank_vs_official.py --speed --device cuda).
+#      (bench/lowrank_vs_official.py --speed --device cuda);
+#   7. with BENEPAR set to a checkout of nikitakit/self-attentive-parser (its src/): the chart
+#      parser against benepar's own training and parsing at equal settings, benepar fp32
+#      against induce fp32 and bf16: dev F1 after the same updates, training sentences/s,
+#      parsing, peak GPU memory (bench/chart_vs_benepar.py --device cuda; CHART_UPDATES,
+#      default 500, CHART_SEEDS, default 1, CHART_LIMIT).
 #
 #   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
 #
@@ -23,14 +28,12 @@
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
 # induce, induce-bf16 and, on CUDA, the three graph sides); TRAIN_LIMIT the training step's limit.
 #
-# On a lent GPU machine with no network and without induce installed (as in issue 32's first
-# sitting): carry the wheels it lacks (conllu, nltk, ufal.chu_liu_edmonds for Python 3.12) in
-# an ignored .whl/, the official models.py and layers.py in an ignored .official/UDGN/ and
-# data/wsj/dev22.trees in .official/shared/, then run from the repository root:
-#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-#   export PYTHONPATH=/tmp/site:$PWD
-#   ln -sfn ../resources induce/resources; ln -sfn ../cli induce/cli   # the installed layout
-#   bash bench/gpu_sitting.sh $OUT .official/UDGN .official/shared
+# On a lent GPU machine with no network and without induce installed: pack the kit here first
+# (bench/gpu_kit.sh: wheels, official code, data into the ignored .gpu/), carry it, and run
+# from the repository root:
+#   . bench/gpu_env.sh .gpu
+#   KIM=.gpu/kim TNPCFG=.gpu/tnpcfg BENEPAR=.gpu/benepar bash bench/gpu_sitting.sh $OUT \
+#       .gpu/udgn .gpu/shared
 # On an H100: tests, three training sides, parsing and profiles took 4.7 minutes; tests and
 # five sides at STEPS=40 took 5; every part with five sides needs about 8 (plan the lease).
 set -u
@@ -75,6 +78,13 @@ if [ -n "${TNPCFG:-}" ]; then
         --official "$TNPCFG" --speed --device "$device" --archs tnpcfg,simplepcfg,scpcfg \
         --simple-nt "${SIMPLE_NT:-2048}" --lengths "${PCFG_LENGTHS:-10,20,30,40}" \
         --rounds "${LOWRANK_ROUNDS:-1}" --steps "${LOWRANK_STEPS:-3}" --warmup 1
+fi
+if [ -n "${BENEPAR:-}" ]; then
+    step chart "${CHART_LIMIT:-420}" python3 "$here/chart_vs_benepar.py" --benepar "$BENEPAR" \
+        --shared "$shared" --device "$device" --sides benepar,induce,induce-bf16 \
+        --updates "${CHART_UPDATES:-500}" --check-every "${CHART_CHECK:-250}" \
+        --seeds "${CHART_SEEDS:-1}" --threads 2 --dev-sentences "${CHART_DEV:-0}" \
+        --json "$out/chart.json"
 fi
 has profiles || { echo "== done $(date -u +%T)" >>"$log"; exit 0; }
 profile=(--device "$device" --size "${sizes%%,*}" --steps 4 --rows "${ROWS:-25}")

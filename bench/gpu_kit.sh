@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Packs, on this machine, what a lent GPU machine lacks for issue 32's sittings into one
+# ignored folder, so that the first device call (minutes of lent time) runs instead of
+# stopping at an import: the wheels its image has not (for its Python, PYVER, default 3.12),
+# the official code of each side-by-side bench, and the shared data files they read.
+#
+#   bash bench/gpu_kit.sh [KIT]        # KIT: default .gpu (ignored by .gitignore)
+#
+# Checkouts, each optional (a missing one is skipped with a line saying so): UDGN
+# (yikangshen/UDGN: models.py, layers.py, utils.py), BENEPAR (nikitakit/self-attentive-parser:
+# src/), KIM (harvardnlp/compound-pcfg), TNPCFG (sustcsonglin/TN-PCFG).  SHARED: the shared
+# folder (default ../shared).  Nothing of them is committed: KIT is ignored, and `run` carries
+# it (`carry: [".gpu"]`, 64 MiB at most; this kit is about 15).  On the device, from the
+# repository root:
+#   . bench/gpu_env.sh .gpu
+#   bash bench/gpu_sitting.sh $OUT .gpu/udgn .gpu/shared     # KIM=.gpu/kim TNPCFG=.gpu/tnpcfg
+#                                                           # BENEPAR=.gpu/benepar
+#   bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
+set -eu
+kit=${1:-.gpu}
+shared=${SHARED:-../shared}
+pyver=${PYVER:-3.12}
+mkdir -p "$kit/whl"
+# induce's dependencies the image lacked in the first sittings, and benepar's torch-struct
+# (the image has torch, numpy, pandas, pyyaml, typer, rich and transformers)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyver" \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d "$kit/whl" \
+    conllu nltk ufal.chu_liu_edmonds torch-struct
+copy() {  # copy NAME SOURCE DEST PATTERNS...: what of a checkout a bench imports
+    local name=$1 source=$2 dest=$3
+    shift 3
+    if [ -z "$source" ] || [ ! -d "$source" ]; then
+        echo "skipped $name: set ${name^^} to a checkout"
+        return
+    fi
+    mkdir -p "$dest"
+    dest=$(cd "$dest" && pwd)
+    # shellcheck disable=SC2068  # the patterns expand inside the checkout
+    (cd "$source" && cp -r --parents $@ "$dest")
+    echo "$name: $(cd "$source" && git rev-parse --short HEAD 2>/dev/null || echo '?')"
+}
+copy udgn "${UDGN:-}" "$kit/udgn" models.py layers.py utils.py main.py
+copy benepar "${BENEPAR:-}" "$kit/benepar" src
+copy kim "${KIM:-}" "$kit/kim" '*.py'
+if [ -n "${TNPCFG:-}" ] && [ -d "$TNPCFG" ]; then
+    mkdir -p "$kit/tnpcfg"
+    (cd "$TNPCFG" && git archive HEAD) | tar -x -C "$kit/tnpcfg"
+    echo "tnpcfg: $(git -C "$TNPCFG" rev-parse --short HEAD)"
+else
+    echo "skipped tnpcfg: set TNPCFG to a checkout"
+fi
+# gpu_sitting.sh's SHARED layout (data/...) and gpu_long_runs.sh's flat WSJ folder
+mkdir -p "$kit/shared/data/wsj" "$kit/shared/data/ptb-sample" "$kit/wsj"
+cp "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
+cp -r "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
+cp "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" "$kit/wsj/"
+du -sh "$kit"

@@ -9,12 +9,9 @@
 #   bash bench/gpu_long_runs.sh OUT UDGN_CHECKOUT WSJ_FILES
 #
 # WSJ_FILES holds conll2000-wsj15-18.txt, conll2000-wsj20.txt and dev22.trees (the shared
-# data's wsj-raw/ and wsj/ files).  On a lent machine without induce installed: carry the
-# wheels it lacks (conllu, nltk, ufal.chu_liu_edmonds) in .gpu/whl, the official models.py,
-# layers.py and utils.py in .gpu/udgn, the three data files in .gpu/shared, and run
-#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/whl/*.whl
-#   export PYTHONPATH=/tmp/site:$PWD; ln -sfn ../resources induce/resources
-#   ln -sfn ../cli induce/cli; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/shared
+# data's wsj-raw/ and wsj/ files).  On a lent machine without induce installed: pack the kit
+# here (bench/gpu_kit.sh, with UDGN set), carry .gpu, and run there
+#   . bench/gpu_env.sh .gpu; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}

@@ -27,6 +27,10 @@
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
 # induce, induce-bf16 and, on CUDA, the three graph sides); TRAIN_LIMIT the training step's limit.
+# The compiled step (train.compile, never yet measured on a GPU) is the sides
+# induce-compile-graphs and induce-bf16-compile-graphs: e.g. SIDES=official,induce-bf16-graphs,
+# induce-bf16-compile-graphs,induce-compile-graphs (each process compiles once, in its untimed
+# first pass: on the CPU a minute or more at paper size; give TRAIN_LIMIT room).
 #
 # On a lent GPU machine with no network and without induce installed: pack the kit here first
 # (bench/gpu_kit.sh: wheels, official code, data into the ignored .gpu/), carry it, and run

@@ -24,6 +24,9 @@ passes further settings to every ``induce`` side.  A side ending in ``-graphs`` 
 through CUDA graphs (``induce.train.graphs``: one graph per bucket of batch shapes, captured
 in a first pass over every batch of the plan, which is not timed and is reported as
 ``first_epoch_s``; ``peak_gpu_gib`` covers both passes, ``steady_gpu_gib`` the timed one).
+A side with ``-compile`` (``induce-compile``, ``induce-bf16-compile`` and their ``-graphs``)
+runs the forward under ``torch.compile`` with dynamic shapes (``train.compile``), compiled
+in the first pass on CUDA or the warm-up steps on CPU (give those steps the time it takes).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -159,17 +162,25 @@ SIDES = (
     "induce-graphs",
     "induce-bf16-graphs",
     "induce-tf32-graphs",
+    "induce-compile",
+    "induce-bf16-compile",
+    "induce-compile-graphs",
+    "induce-bf16-compile-graphs",
 )
+SIDE_WIDTH = max(map(len, SIDES))  # the tables' side column
 
 
 def side_settings(side: str, device: str, overrides: list[str]) -> list[str]:
     """``induce``'s settings for a side: ``-bf16`` autocasts to bfloat16, ``-tf32``
-    multiplies float32 matrices as TF32 (CUDA); ``-graphs`` is :func:`train_graphed`'s."""
+    multiplies float32 matrices as TF32 (CUDA), ``-compile`` runs the forward under
+    ``torch.compile`` (``train.compile``); ``-graphs`` is :func:`train_graphed`'s."""
     extra = []
     if "-bf16" in side:
         extra.append("train.bf16=true" if device.startswith("cuda") else "train.cpu_bf16=true")
     if "-tf32" in side:
         extra.append("train.tf32=true")
+    if "-compile" in side:
+        extra.append("train.compile=true")
     return [*overrides, *extra]
 
 
@@ -212,14 +223,16 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         from induce.runs.device import autocast
         from induce.runs.inference import masked_lm_training_loss
         from induce.train.engine import build_optimizer
+        from induce.train.graphs import compiled
 
         model, config = induce_side(side, arch, size, args)
         opt = build_optimizer(model, config.optim)[0]
         t, clip = config.train, config.optim.clip
+        net = compiled(model) if t.compile else model
 
         def loss_of(b: Any) -> Any:  # the engine's train_step: the batch moves here
             return masked_lm_training_loss(
-                model, model, b.to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
+                net, model, b.to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
             )
 
     def update(b: Any) -> Any:
@@ -262,10 +275,11 @@ def train_graphed(
 
     from induce.runs.batches import Specials
     from induce.train.engine import build_optimizer
-    from induce.train.graphs import GraphedLoss
+    from induce.train.graphs import GraphedLoss, compiled
 
     device = torch.device(args.device)
     model, config = induce_side(side.removesuffix("-graphs"), arch, size, args)
+    net = compiled(model) if config.train.compile else model
     opt = build_optimizer(model, config.optim)[0]
 
     def cast() -> Any:
@@ -273,7 +287,7 @@ def train_graphed(
             return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)
         return nullcontext()
 
-    graphed = GraphedLoss(model, model, cast, Specials(pad=PAD, unk=UNK, mask=MASK), device)
+    graphed = GraphedLoss(net, model, cast, Specials(pad=PAD, unk=UNK, mask=MASK), device)
     sents = corpus(Path(args.shared), 20_000)
 
     def step(b: Any) -> Any:
@@ -473,8 +487,8 @@ def main() -> None:
         unit = "tokens_per_s" if task == "train" else "sentences_per_s"
         print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, median, ratio to official")
         print(
-            f"{'arch':<13} {'size':<6} {'side':<12} {'rounds':>22} {'median':>9} {'ratio':>7} "
-            f"{'RSS GiB':>8} {'GPU GiB':>8}"
+            f"{'arch':<13} {'size':<6} {'side':<{SIDE_WIDTH}} {'rounds':>22} {'median':>9} "
+            f"{'ratio':>7} {'RSS GiB':>8} {'GPU GiB':>8}"
         )
         for arch in args.archs.split(","):
             for size in args.sizes.split(","):
@@ -483,7 +497,7 @@ def main() -> None:
                     for side in sides:
                         result = run_child(args, [task, side, arch, size])
                         if isinstance(result, str):
-                            print(f"{arch:<13} {size:<6} {side:<12} {result}", flush=True)
+                            print(f"{arch:<13} {size:<6} {side:<{SIDE_WIDTH}} {result}", flush=True)
                             continue
                         seen[side].append(result)
                         records.append(
@@ -519,8 +533,8 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
         median = statistics.median(rates)
         shown = "/".join(f"{x:.0f}" for x in rates)
         lines.append(
-            f"{arch:<13} {size:<6} {side:<12} {shown:>22} {median:>9.0f} {median / base:>6.2f}x "
-            f"{rss:>8.2f} {gpu:>8.2f}"
+            f"{arch:<13} {size:<6} {side:<{SIDE_WIDTH}} {shown:>22} {median:>9.0f} "
+            f"{median / base:>6.2f}x {rss:>8.2f} {gpu:>8.2f}"
         )
     return lines
 

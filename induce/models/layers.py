@@ -65,7 +65,7 @@ class Dropout(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0.0:
             return x
-        if x.is_cuda:
+        if x.is_cuda or torch.compiler.is_compiling():
             return F.dropout(x, self.p, True)
         return _DropoutFunction.apply(x, self.p)
 

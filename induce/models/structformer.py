@@ -74,8 +74,21 @@ class _Conv(nn.Module):
             nn.init.zeros_(self.conv.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        if torch.compiler.is_compiling():
+            y = self._unfolded(x)
+        else:
+            y = self.conv(x.transpose(1, 2)).transpose(1, 2)
         return y[:, 1:] if self.shift else y
+
+    def _unfolded(self, x: torch.Tensor) -> torch.Tensor:
+        """The same convolution as one matrix product over each position's window (``[B,
+        L', D * width]``): under ``torch.compile`` the lowering of a convolution's backward
+        fixes the length (a recompilation for every padded length), a product's does not."""
+        conv = self.conv
+        width, pad = conv.kernel_size[0], conv.padding[0]
+        assert isinstance(pad, int)
+        windows = F.pad(x, (0, 0, pad, pad)).unfold(1, width, 1)  # [B, L', D, width]
+        return F.linear(windows.flatten(2), conv.weight.flatten(1), conv.bias)
 
 
 def _head(d: int, first: nn.Module) -> nn.Sequential:

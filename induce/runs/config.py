@@ -98,6 +98,12 @@ class TrainConfig:
     # by kernel launches, not arithmetic (H100: 1.6x the eager step in fp32, 4x in bf16).
     # Ignored on CPU and under torchrun (DDP's gradient hooks are not captured)
     cuda_graphs: bool = True
+    # masked LMs: the model's forward under torch.compile (dynamic shapes: one compilation
+    # serves every batch shape, a second on CPU past 4,096 cells), which fuses the small
+    # memory-bound kernels that remain of a step replayed from CUDA graphs (autocast's
+    # casts, layer norms, dropout); its own dropout masks, not the eager ones.  Validation
+    # and parsing stay eager.  Compiling takes a minute or more at the start of a run
+    compile: bool = False
     # on CUDA, float32 matrix products as TF32 on the tensor cores (10-bit mantissa; the
     # official code multiplies in full fp32, but its convolutions and LSTMs take TF32 by
     # PyTorch's default on both sides); ignored on CPU and under bf16 autocast's matmuls

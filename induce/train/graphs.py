@@ -28,6 +28,7 @@ clip and step the optimizer after it, outside the graph (the fused Adam is a few
 from __future__ import annotations
 
 import math
+import typing
 from dataclasses import dataclass
 
 import torch
@@ -156,6 +157,17 @@ class GraphedLoss:
             captured.backward()
         self.graphs[key] = _Graph(graph, inputs, captured)
         return result
+
+
+def compiled(net: torch.nn.Module) -> torch.nn.Module:
+    """``net`` under ``torch.compile`` with dynamic shapes (``train.compile``): one
+    compilation for every batch shape, its kernels captured by :class:`GraphedLoss` like the
+    eager ones.  The models keep their compiled forward free of what fixes a length: their
+    dropout is ``F.dropout`` and StructFormer's convolutions are products over windows when
+    compiling (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between two compiled
+    graphs, as it is (Dynamo does not trace recurrent modules)."""
+    # a module in, an OptimizedModule (a module) out; torch types it as any callable
+    return typing.cast(torch.nn.Module, torch.compile(net, dynamic=True))
 
 
 def _tensors(batch: Batch) -> tuple[torch.Tensor, ...]:

@@ -42,7 +42,7 @@ from induce.runs.directory import (
 )
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter, check_logs
-from induce.train.graphs import GraphedLoss
+from induce.train.graphs import GraphedLoss, compiled
 from induce.train.options import RunExistsError, TrainOptions, check_new_run_directory
 
 
@@ -60,6 +60,9 @@ class Trainer(CheckpointedRun):
     train_facts: dict[str, Any] = {}
     # the step replayed from CUDA graphs, when the objective has one
     graphed: GraphedLoss | None = None
+    # whether train.compile applies (the masked LMs' forward; the grammars' inside loops
+    # over widths, which a compiler would unroll at every length)
+    compiles = False
     dataset: Any
     vocab: Vocabulary
     run_vocab: Vocabulary
@@ -78,6 +81,11 @@ class Trainer(CheckpointedRun):
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
         check_logs(self.config)
+        if self.config.train.compile and not self.compiles:
+            raise ConfigError(
+                f"compiles the masked LMs' training step only, not {self.config.arch}'s",
+                "train.compile",
+            )
         set_matmul_precision(self.device, self.config.train.tf32)
         if self.device.type == "cpu":
             set_cpu_threads(self.config.train.threads, dd.processes_here())
@@ -93,6 +101,9 @@ class Trainer(CheckpointedRun):
             self.net = torch.nn.parallel.DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
+        if self.config.train.compile:  # after DDP, as torch.compile's DDP support wants
+            self.net = compiled(self.net)
+        self.graphed = self._graphed_loss()
         try:
             if self.world.main:
                 self._open_run_directory(options)
@@ -109,6 +120,11 @@ class Trainer(CheckpointedRun):
             raise
 
     # -- hooks -----------------------------------------------------------------------------
+    def _graphed_loss(self) -> GraphedLoss | None:
+        """The step replayed from CUDA graphs, built once ``self.net`` is final (None: the
+        objective has none)."""
+        return None
+
     def build(self, data: str, options: TrainOptions) -> None:
         """Load the data and set ``dataset``, ``vocab``, ``model`` (seeded from
         ``train.seed``), ``optimizer`` and ``scheduler``; add the objective's progress keys."""
@@ -256,6 +272,7 @@ class Trainer(CheckpointedRun):
                 "parameters": sum(p.numel() for p in self.model.parameters()),
                 "device": str(self.device),
                 "cuda_graphs": self.graphed is not None,
+                "compiled": self.config.train.compile,
                 "world": self.world.size,
                 "resumed_at": s["step"],
                 "path": str(self.path),

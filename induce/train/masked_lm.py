@@ -27,6 +27,7 @@ from induce.train.validation import parse_split, validation_loss
 
 class MaskedLMTrainer(Trainer):
     model: MaskedLM
+    compiles = True
 
     def build(self, data: str, options: TrainOptions) -> None:
         self._load_data(data)
@@ -40,7 +41,6 @@ class MaskedLMTrainer(Trainer):
         self.model = self.model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.gold = self._validation_gold()
-        self.graphed = self._graphed_loss()
 
     def _load_data(self, data: str) -> None:
         """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
@@ -98,7 +98,7 @@ class MaskedLMTrainer(Trainer):
         if not (t.cuda_graphs and self.device.type == "cuda" and self.world.size == 1):
             return None
         return GraphedLoss(
-            self.model,
+            self.net,
             self.model,
             lambda: autocast(self.device, t.bf16, t.cpu_bf16, cache=False),
             self.specials,

@@ -17,7 +17,7 @@ from induce.models.layers import packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.engine import TrainOptions, train
-from induce.train.graphs import GraphedLoss
+from induce.train.graphs import GraphedLoss, compiled
 from tests.train.helpers import MASKED_LMS, last_state, make_dataset, quiet_model, tiny
 
 pytestmark = pytest.mark.gpu
@@ -161,6 +161,36 @@ def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
             if q.grad is not None:
                 assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6)
     assert len(graphed.graphs) == 1
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+def test_a_compiled_graphed_loss_replays_the_eager_step_compiling_once(arch, strict_fp32):
+    """``train.compile`` with the CUDA graphs: the compiled forward captured in each bucket's
+    graph gives the eager loss and gradients, and batches of new lengths (new buckets) are
+    captured without compiling again (dynamic shapes)."""
+    torch._dynamo.reset()
+    cuda = torch.device("cuda")
+    model = _model(arch).to(cuda).train()
+    plain = copy.deepcopy(model)
+    graphed = GraphedLoss(compiled(model), model, nullcontext, SPECIALS, cuda)
+    runs = [((7, 12, 3, 20), 1), ((6, 11, 4, 19), 5), ((9, 30, 2), 7), ((5, 5, 8, 13, 2), 9)]
+    try:
+        for k, (lengths, seed) in enumerate(runs):
+            if k == 1:
+                torch.compiler.set_stance("fail_on_recompile")
+            batch = _batch(lengths, seed)
+            model.zero_grad(set_to_none=False)
+            loss = graphed(batch)
+            plain.zero_grad(set_to_none=True)
+            expected = masked_lm_training_loss(plain, plain, batch.to(cuda), nullcontext)
+            expected.backward()
+            assert torch.allclose(loss, expected.detach(), rtol=1e-5, atol=1e-6), k
+            for p, q in zip(model.parameters(), plain.parameters(), strict=True):
+                if q.grad is not None:
+                    assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6), k
+    finally:
+        torch.compiler.set_stance("default")
+    assert len(graphed.graphs) == 3  # the first two batches share a bucket
 
 
 def test_graphed_loss_of_a_batch_that_masks_nothing_is_the_engines_zero():

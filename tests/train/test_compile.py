@@ -1,0 +1,93 @@
+"""``train.compile``: the masked LMs' forward under ``torch.compile(dynamic=True)`` computes
+the eager loss and gradients, and one compilation serves batches of every length (the
+convolution of StructFormer's parser is a product over windows when compiled: the lowering
+of a convolution's backward fixed the length, a recompilation per padded length); the
+engine trains with it and its checkpoints load eagerly; other objectives refuse it."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import pytest
+import torch
+
+from induce.data.errors import ConfigError
+from induce.models.structformer import _Conv
+from induce.runs.batches import Specials, make_batch
+from induce.runs.directory import open_run
+from induce.runs.inference import masked_lm_training_loss
+from induce.train.engine import TrainOptions, train
+from tests.train.helpers import make_dataset, quiet_model, tiny
+
+VOCAB = 40
+SPECIALS = Specials(pad=0, unk=1, mask=2)
+
+
+def _batch(lengths: tuple[int, ...], seed: int):
+    g = torch.Generator().manual_seed(seed)
+    sentences = [torch.randint(3, VOCAB, (n,), generator=g).tolist() for n in lengths]
+    index = list(range(len(lengths)))
+    return make_batch(sentences, index, SPECIALS, 0.3, torch.Generator().manual_seed(seed + 1))
+
+
+def _loss_and_grads(net, model, batch):
+    model.zero_grad(set_to_none=True)
+    loss = masked_lm_training_loss(net, model, batch, nullcontext)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+@pytest.mark.parametrize("width", [9, 2])
+def test_the_unfolded_convolution_is_the_convolution(width):
+    torch.manual_seed(width)
+    conv = _Conv(8, width)
+    x = torch.randn(3, 11, 8)
+    unfolded = conv._unfolded(x)
+    expected = conv(x)
+    assert torch.allclose(unfolded[:, 1:] if conv.shift else unfolded, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch):
+    torch._dynamo.reset()
+    model = quiet_model(arch, 32, 2, VOCAB, SPECIALS.pad, n_layers=1).train()
+    net = torch.compile(model, dynamic=True)
+    batches = [_batch((5, 9, 3), 1), _batch((12, 4), 2), _batch((7, 7, 2, 6), 3)]
+    for k, batch in enumerate(batches):
+        loss, grads = _loss_and_grads(model, model, batch)
+        if k == 1:  # the first batch compiled; no other may
+            torch.compiler.set_stance("fail_on_recompile")
+        try:
+            compiled, compiled_grads = _loss_and_grads(net, model, batch)
+        finally:
+            torch.compiler.set_stance("default")
+        assert torch.allclose(compiled, loss, rtol=1e-5), k
+        for a, b in zip(compiled_grads, grads, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-6), k
+
+
+def test_the_engine_trains_compiled_and_its_checkpoint_loads_eagerly(tmp_path):
+    torch._dynamo.reset()
+    data = make_dataset(tmp_path)
+    out = tmp_path / "run"
+    settings = tiny("transformer") + ["model.n_layers=1", "train.max_steps=3", "train.compile=true"]
+    starts = []
+
+    def on_event(kind, record):
+        if kind == "start":
+            starts.append(record)
+
+    assert train(TrainOptions(str(out), "transformer", str(data), settings), on_event) == "done"
+    assert [record["compiled"] for record in starts] == [True]
+    run = open_run(out)
+    assert run.config.train.compile
+    model = run.load_model("last", "cpu")  # the model's own names, not the compiler's
+    assert not any("_orig_mod" in name for name in model.state_dict())
+
+
+def test_objectives_without_a_compiled_step_refuse_it(tmp_path):
+    data = make_dataset(tmp_path)
+    settings = tiny("chart") + ["train.compile=true"]
+    with pytest.raises(ConfigError, match="train.compile compiles the masked LMs"):
+        train(TrainOptions(str(tmp_path / "run"), "chart", str(data), settings))
+    assert not (tmp_path / "run").exists()

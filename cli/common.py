@@ -31,7 +31,10 @@ _FLAGS = {
 
 
 def flag(setting: str) -> str:
-    """The command-line flag that sets the library argument ``setting``."""
+    """The command-line flag that sets the library argument ``setting``; a run setting
+    (``train.log``: set with ``--set``, dotted) is named as it is."""
+    if "." in setting:
+        return setting
     return _FLAGS.get(setting, "--" + setting.replace("_", "-"))
 
 

@@ -66,6 +66,7 @@ class GrammarTrainer(Trainer):
     model: GrammarModel
     # the loss is the negative ELBO per sentence (not per word: no perplexity of it)
     train_facts = {"loss_kind": "-ELBO"}
+    autocasts = False
 
     def build(self, data: str, options: TrainOptions) -> None:
         self.load_text(data)

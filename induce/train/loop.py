@@ -63,6 +63,9 @@ class Trainer(CheckpointedRun):
     # whether train.compile applies (the masked LMs' forward; the grammars' inside loops
     # over widths, which a compiler would unroll at every length)
     compiles = False
+    # whether train.bf16 / train.cpu_bf16 apply (the grammars' inside sums probabilities in
+    # log space over O(n^3) terms: they train in float32 only)
+    autocasts = True
     dataset: Any
     vocab: Vocabulary
     run_vocab: Vocabulary
@@ -81,6 +84,12 @@ class Trainer(CheckpointedRun):
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
         check_logs(self.config)
+        t = self.config.train
+        if (t.bf16 or t.cpu_bf16) and not self.autocasts:
+            raise ConfigError(
+                f"is not for {self.config.arch}: it trains in float32 only",
+                "train.bf16" if t.bf16 else "train.cpu_bf16",
+            )
         if self.config.train.compile and not self.compiles:
             raise ConfigError(
                 f"compiles the masked LMs' training step only, not {self.config.arch}'s",

@@ -229,3 +229,20 @@ def test_an_official_checkpoint_imports_with_the_same_trees(run, tmp_path, form)
     why = f"not --arch {other}" if arch in ("npcfg", "cpcfg") else "give its --arch"
     assert wrong.exit_code == 2 and why in wrong.output, wrong.output
     assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize("setting", ["train.bf16", "train.cpu_bf16"])
+def test_bf16_is_refused_not_ignored(data, tmp_path, setting):
+    """The grammars train in float32 only: asking for bf16 is one line at exit 2, before
+    anything is written (it used to be accepted and ignored)."""
+    out = tmp_path / "run"
+    args = ["train", "--arch", "npcfg", "--data", data, "--out", out, "--set", f"{setting}=true"]
+    result = CliRunner().invoke(app, [*map(str, args), *_cli_settings("npcfg")])
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert f"{setting} is not for npcfg: it trains in float32 only" in lines[0]
+    assert not out.exists()
+
+
+def _cli_settings(arch: str) -> list[str]:
+    return [item for setting in _settings(arch, 2) for item in ("--set", setting)]

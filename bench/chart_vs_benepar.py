@@ -394,6 +394,24 @@ def summary(seen: dict[str, list[dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def check(args: argparse.Namespace, sides: list[str]) -> None:
+    """Refuse in one line what cannot be run as asked."""
+    if not set(sides) <= {"benepar", "induce", "induce-bf16"}:
+        sys.exit("error: --sides: benepar, induce and/or induce-bf16")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda: CUDA is not available on this machine")
+    elif "induce-bf16" in sides:
+        from induce.runs.device import cpu_has_fast_bf16
+
+        if not cpu_has_fast_bf16():  # train.cpu_bf16 would be ignored: fp32 named bf16
+            sys.exit("error: --sides induce-bf16: this CPU has no AVX512-BF16 or AMX")
+    if "benepar" in sides and not (Path(args.benepar or "") / "src" / "main.py").exists():
+        sys.exit(f"error: --benepar {args.benepar}: no src/main.py (self-attentive-parser?)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
@@ -420,15 +438,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     sides = args.sides.split(",")
-    if not set(sides) <= {"benepar", "induce", "induce-bf16"}:
-        sys.exit("error: --sides: benepar, induce and/or induce-bf16")
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            sys.exit("error: --device cuda: CUDA is not available on this machine")
-    if "benepar" in sides and not (Path(args.benepar or "") / "src" / "main.py").exists():
-        sys.exit(f"error: --benepar {args.benepar}: no src/main.py (self-attentive-parser?)")
+    check(args, sides)
     seeds = [int(s) for s in args.seeds.split(",")]
     print(
         f"{args.updates} updates, dev F1 (EVALB COLLINS) every {args.check_every}; seeds "

@@ -10,13 +10,13 @@
 # (yikangshen/UDGN: models.py, layers.py, utils.py), BENEPAR (nikitakit/self-attentive-parser:
 # src/), KIM (harvardnlp/compound-pcfg), TNPCFG (sustcsonglin/TN-PCFG).  SHARED: the shared
 # folder (default ../shared).  Nothing of them is committed: KIT is ignored, and `run` carries
-# it (`carry: [".gpu"]`, 64 MiB at most; this kit is about 15).  On the device, from the
+# it (`carry: [".gpu"]`, 64 MiB at most; this kit is about 13).  On the device, from the
 # repository root:
-#   . bench/gpu_env.sh .gpu
+#   . bench/gpu_env.sh .gpu &&
 #   bash bench/gpu_sitting.sh $OUT .gpu/udgn .gpu/shared     # KIM=.gpu/kim TNPCFG=.gpu/tnpcfg
 #                                                           # BENEPAR=.gpu/benepar
 #   bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
-set -eu
+set -euo pipefail
 kit=${1:-.gpu}
 shared=${SHARED:-../shared}
 pyver=${PYVER:-3.12}
@@ -51,7 +51,9 @@ else
 fi
 # gpu_sitting.sh's SHARED layout (data/...) and gpu_long_runs.sh's flat WSJ folder
 mkdir -p "$kit/shared/data/wsj" "$kit/shared/data/ptb-sample" "$kit/wsj"
-cp "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
-cp -r "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
-cp "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" "$kit/wsj/"
+# (writable copies of the read-only shared files, so that the kit can be packed again)
+cp -r --no-preserve=mode "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
+cp -r --no-preserve=mode "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
+cp -r --no-preserve=mode "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" \
+    "$kit/wsj/"
 du -sh "$kit"

@@ -34,12 +34,13 @@
 #
 # On a lent GPU machine with no network and without induce installed: pack the kit here first
 # (bench/gpu_kit.sh: wheels, official code, data into the ignored .gpu/), carry it, and run
-# from the repository root:
-#   . bench/gpu_env.sh .gpu
-#   KIM=.gpu/kim TNPCFG=.gpu/tnpcfg BENEPAR=.gpu/benepar bash bench/gpu_sitting.sh $OUT \
-#       .gpu/udgn .gpu/shared
+# from the repository root, in two device calls (one call may run 10 minutes at most):
+#   . bench/gpu_env.sh .gpu && bash bench/gpu_sitting.sh $OUT .gpu/udgn .gpu/shared
+#   . bench/gpu_env.sh .gpu && PARTS=none KIM=.gpu/kim TNPCFG=.gpu/tnpcfg \
+#       BENEPAR=.gpu/benepar bash bench/gpu_sitting.sh $OUT .gpu/udgn .gpu/shared
 # On an H100: tests, three training sides, parsing and profiles took 4.7 minutes; tests and
 # five sides at STEPS=40 took 5; every part with five sides needs about 8 (plan the lease).
+# Steps 5-7 have limits of 150 + 150 + 420 s: give them their own call, or fewer of them.
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}
@@ -67,7 +68,7 @@ step machine 30 python3 -c "import torch; print(torch.__version__, torch.version
 torch.backends.cudnn.version(), torch.cuda.get_device_name() if torch.cuda.is_available() \
 else 'no CUDA')"
 has() { [[ $parts == *" $1 "* ]]; }
-has tests && step tests 100 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
+has tests && step tests "${TESTS_LIMIT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
 has train && step train "${TRAIN_LIMIT:-240}" "${sbs[@]}" --rounds "$rounds" --steps "$steps" \
     --warmup "$warmup" --sides "$sides" --json "$out/train.json"
 has parse && step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse \

@@ -83,7 +83,8 @@ class _Conv(nn.Module):
     def _unfolded(self, x: torch.Tensor) -> torch.Tensor:
         """The same convolution as one matrix product over each position's window (``[B,
         L', D * width]``): under ``torch.compile`` the lowering of a convolution's backward
-        fixes the length (a recompilation for every padded length), a product's does not."""
+        fixes the length (a recompilation for every padded length), a product's does not.
+        The backward keeps the windows: ``width`` times the input's memory."""
         conv = self.conv
         width, pad = conv.kernel_size[0], conv.padding[0]
         assert isinstance(pad, int)

@@ -146,8 +146,8 @@ def _walk(out: list[Span], split: list[list[int]], label: list[list[int]], i: in
 
 def _columns(trees: Sequence[Sequence[Span]], device: torch.device) -> torch.Tensor:
     """``[4, S]``: sentence, start, end and label of every span of ``trees``, built on the
-    host and moved in one copy (a copy or an indexed write per span or per sentence would
-    be thousands of kernel launches a batch on a GPU)."""
+    host and moved in one copy (an indexed write per span would be thousands of kernel
+    launches a batch on a GPU)."""
     rows = [(b, i, j, label) for b, spans in enumerate(trees) for i, j, label in spans]
     table = torch.tensor(rows, dtype=torch.long).reshape(-1, 4).T
     return table.to(device)
@@ -155,10 +155,21 @@ def _columns(trees: Sequence[Sequence[Span]], device: torch.device) -> torch.Ten
 
 def tree_scores(scores: torch.Tensor, trees: Sequence[Sequence[Span]]) -> torch.Tensor:
     """``[B]``: the sum of ``scores[b, i, j, l]`` over each tree's labelled spans
-    (differentiable; one gather for the whole batch)."""
-    b, i, j, label = _columns(trees, scores.device)
-    totals = scores.new_zeros(len(trees))
-    return totals.index_add(0, b, scores[b, i, j, label])
+    (differentiable), in at least float32.  One gather for the batch into a ``[B, S]``
+    table (``S``: the most spans of a tree; the rest masked), summed row by row: the same
+    sums on every run, where adding into ``[B]`` by index would race on a GPU."""
+    _, fence, _, labels = scores.shape
+    width = max((len(spans) for spans in trees), default=0)
+    flat, real = [], []
+    for b, spans in enumerate(trees):
+        row = [((b * fence + i) * fence + j) * labels + label for i, j, label in spans]
+        flat.append(row + [0] * (width - len(row)))
+        real.append([True] * len(row) + [False] * (width - len(row)))
+    index = torch.tensor(flat, dtype=torch.long).reshape(len(trees), width)
+    mask = torch.tensor(real, dtype=torch.bool).reshape(len(trees), width)
+    values = scores.reshape(-1)[index.to(scores.device)]
+    total = torch.promote_types(scores.dtype, torch.float32)
+    return values.masked_fill(~mask.to(scores.device), 0.0).sum(-1, dtype=total)
 
 
 def hinge_loss(
@@ -169,9 +180,9 @@ def hinge_loss(
     ``gold``: each sentence's labelled spans (real labels; spans a binarisation adds carry
     ``∅`` and score its 0).  The Hamming cost counts the spans of ``T`` whose label differs from
     the gold one (``∅`` for spans not in the gold tree); it is added to every label but the
-    gold one before decoding.  Computed in float32 whatever ``scores`` come in (under bf16
-    autocast a cost of 1 next to scores of tens would round away); the result is float32."""
-    scores = scores.float()
+    gold one before decoding.  Computed in at least float32 (under bf16 autocast a cost of 1
+    next to scores of tens would round away)."""
+    scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
     cost = torch.ones_like(scores)
     cost[..., 0] = 0.0  # a span outside the gold tree costs nothing when labelled ∅
     b, i, j, label = _columns(gold, scores.device)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from contextlib import nullcontext
 
 import pytest
@@ -234,6 +235,23 @@ def test_the_engine_trains_and_resumes_on_cuda(data, tmp_path, arch, bf16, graph
     assert state["progress"]["step"] == 8
     groups = state["optimizer"]["param_groups"]
     assert all(group["fused"] for group in groups)
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+def test_the_engine_trains_compiled_in_graphs_with_dropout(data, tmp_path, arch):
+    """``train.compile`` in a real run: bf16, dropout on (the compiled ``F.dropout`` inside
+    the captured graphs), validation eager; the losses stay finite."""
+    torch._dynamo.reset()
+    out = tmp_path / "run"
+    settings = tiny(arch) + ["train.bf16=true", "train.compile=true", "train.max_steps=6"]
+    events: list[tuple[str, dict]] = []
+    extra = [*settings, "train.eval_every=3"]
+    options = TrainOptions(str(out), arch, str(data), extra, device="cuda")
+    assert train(options, lambda kind, record: events.append((kind, record))) == "done"
+    start = next(record for kind, record in events if kind == "start")
+    assert start["compiled"] and start["cuda_graphs"]
+    losses = [record["loss"] for kind, record in events if kind == "train"]
+    assert losses and all(math.isfinite(x) for x in losses)
 
 
 def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):

@@ -12,6 +12,7 @@ import sys
 import pytest
 import torch
 
+from induce.runs.device import cpu_has_fast_bf16
 from tests.conftest import ROOT
 from tests.preprocess.fixtures import ldc_text, sample_trees
 
@@ -38,21 +39,23 @@ def _bench(*args: object) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_induce_sides_train_check_and_parse(shared, tmp_path):
+    """Both induce sides where the CPU has bf16, the fp32 side elsewhere."""
+    sides = ["induce", "induce-bf16"] if cpu_has_fast_bf16() else ["induce"]
     out = tmp_path / "runs.json"
     done = _bench(
-        "--shared", shared, "--sides", "induce,induce-bf16", "--seeds", "1", "--updates", 2,
+        "--shared", shared, "--sides", ",".join(sides), "--seeds", "1", "--updates", 2,
         "--check-every", 1, "--threads", 1, "--json", out,
         "--set", "model.d_model=32", "--set", "model.d_position=16", "--set", "model.d_ff=32",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = json.loads(out.read_text())
-    assert [r["side"] for r in records] == ["induce", "induce-bf16"]
+    assert [r["side"] for r in records] == sides
     for record in records:
         assert [c["update"] for c in record["checks"]] == [1, 2]
         assert record["updates_per_s"] > 0 and record["parse_sentences_per_s"] > 0
         assert "peak_gpu_gib" not in record  # on the CPU
     table = done.stdout.splitlines()
-    assert any(line.startswith("induce-bf16") and "GPU" not in line for line in table)
+    assert any(line.startswith(sides[-1] + " ") for line in table)
     assert any("updates/s" in line and "GPU GiB" not in line for line in table)
 
 
@@ -61,6 +64,11 @@ def test_the_induce_sides_train_check_and_parse(shared, tmp_path):
     [
         (["--sides", "induce,fp16"], "--sides: benepar, induce and/or induce-bf16"),
         (["--sides", "benepar"], "no src/main.py"),
+        pytest.param(
+            ["--sides", "induce-bf16"],
+            "this CPU has no AVX512-BF16 or AMX",
+            marks=pytest.mark.skipif(cpu_has_fast_bf16(), reason="this CPU has bf16"),
+        ),
         pytest.param(
             ["--device", "cuda"],
             "CUDA is not available",

@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from induce.structs.spans import cky, hinge_loss
+from induce.structs.spans import cky, hinge_loss, tree_scores
 
 
 def _bracketings(i: int, j: int) -> list[list[tuple[int, int]]]:
@@ -160,3 +160,17 @@ def test_bf16_scores_lose_in_float32():
     assert value == 1.75
     loss.backward()
     assert low.grad is not None and low.grad.dtype == torch.bfloat16
+
+
+def test_tree_scores_sum_each_trees_spans_in_at_least_float32():
+    g = torch.Generator().manual_seed(4)
+    scores = torch.randn(3, 5, 5, 3, generator=g, dtype=torch.float64)
+    trees = [[(0, 4, 1), (0, 1, 0), (1, 4, 2)], [], [(0, 2, 2), (0, 1, 1), (1, 2, 0)]]
+    got = tree_scores(scores, trees)
+    assert got.dtype == torch.float64  # float64 is kept
+    for b, spans in enumerate(trees):
+        want = sum(float(scores[b, i, j, label]) for i, j, label in spans)
+        assert float(got[b]) == pytest.approx(want, rel=1e-15, abs=1e-15)
+    low = tree_scores(scores.to(torch.bfloat16), trees)
+    assert low.dtype == torch.float32  # bf16 summed in float32
+    assert tree_scores(scores, []).shape == (0,)

@@ -349,7 +349,8 @@ def test_bf16_training_runs_the_forward_in_bf16_and_the_loss_in_fp32(data, tmp_p
         monkeypatch.setattr(device_module, "cpu_has_fast_bf16", lambda fast=fast: fast)
         seen.clear()
         out = tmp_path / name
-        options = TrainOptions(str(out), "chart", str(data), [*settings, "train.cpu_bf16=true"])
+        extra = [*settings, "train.cpu_bf16=true"]
+        options = TrainOptions(str(out), "chart", str(data), extra, device="cpu")
         assert train(options) == "done"
         assert seen and set(seen) == {torch.bfloat16 if fast else torch.float32}
         evals = [r for r in open_run(out).history() if r.get("kind") == "eval"]

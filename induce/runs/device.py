@@ -33,11 +33,18 @@ def autocast(
     (:func:`cpu_has_fast_bf16`) when ``cpu_bf16`` is set; full precision otherwise.
     ``cache=False``: weights are cast again at each use instead of once per region (what a
     region captured in a CUDA graph needs)."""
-    if device.type == "cuda" and bf16:
+    if not uses_bf16(device, bf16, cpu_bf16):
+        return nullcontext()
+    if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache)
-    if device.type == "cpu" and cpu_bf16 and cpu_has_fast_bf16():
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return nullcontext()
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+def uses_bf16(device: torch.device, bf16: bool, cpu_bf16: bool = False) -> bool:
+    """Whether :func:`autocast` runs bfloat16 on ``device`` with these settings."""
+    if device.type == "cuda":
+        return bf16
+    return device.type == "cpu" and cpu_bf16 and cpu_has_fast_bf16()
 
 
 def set_matmul_precision(device: torch.device, tf32: bool) -> None:

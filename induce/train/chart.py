@@ -36,7 +36,7 @@ from induce.models.chart import ChartParser
 from induce.runs.batches import plan_batches
 from induce.runs.chart import Encoder, Example, example, inventories, parse_words
 from induce.runs.config import load_config
-from induce.runs.device import autocast
+from induce.runs.device import uses_bf16
 from induce.structure.chart import clean_tree
 from induce.train.loop import Trainer
 from induce.train.options import TrainOptions, build_optimizer
@@ -223,18 +223,6 @@ class ChartTrainer(Trainer):
         self.apply_gradients(self.config.optim.clip)
         return total
 
-    def autocast(self) -> AbstractContextManager[object]:
-        """bfloat16 autocast of the forward pass where ``train.bf16`` / ``train.cpu_bf16``
-        ask for it and the device has it; full precision otherwise."""
-        t = self.config.train
-        return autocast(self.device, t.bf16, t.cpu_bf16)
-
-    def _bf16(self) -> bool:
-        """Validation's parses ask for bfloat16 as training's steps do (the parser falls back
-        to full precision where the hardware lacks it, as :meth:`autocast`)."""
-        t = self.config.train
-        return t.bf16 if self.device.type == "cuda" else t.cpu_bf16
-
     def _no_sync(self, last: bool) -> AbstractContextManager[object]:
         """DDP's gradient averaging only with the last sub-batch's backward pass."""
         if last or not isinstance(self.net, torch.nn.parallel.DistributedDataParallel):
@@ -249,7 +237,9 @@ class ChartTrainer(Trainer):
         began = time.perf_counter()
         words = [ex.words for ex in self.valid_examples]
         tags = [ex.tags for ex in self.valid_examples]
-        parsed = iter(parse_words(self.model, self.encoder, words, tags, bf16=self._bf16()))
+        t = self.config.train  # validation parses in the precision training runs in
+        bf16 = uses_bf16(self.device, t.bf16, t.cpu_bf16)
+        parsed = iter(parse_words(self.model, self.encoder, words, tags, bf16=bf16))
         # predicted trees aligned with the file's trees (None where it gives no example)
         test = [next(parsed) if tree is not None else None for tree in self.valid_raw]
         result = score_corpus(self.valid_raw, test, self.params).all

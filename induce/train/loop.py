@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,12 @@ from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
 from induce.runs.batches import Specials
 from induce.runs.config import RunConfig, load_config
-from induce.runs.device import pick_device, set_cpu_threads, set_matmul_precision
+from induce.runs.device import (
+    autocast,
+    pick_device,
+    set_cpu_threads,
+    set_matmul_precision,
+)
 from induce.runs.directory import (
     LOCK,
     METRICS,
@@ -90,12 +96,12 @@ class Trainer(CheckpointedRun):
                 f"is not for {self.config.arch}: it trains in float32 only",
                 "train.bf16" if t.bf16 else "train.cpu_bf16",
             )
-        if self.config.train.compile and not self.compiles:
+        if t.compile and not self.compiles:
             raise ConfigError(
                 f"compiles the masked LMs' training step only, not {self.config.arch}'s",
                 "train.compile",
             )
-        set_matmul_precision(self.device, self.config.train.tf32)
+        set_matmul_precision(self.device, t.tf32)
         if self.device.type == "cpu":
             set_cpu_threads(self.config.train.threads, dd.processes_here())
         if options.deterministic:
@@ -127,6 +133,13 @@ class Trainer(CheckpointedRun):
         except BaseException:
             self.lock.release()  # a run that could not start is not held
             raise
+
+    def autocast(self) -> AbstractContextManager[object]:
+        """bfloat16 autocast of a forward pass where ``train.bf16`` / ``train.cpu_bf16`` ask
+        for it and the device has it (:func:`induce.runs.device.autocast`); full precision
+        otherwise (and always for objectives that refuse them: ``autocasts``)."""
+        t = self.config.train
+        return autocast(self.device, t.bf16, t.cpu_bf16)
 
     # -- hooks -----------------------------------------------------------------------------
     def _graphed_loss(self) -> GraphedLoss | None:

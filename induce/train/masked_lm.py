@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
@@ -129,9 +128,6 @@ class MaskedLMTrainer(Trainer):
 
     def batch_tokens(self, batch: Batch) -> int:
         return batch.tokens * self.world.size
-
-    def autocast(self) -> AbstractContextManager[object]:
-        return autocast(self.device, self.config.train.bf16, self.config.train.cpu_bf16)
 
     def train_step(self, batch: Batch) -> Loss:
         self.warm_up()

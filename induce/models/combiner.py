@@ -83,7 +83,7 @@ from induce.models.combiner_support import (
     chain_minimum,
     constituent_prior,
 )
-from induce.models.layers import Dropout, Recording
+from induce.models.layers import Dropout, Recording, conv_windows
 from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM, check_rate
 from induce.models.pretrained import BertWeights, read_bert
 
@@ -154,7 +154,7 @@ class SparseGate(nn.Module):
 
     def forward(self, m: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         b, r, n, _ = m.shape
-        signal = self.cnn(m.reshape(b * r * n, 1, n)).view(b, r, n, -1, n)  # [B, R, L, C, L]
+        signal = self._cnn(m.reshape(b * r * n, n)).view(b, r, n, -1, n)  # [B, R, L, C, L]
         signal = signal.masked_fill(~keep[:, None, None, None, :], float("-inf"))
         pooled = signal.amax(-1)  # over keys: [B, R, L, C]
         if not self.per_row:
@@ -162,6 +162,17 @@ class SparseGate(nn.Module):
             pooled = pooled.masked_fill(~rows, float("-inf")).amax(2, keepdim=True)
         tau = torch.sigmoid(self.linear(pooled.clamp_min(-1e4)))  # [B, R, L or 1, 1]
         return tau
+
+    def _cnn(self, rows: torch.Tensor) -> torch.Tensor:
+        """The CNN over each row as a one-channel signal: ``rows [N, L] -> [N, C, L]``;
+        under ``torch.compile`` as products over windows (one compilation for every
+        length, :func:`~induce.models.layers.conv_windows`)."""
+        if not torch.compiler.is_compiling():
+            return self.cnn(rows[:, None, :])
+        x = rows[..., None]  # [N, L, 1]: channels last
+        for layer in self.cnn:
+            x = conv_windows(x, layer) if isinstance(layer, nn.Conv1d) else layer(x)
+        return x.transpose(1, 2)
 
 
 class _AddGradient(torch.autograd.Function):

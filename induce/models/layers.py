@@ -70,6 +70,23 @@ class Dropout(nn.Module):
         return _DropoutFunction.apply(x, self.p)
 
 
+def conv_windows(x: torch.Tensor, conv: nn.Conv1d) -> torch.Tensor:
+    """``conv`` over ``x [N, L, C_in]`` (channels last) as one matrix product over each
+    position's window: ``[N, L', C_out]``, the convolution's output transposed (``L'`` as
+    its padding gives).  Under ``torch.compile`` the lowering of a convolution's backward
+    fixes the length, a recompilation for every padded length; a product's does not.  The
+    backward keeps the windows: ``width`` times the input's memory."""
+    (width,) = conv.kernel_size
+    if conv.stride != (1,) or conv.dilation != (1,) or conv.groups != 1:
+        raise ValueError("conv_windows: stride 1, dilation 1 and one group only")
+    if conv.padding == "same":  # as torch pads: the odd one out on the right
+        left, right = (width - 1) // 2, width - 1 - (width - 1) // 2
+    else:
+        left = right = int(conv.padding[0])
+    windows = F.pad(x, (0, 0, left, right)).unfold(1, width, 1)  # [N, L', C_in, width]
+    return F.linear(windows.flatten(2), conv.weight.flatten(1), conv.bias)
+
+
 def autocast_active(device: torch.device) -> bool:
     """Whether an autocast region is on for ``device``'s type (bf16/fp16 runs)."""
     try:

@@ -28,7 +28,7 @@ from torch import nn
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import DistanceScores
-from induce.models.layers import Dropout, full_precision
+from induce.models.layers import Dropout, conv_windows, full_precision
 from induce.models.masked_lm import EncoderOutput
 from induce.models.transformer import TransformerConfig, TransformerMLM
 
@@ -74,22 +74,11 @@ class _Conv(nn.Module):
             nn.init.zeros_(self.conv.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.compiler.is_compiling():
-            y = self._unfolded(x)
+        if torch.compiler.is_compiling():  # one compilation for every length
+            y = conv_windows(x, self.conv)
         else:
             y = self.conv(x.transpose(1, 2)).transpose(1, 2)
         return y[:, 1:] if self.shift else y
-
-    def _unfolded(self, x: torch.Tensor) -> torch.Tensor:
-        """The same convolution as one matrix product over each position's window (``[B,
-        L', D * width]``): under ``torch.compile`` the lowering of a convolution's backward
-        fixes the length (a recompilation for every padded length), a product's does not.
-        The backward keeps the windows: ``width`` times the input's memory."""
-        conv = self.conv
-        width, pad = conv.kernel_size[0], conv.padding[0]
-        assert isinstance(pad, int)
-        windows = F.pad(x, (0, 0, pad, pad)).unfold(1, width, 1)  # [B, L', D, width]
-        return F.linear(windows.flatten(2), conv.weight.flatten(1), conv.bias)
 
 
 def _head(d: int, first: nn.Module) -> nn.Sequential:

@@ -1,18 +1,21 @@
 """``train.compile``: the masked LMs' forward under ``torch.compile(dynamic=True)`` computes
-the eager loss and gradients, and one compilation serves batches of every length (the
-convolution of StructFormer's parser is a product over windows when compiled: the lowering
-of a convolution's backward fixed the length, a recompilation per padded length); the
+the eager loss and gradients, and one compilation serves batches of every length for every
+masked LM (the convolutions of StructFormer's parser and the Combiner's gate are products
+over windows when compiled: the lowering of a convolution's backward fixed the length, a
+recompilation per padded length); the
 engine trains with it and its checkpoints load eagerly; other objectives refuse it."""
 
 from __future__ import annotations
 
 import shutil
 from contextlib import nullcontext
+from unittest.mock import patch
 
 import pytest
 import torch
 
 from induce.data.errors import ConfigError
+from induce.models.layers import conv_windows
 from induce.models.structformer import _Conv
 from induce.runs.batches import Specials, make_batch
 from induce.runs.directory import open_run
@@ -49,12 +52,24 @@ def test_the_unfolded_convolution_is_the_convolution(width):
     torch.manual_seed(width)
     conv = _Conv(8, width)
     x = torch.randn(3, 11, 8)
-    unfolded = conv._unfolded(x)
-    expected = conv(x)
-    assert torch.allclose(unfolded[:, 1:] if conv.shift else unfolded, expected, atol=1e-6)
+    with patch.object(torch.compiler, "is_compiling", return_value=True):
+        unfolded = conv(x)
+    assert torch.allclose(unfolded, conv(x), atol=1e-6)
 
 
-@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+@pytest.mark.parametrize("padding", ["same", 0, 1])
+def test_a_convolution_is_a_product_over_windows(width, padding):
+    """Channels last in and out, as :func:`conv_windows` gives them; ``same`` pads the odd
+    one out on the right, as torch does."""
+    torch.manual_seed(width)
+    conv = torch.nn.Conv1d(3, 5, width, padding=padding)
+    x = torch.randn(2, 3, 7)
+    expected = conv(x).transpose(1, 2)
+    assert torch.allclose(conv_windows(x.transpose(1, 2), conv), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn", "combiner", "transformer"])
 def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch):
     torch._dynamo.reset()
     model = quiet_model(arch, 32, 2, VOCAB, SPECIALS.pad, n_layers=1).train()

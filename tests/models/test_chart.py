@@ -100,6 +100,46 @@ def test_a_sentence_scores_the_same_alone_and_in_a_padded_batch(changes):
     assert (tag_logits is not None) == bool(changes.get("tag_head"))
 
 
+def _attention_by_hand(attention, parts, keep):
+    """Section 2.1's attention written out: the halves' logits added, masked, softmax."""
+    c = attention.c
+    b, t, _ = parts[0].shape
+    projected = [
+        p(x).view(b, t, 3, c.n_heads, -1).permute(2, 0, 3, 1, 4)
+        for x, p in zip(parts, attention.qkv)
+    ]
+    logits = sum(q @ k.transpose(-1, -2) for q, k, _ in projected) / c.d_kv**0.5
+    weights = torch.softmax(logits.masked_fill(~keep[:, None, None, :], float("-inf")), -1)
+    return [
+        out((weights @ v).transpose(1, 2).reshape(b, t, -1))
+        for (_, _, v), out in zip(projected, attention.out)
+    ]
+
+
+@pytest.mark.parametrize("factored", [True, False])
+def test_attention_is_the_factored_softmax_attention_over_real_tokens(factored):
+    model, _, _ = build(factored=factored, attn_dropout=0.5)
+    attention = model.layers[0].attention
+    c = model.config
+    sizes = [c.d_content, c.d_position] if factored else [c.d_model]
+    torch.manual_seed(1)
+    parts = [torch.randn(3, 6, d) for d in sizes]
+    keep = torch.tensor([[True] * 6, [True] * 4 + [False] * 2, [True] + [False] * 5])
+    by_hand = _attention_by_hand(attention, parts, keep)
+    trained = attention(parts, keep)  # with gradients: written out on a CPU
+    with torch.no_grad():
+        got = attention(parts, keep)  # without: scaled_dot_product_attention
+        for mine, grad, expected in zip(got, trained, by_hand, strict=True):
+            assert torch.allclose(mine, expected, atol=1e-6)
+            assert torch.allclose(grad, expected, atol=1e-6)
+        # a padded key changes nothing that reads it
+        other = [x.clone() for x in parts]
+        other[0][1, 4:] = 100.0
+        assert torch.allclose(attention(other, keep)[0][1, :4], got[0][1, :4], atol=1e-6)
+        attention.train()  # dropout on the weights: outputs change from draw to draw
+        assert not torch.allclose(attention(parts, keep)[0], attention(parts, keep)[0])
+
+
 def test_char_concat_reads_the_first_and_last_characters():
     model, encoder, exs = build(chars="concat", char_concat=2)
     concat = model.chars

@@ -1,32 +1,34 @@
 #!/usr/bin/env python3
 """Official StructFormer/UDGN code against ``induce``, side by side on this machine.
 
-    python bench/side_by_side.py --official PATH [--archs structformer,udgn]
+    python bench/side_by_side.py [--official PATH] [--archs structformer,udgn]
         [--sizes small,paper] [--device cpu|cuda] [--sides official,induce,induce-bf16]
         [--rounds 2] [--steps 6] [--warmup 2] [--threads 2] [--parse [--no-train]]
         [--parse-sentences 400] [--set KEY=VALUE ...] [--json FILE]
 
 ``PATH`` is a checkout of github.com/yikangshen/UDGN (its ``models.py`` holds the official
 ``StructFormer`` and ``UDGN``); nothing of it is copied or vendored: the measuring process
-imports it from where the user put it.  Every measurement is a fresh process and the sides
-alternate (official, induce, induce-bf16, official, ...), so that a machine that slows down
-during the run penalises every side.  All sides get the same model sizes (``paper``: our
-presets ``structformer-udgn-repo`` and ``udgn-ptb-paper``, which are the official
-``main.py`` defaults; ``small``: d_model 256, 4 layers), the same 4,096-token batches (the
-official ``batchify``: longest first, summed lengths below the budget) of sentences with the
-lengths of WSJ section 22 (``../shared`` when it is there, a WSJ-like distribution
-otherwise), the same masks (rate 0.3), Adam with clipping 0.25.  The ``induce`` sides run the
-training engine's own loss function, optimizer and precision choice (``induce.train``);
-``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or ``train.cpu_bf16=true`` (CPU);
-``induce-tf32`` adds ``train.tf32=true`` (CUDA: float32 matrix products as TF32); ``--set``
-passes further settings to every ``induce`` side.  A side ending in ``-graphs`` (CUDA only:
-``induce-graphs``, ``induce-bf16-graphs``, ``induce-tf32-graphs``) runs the same step
-through CUDA graphs (``induce.train.graphs``: one graph per bucket of batch shapes, captured
-in a first pass over every batch of the plan, which is not timed and is reported as
-``first_epoch_s``; ``peak_gpu_gib`` covers both passes, ``steady_gpu_gib`` the timed one).
-A side with ``-compile`` (``induce-compile``, ``induce-bf16-compile`` and their ``-graphs``)
-runs the forward under ``torch.compile`` with dynamic shapes (``train.compile``), compiled
-in the first pass on CUDA or the warm-up steps on CPU (give those steps the time it takes).
+imports it from where the user put it (the side ``official`` needs it; without it, ``--sides
+induce,induce-bf16`` compares ``induce``'s sides, ratios to the first). Every measurement is
+a fresh process and the sides alternate (official, induce, induce-bf16, official, ...), so
+that a machine that slows down during the run penalises every side. All sides get the same
+model sizes (``paper``: our presets ``structformer-udgn-repo`` and ``udgn-ptb-paper``, which
+are the official ``main.py`` defaults; ``small``: d_model 256, 4 layers), the same
+4,096-token batches (the official ``batchify``: longest first, summed lengths below the
+budget) of sentences with the lengths of WSJ section 22 (``../shared`` when it is there, a
+WSJ-like distribution otherwise), the same masks (rate 0.3), Adam with clipping 0.25. The
+``induce`` sides run the training engine's own loss function, optimizer and precision choice
+(``induce.train``); ``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or
+``train.cpu_bf16=true`` (CPU); ``induce-tf32`` adds ``train.tf32=true`` (CUDA: float32
+matrix products as TF32); ``--set`` passes further settings to every ``induce`` side. A side
+ending in ``-graphs`` (CUDA only: ``induce-graphs``, ``induce-bf16-graphs``,
+``induce-tf32-graphs``) runs the same step through CUDA graphs (``induce.train.graphs``: one
+graph per bucket of batch shapes, captured in a first pass over every batch of the plan,
+which is not timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers both
+passes, ``steady_gpu_gib`` the timed one). A side with ``-compile`` (``induce-compile``,
+``induce-bf16-compile`` and their ``-graphs``) runs the forward under ``torch.compile`` with
+dynamic shapes (``train.compile``), compiled in the first pass on CUDA or the warm-up steps
+on CPU (give those steps the time it takes).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -419,7 +421,9 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
 
 
 def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
-    command = [sys.executable, __file__, "--one", *job, "--official", args.official]
+    command = [sys.executable, __file__, "--one", *job]
+    if args.official:
+        command += ["--official", args.official]
     command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
     command += ["--threads", str(args.threads), "--shared", args.shared]
     command += ["--parse-sentences", str(args.parse_sentences), "--device", args.device]
@@ -436,7 +440,9 @@ def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--official", required=True, help="a checkout of github.com/yikangshen/UDGN")
+    ap.add_argument(
+        "--official", help="a checkout of github.com/yikangshen/UDGN (for the official side)"
+    )
     ap.add_argument("--archs", default="structformer,udgn")
     ap.add_argument("--sizes", default="small,paper")
     ap.add_argument("--rounds", type=int, default=2)
@@ -467,13 +473,7 @@ def main() -> None:
         one = train_one if task == "train" else parse_one
         print(json.dumps(one(args, side, arch, size)))
         return
-    if not (Path(args.official) / "models.py").exists():
-        sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
-    default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
-    sides = (args.sides or default).split(",")
-    known = set(SIDES)
-    if not set(sides) <= known or "official" not in sides:
-        sys.exit(f"error: --sides: official and any of {', '.join(sorted(known - {'official'}))}")
+    sides = chosen_sides(args)
     tasks = ([] if args.no_train else ["train"]) + (["parse"] if args.parse else [])
     print(
         f"device {device_name(args.device)}; {args.threads} threads; training: 4,096-token "
@@ -485,7 +485,7 @@ def main() -> None:
     records: list[dict[str, Any]] = []
     for task in tasks:
         unit = "tokens_per_s" if task == "train" else "sentences_per_s"
-        print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, median, ratio to official")
+        print(f"\n{task}: {unit.replace('_per_s', '/s')} per round, median, ratio to {sides[0]}")
         print(
             f"{'arch':<13} {'size':<6} {'side':<{SIDE_WIDTH}} {'rounds':>22} {'median':>9} "
             f"{'ratio':>7} {'RSS GiB':>8} {'GPU GiB':>8}"
@@ -509,6 +509,24 @@ def main() -> None:
                     print(line, flush=True)
 
 
+def chosen_sides(args: argparse.Namespace) -> list[str]:
+    """``--sides`` checked (the default: official and induce, and induce-bf16 on CUDA):
+    known names, each once, and a checkout of the official code when its side is asked
+    for.  The official side, or else the first one given, is the ratios' base."""
+    default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
+    sides = (args.sides or default).split(",")
+    if not sides or not set(sides) <= set(SIDES) or len(set(sides)) < len(sides):
+        sys.exit(f"error: --sides: each at most once, from {', '.join(SIDES)}")
+    if "official" in sides:
+        if not args.official:
+            sys.exit("error: the official side needs --official (a checkout of yikangshen/UDGN)")
+        if not (Path(args.official) / "models.py").exists():
+            sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
+        sides.remove("official")
+        sides.insert(0, "official")
+    return sides
+
+
 def device_name(device: str) -> str:
     if not device.startswith("cuda"):
         return device
@@ -518,11 +536,13 @@ def device_name(device: str) -> str:
 
 
 def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: str) -> list[str]:
-    """One line per side: each round's rate, the median, its ratio to the official median,
-    the largest peak RSS and peak GPU memory."""
-    if not seen.get("official"):
+    """One line per side: each round's rate, the median, its ratio to the first side's
+    median (the official side's, which comes first when it runs), the largest peak RSS and
+    peak GPU memory."""
+    first = next(iter(seen.values()), [])
+    if not first:
         return []
-    base = statistics.median(r[unit] for r in seen["official"])
+    base = statistics.median(r[unit] for r in first)
     lines = []
     for side, results in seen.items():
         if not results:

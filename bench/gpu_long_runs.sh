@@ -4,7 +4,12 @@
 # (bench/long_runs.py).  The official side trains first, for at most OFFICIAL_S seconds
 # (whole epochs, at most EPOCHS); the induce side then trains each arch for as many epochs as
 # its slowest official run reached, with INDUCE_SETS (default: bf16 autocast; CUDA graphs are on
-# by default).  Then the GPU tests, in what time is left.
+# by default).  Then the GPU tests, in what time is left.  SIDES (default official,induce)
+# runs one side only: the induce side then trains EPOCHS epochs.  The papers' 100 epochs do
+# not fit one call: an official run takes about 2.6 s an epoch alone on an H100/H200, and
+# runs sharing the GPU add up (six took 12-14.5 s an epoch each), so one call holds e.g.
+# ARCHS=structformer SEEDS=1111,2222 SIDES=official EPOCHS=100 OFFICIAL_S=520
+# OFFICIAL_LIMIT=560, and the induce side of an arch (3 seeds) another.
 #
 #   bash bench/gpu_long_runs.sh OUT UDGN_CHECKOUT WSJ_FILES
 #
@@ -19,6 +24,7 @@ wsj=${3:?a folder with the CoNLL-2000 WSJ files and dev22.trees}
 epochs=${EPOCHS:-40}
 seeds=${SEEDS:-1111,2222,3333}
 archs=${ARCHS:-structformer,udgn}
+sides=${SIDES:-official,induce}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 log="$out/long.log"
@@ -41,21 +47,26 @@ for s in ${INDUCE_SETS:-train.bf16=true}; do extra+=(--set "$s"); done
 # eagerly rather than not at all (and the log says so)
 tiny=(--set model.d_model=64 --set model.n_layers=2 --set model.n_heads=2 --set train.max_steps=4
     --set train.eval_every=2 --set train.parse_metrics=false --set model.head_size=32)
-if ! step smoke 90 "${induce[@]}" train --config udgn-ptb-paper --data "$data" --out "$out/smoke" \
-    "${tiny[@]}" "${extra[@]}"; then
+if [[ ",$sides," == *,induce,* ]] && ! step smoke 90 "${induce[@]}" train --config \
+    udgn-ptb-paper --data "$data" --out "$out/smoke" "${tiny[@]}" "${extra[@]}"; then
     extra+=(--set train.cuda_graphs=false)
     echo "!! the smoke run failed: the induce side runs without CUDA graphs" >>"$log"
 fi
-step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
-    --sides official --out "$out/official" --epochs "$epochs" \
-    --train-deadline "${OFFICIAL_S:-220}"
-# each arch: the epochs its slowest official run reached (the induce side trains as many)
-reached=$(python3 -c "import json; r = json.load(open('$out/official/long_runs.json'))['runs'];\
+reached=$epochs
+if [[ ",$sides," == *,official,* ]]; then
+    step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
+        --sides official --out "$out/official" --epochs "$epochs" \
+        --train-deadline "${OFFICIAL_S:-220}"
+    # each arch: the epochs its slowest official run reached (the induce side trains as many)
+    reached=$(python3 -c "import json; r = json.load(open('$out/official/long_runs.json'))['runs'];\
 e = {}; [e.update({x['arch']: min(e.get(x['arch'], 10**9), x['epochs_run'])}) for x in r];\
 print(','.join(f'{a}={n}' for a, n in e.items()))" 2>>"$log") || reached=$epochs
-[ -n "$reached" ] || reached=$epochs
-step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
-    --sides induce --out "$out/induce" --epochs "$reached" "${extra[@]}"
+    [ -n "$reached" ] || reached=$epochs
+fi
+if [[ ",$sides," == *,induce,* ]]; then
+    step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
+        --sides induce --out "$out/induce" --epochs "$reached" "${extra[@]}"
+fi
 left=$(( ${TOTAL_S:-560} - (SECONDS - began) - 10 ))
 [ "$left" -gt 30 ] && step tests "$left" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
 echo "== done $(date -u +%T)" >>"$log"

@@ -12,6 +12,7 @@ import random
 
 import pytest
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from induce.models.chart import ChartInput, ChartParser
 from induce.runs.directory import open_run
@@ -22,6 +23,10 @@ from tests.train.helpers import CHART_TINY, make_dataset
 pytestmark = pytest.mark.gpu
 
 CUDA = torch.device("cuda")
+NO_DROPOUT = {
+    f"{kind}_dropout": 0.0 for kind in ("attn", "relu", "residual", "char", "word", "tag")
+}
+FUSED = [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]
 
 
 @pytest.fixture
@@ -36,10 +41,11 @@ def strict_fp32():
 def _scores_and_grads(
     model: ChartParser, batch: ChartInput, device: torch.device
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Span scores with gradients on (eval mode: no dropout) and the gradients of a fixed
-    random weighting of them (smooth, where the hinge loss's best tree could flip on a
-    rounding difference), on ``device``."""
-    model = model.to(device)
+    """Span scores with gradients on (training mode, every dropout 0: cuDNN's LSTM takes
+    a backward pass in training mode only) and the gradients of a fixed random weighting
+    of them (smooth, where the hinge loss's best tree could flip on a rounding
+    difference), on ``device``."""
+    model = model.to(device).train()
     model.zero_grad()
     scores, _ = model(batch.to(device))
     weights = torch.randn(scores.shape, generator=torch.Generator().manual_seed(0))
@@ -52,7 +58,7 @@ def _scores_and_grads(
 def test_the_gpu_computes_what_the_cpu_computes(factored, strict_fp32):
     """Scores without gradients (the fused kernels on both devices), then with them (the
     GPU's fused kernel against the CPU's written-out attention) and their gradients."""
-    model, encoder, exs = build(factored=factored)
+    model, encoder, exs = build(factored=factored, **NO_DROPOUT)
     batch = encoder.batch([ex.words for ex in exs])
     gpu = copy.deepcopy(model)
     with torch.no_grad():
@@ -63,6 +69,21 @@ def test_the_gpu_computes_what_the_cpu_computes(factored, strict_fp32):
     assert grads.keys() == gpu_grads.keys() and grads
     for name, grad in grads.items():
         assert torch.allclose(gpu_grads[name], grad, rtol=1e-3, atol=1e-4), name
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_attention_runs_a_fused_kernel_forward_and_backward(bf16):
+    """At the paper's attention sizes (8 heads, d_kv 64; padded keys masked; dropout while
+    training), with the math kernel ruled out: a fused kernel takes the mask and the
+    dropout, or this fails ("no available kernel") where the GPU would fall back."""
+    model, encoder, exs = build(n_heads=8, d_kv=64, d_model=256, d_position=128)
+    model = model.to(CUDA).train()
+    batch = encoder.batch([ex.words for ex in exs]).to(CUDA)
+    with sdpa_kernel(FUSED), torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+        scores, _ = model(batch)
+        scores.float().sum().backward()
+    assert torch.isfinite(scores).all()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
 
 def test_bf16_autocast_stays_close_to_fp32():

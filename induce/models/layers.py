@@ -165,6 +165,11 @@ def _direction(
 _SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
 
 
+# eager under torch.compile (train.compile): traced, the fork and join were tied to the
+# streams of the call that compiled it, not of later calls, and a CUDA graph's capture of
+# the compiled UDGN step failed ("dependency created on uncaptured work in another stream",
+# H200, 2026-11-28); eager, each call forks from the stream current then
+@torch.compiler.disable
 def _both_directions(
     lstm: nn.LSTM, layer: int, h: torch.Tensor, order: torch.Tensor, zeros: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:

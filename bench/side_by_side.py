@@ -515,8 +515,11 @@ def chosen_sides(args: argparse.Namespace) -> list[str]:
     for.  The official side, or else the first one given, is the ratios' base."""
     default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
     sides = (args.sides or default).split(",")
-    if not sides or not set(sides) <= set(SIDES) or len(set(sides)) < len(sides):
-        sys.exit(f"error: --sides: each at most once, from {', '.join(SIDES)}")
+    unknown = [side for side in sides if side not in SIDES]
+    if unknown:
+        sys.exit(f"error: --sides: unknown side {unknown[0]!r}; from {', '.join(SIDES)}")
+    if len(set(sides)) < len(sides):
+        sys.exit("error: --sides: each side at most once")
     if "official" in sides:
         if not args.official:
             sys.exit("error: the official side needs --official (a checkout of yikangshen/UDGN)")
@@ -540,9 +543,7 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
     median (the official side's, which comes first when it runs), the largest peak RSS and
     peak GPU memory."""
     first = next(iter(seen.values()), [])
-    if not first:
-        return []
-    base = statistics.median(r[unit] for r in first)
+    base = statistics.median(r[unit] for r in first) if first else None  # no base: no ratio
     lines = []
     for side, results in seen.items():
         if not results:
@@ -554,7 +555,7 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
         shown = "/".join(f"{x:.0f}" for x in rates)
         lines.append(
             f"{arch:<13} {size:<6} {side:<{SIDE_WIDTH}} {shown:>22} {median:>9.0f} "
-            f"{median / base:>6.2f}x {rss:>8.2f} {gpu:>8.2f}"
+            f"{f'{median / base:.2f}x' if base else '-':>7} {rss:>8.2f} {gpu:>8.2f}"
         )
     return lines
 

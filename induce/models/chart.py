@@ -236,7 +236,7 @@ class _Attention(nn.Module):
         super().__init__()
         self.c = c
         halves = [c.d_content, c.d_position] if c.factored else [c.d_model]
-        dk = c.d_kv // len(halves)
+        self.dk = dk = c.d_kv // len(halves)  # each half's share of a head
         self.qkv = nn.ModuleList(nn.Linear(d, 3 * c.n_heads * dk, bias=False) for d in halves)
         self.out = nn.ModuleList(nn.Linear(c.n_heads * dk, d, bias=False) for d in halves)
         if c.init == "benepar":  # standard deviation 0.02: uniform on +-sqrt(3) * 0.02
@@ -261,7 +261,8 @@ class _Attention(nn.Module):
         projected = [p(x).view(b, t, 3, c.n_heads, -1) for x, p in zip(parts, self.qkv)]
         if parts[0].device.type == "cpu" and torch.is_grad_enabled():
             return self._written_out(projected, keep)
-        q, k, v = torch.cat(projected, -1).permute(2, 0, 3, 1, 4)  # [B, H, T, d_kv] each
+        side_by_side = projected[0] if len(projected) == 1 else torch.cat(projected, -1)
+        q, k, v = side_by_side.permute(2, 0, 3, 1, 4)  # [B, H, T, d_kv] each
         y = F.scaled_dot_product_attention(
             q,
             k,
@@ -270,7 +271,7 @@ class _Attention(nn.Module):
             dropout_p=c.attn_dropout if self.training else 0.0,
             scale=1.0 / math.sqrt(c.d_kv),
         )
-        halves = y.transpose(1, 2).split(c.d_kv // len(self.out), -1)  # [B, T, H, dk] each
+        halves = y.transpose(1, 2).split(self.dk, -1)  # [B, T, H, dk] each
         return [project(h.reshape(b, t, -1)) for h, project in zip(halves, self.out)]
 
     def _written_out(self, projected: list[torch.Tensor], keep: torch.Tensor) -> list[torch.Tensor]:

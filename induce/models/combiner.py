@@ -170,7 +170,7 @@ class SparseGate(nn.Module):
         if not torch.compiler.is_compiling():
             return self.cnn(rows[:, None, :])
         x = rows[..., None]  # [N, L, 1]: channels last
-        for layer in self.cnn:
+        for layer in self.cnn:  # Conv1d and ReLU: elementwise, indifferent to the layout
             x = conv_windows(x, layer) if isinstance(layer, nn.Conv1d) else layer(x)
         return x.transpose(1, 2)
 

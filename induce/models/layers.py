@@ -77,10 +77,12 @@ def conv_windows(x: torch.Tensor, conv: nn.Conv1d) -> torch.Tensor:
     fixes the length, a recompilation for every padded length; a product's does not.  The
     backward keeps the windows: ``width`` times the input's memory."""
     (width,) = conv.kernel_size
-    if conv.stride != (1,) or conv.dilation != (1,) or conv.groups != 1:
-        raise ValueError("conv_windows: stride 1, dilation 1 and one group only")
+    if (conv.stride, conv.dilation, conv.groups, conv.padding_mode) != ((1,), (1,), 1, "zeros"):
+        raise ValueError("conv_windows: stride 1, dilation 1, one group, zero padding only")
     if conv.padding == "same":  # as torch pads: the odd one out on the right
         left, right = (width - 1) // 2, width - 1 - (width - 1) // 2
+    elif conv.padding == "valid":
+        left = right = 0
     else:
         left = right = int(conv.padding[0])
     windows = F.pad(x, (0, 0, left, right)).unfold(1, width, 1)  # [N, L', C_in, width]

@@ -126,10 +126,10 @@ def test_attention_is_the_factored_softmax_attention_over_real_tokens(factored):
     parts = [torch.randn(3, 6, d) for d in sizes]
     keep = torch.tensor([[True] * 6, [True] * 4 + [False] * 2, [True] + [False] * 5])
     by_hand = _attention_by_hand(attention, parts, keep)
-    trained = attention(parts, keep)  # with gradients: written out on a CPU
+    with_grad = attention(parts, keep)  # with gradients: written out on a CPU
     with torch.no_grad():
         got = attention(parts, keep)  # without: scaled_dot_product_attention
-        for mine, grad, expected in zip(got, trained, by_hand, strict=True):
+        for mine, grad, expected in zip(got, with_grad, by_hand, strict=True):
             assert torch.allclose(mine, expected, atol=1e-6)
             assert torch.allclose(grad, expected, atol=1e-6)
         # a padded key changes nothing that reads it
@@ -138,6 +138,7 @@ def test_attention_is_the_factored_softmax_attention_over_real_tokens(factored):
         assert torch.allclose(attention(other, keep)[0][1, :4], got[0][1, :4], atol=1e-6)
         attention.train()  # dropout on the weights: outputs change from draw to draw
         assert not torch.allclose(attention(parts, keep)[0], attention(parts, keep)[0])
+    assert not torch.allclose(attention(parts, keep)[0], attention(parts, keep)[0])  # written out
 
 
 def test_char_concat_reads_the_first_and_last_characters():

@@ -50,8 +50,8 @@ def test_the_induce_sides_train_and_parse_without_the_official_code(tmp_path):
     ("args", "message"),
     [
         (["--sides", "official,induce"], "the official side needs --official"),
-        (["--sides", "induce,induce"], "--sides: each at most once"),
-        (["--sides", "induce,nope"], "--sides: each at most once"),
+        (["--sides", "induce,induce"], "--sides: each side at most once"),
+        (["--sides", "induce,nope"], "--sides: unknown side 'nope'"),
         (["--official", "{tmp}", "--sides", "induce,official"], "no models.py"),
     ],
 )

@@ -58,7 +58,7 @@ def test_the_unfolded_convolution_is_the_convolution(width):
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4])
-@pytest.mark.parametrize("padding", ["same", 0, 1])
+@pytest.mark.parametrize("padding", ["same", "valid", 0, 1])
 def test_a_convolution_is_a_product_over_windows(width, padding):
     """Channels last in and out, as :func:`conv_windows` gives them; ``same`` pads the odd
     one out on the right, as torch does."""

@@ -41,6 +41,9 @@
 # On an H100: tests, three training sides, parsing and profiles took 4.7 minutes; tests and
 # five sides at STEPS=40 took 5; every part with five sides needs about 8 (plan the lease).
 # Steps 5-7 have limits of 150 + 150 + 420 s: give them their own call, or fewer of them.
+# On an H200 (2026-11-28): a compiled side's first pass took 160 s (StructFormer paper size),
+# and tests/gpu did not finish in 218 s (its compiled-graph tests compile cold, over 100 s
+# the first): give the tests a call of their own, or TESTS_LIMIT=500.
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}

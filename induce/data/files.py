@@ -315,17 +315,39 @@ class FileLock:
     def acquire(self) -> FileLock:
         for _ in range(3):
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                self._create()
             except FileExistsError:
                 self._take_over_if_stale()
                 continue
             except OSError as err:
                 raise InputError(f"cannot lock: {err.strerror}", str(self.path)) from None
-            with os.fdopen(fd, "w") as handle:
-                handle.write(f"{os.getpid()}\n")
             self.held = True
             return self
         raise InputError(f"{self.what} is being locked by another process", str(self.path))
+
+    def _create(self) -> None:
+        """The lock file, with this process's pid in it from the moment it exists: written
+        to a temporary file and hard-linked into place, which fails if the lock exists.
+        Created empty and then written, another process could read it empty in between,
+        take it for a stale lock and remove it (two holders; seen as a spurious warning in
+        a race test).  Where hard links are not supported: created with ``O_EXCL``."""
+        # not a TEMP_PREFIX name: the holder's clean-up of stale temporaries must not take it
+        fd, tmp = tempfile.mkstemp(prefix=f"{self.path.name}-", suffix=".pid", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(f"{os.getpid()}\n")
+            os.chmod(tmp, 0o644)
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                raise
+            except OSError:  # no hard links on this file system
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(f"{os.getpid()}\n")
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
     def _take_over_if_stale(self) -> None:
         pid = _lock_pid(self.path)

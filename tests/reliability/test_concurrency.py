@@ -115,3 +115,45 @@ def test_two_trainers_started_together(data, tmp_path):
     time.sleep(0)  # (both are done: the winner's metrics are whole)
     steps = [line for line in (out / "metrics.jsonl").read_text().splitlines() if '"train"' in line]
     assert len(steps) == 3
+
+
+def test_a_lock_file_holds_its_pid_from_the_moment_it_exists(tmp_path, monkeypatch):
+    """Linked into place already written: a racing process never reads it empty (which it
+    would take for a stale lock and remove); no file of the creation is left behind."""
+    from induce.data.files import FileLock
+
+    seen = []
+    link = os.link
+
+    def spying_link(source, target):
+        seen.append(Path(source).read_text())
+        link(source, target)
+
+    monkeypatch.setattr(os, "link", spying_link)
+    lock = FileLock(tmp_path / ".lock", "the run").acquire()
+    assert seen == [f"{os.getpid()}\n"]
+    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+    lock.release()
+    assert not any(tmp_path.iterdir())
+
+
+def test_without_hard_links_the_lock_is_still_taken_and_refused(tmp_path, monkeypatch):
+    import errno
+
+    from induce.data.files import FileLock, LockedError
+
+    def no_links(source, target):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    FileLock(tmp_path / ".lock", "the run").acquire()
+    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    assert [p.name for p in tmp_path.iterdir()] == [".lock"]
+    holder = _holder(tmp_path / "other.lock")
+    try:
+        with pytest.raises(LockedError, match=f"in use by process {holder.pid}"):
+            FileLock(tmp_path / "other.lock", "the run").acquire()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -163,9 +163,10 @@ def compiled(net: torch.nn.Module) -> torch.nn.Module:
     """``net`` under ``torch.compile`` with dynamic shapes (``train.compile``): one
     compilation for every batch shape, its kernels captured by :class:`GraphedLoss` like the
     eager ones.  The models keep their compiled forward free of what fixes a length: their
-    dropout is ``F.dropout`` and StructFormer's convolutions are products over windows when
-    compiling (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between two compiled
-    graphs, as it is (Dynamo does not trace recurrent modules)."""
+    dropout is ``F.dropout`` and the convolutions of StructFormer's parser and the
+    Combiner's gate are products over windows when compiling
+    (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between two compiled graphs, its
+    two-stream layer eagerly (``torch.compiler.disable``)."""
     # a module in, an OptimizedModule (a module) out; torch types it as any callable
     return typing.cast(torch.nn.Module, torch.compile(net, dynamic=True))
 

@@ -29,15 +29,6 @@ NO_DROPOUT = {
 FUSED = [SDPBackend.EFFICIENT_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]
 
 
-@pytest.fixture
-def strict_fp32():
-    """fp32 matrix products on CUDA in full fp32 (cuDNN's LSTM takes TF32 by default)."""
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
 def _scores_and_grads(
     model: ChartParser, batch: ChartInput, device: torch.device
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

@@ -65,15 +65,6 @@ def _relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a[real] - b[real]).abs().max() / scale)
 
 
-@pytest.fixture
-def strict_fp32():
-    """fp32 matmuls and convolutions on CUDA in full fp32 (cuDNN's default is TF32)."""
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
 @pytest.mark.parametrize("arch", sorted(MASKED_LMS))
 def test_fp32_on_cuda_equals_the_cpu(arch, strict_fp32):
     model, batch = _model(arch), _batch()

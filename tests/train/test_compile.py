@@ -2,8 +2,8 @@
 the eager loss and gradients, and one compilation serves batches of every length for every
 masked LM (the convolutions of StructFormer's parser and the Combiner's gate are products
 over windows when compiled: the lowering of a convolution's backward fixed the length, a
-recompilation per padded length); the
-engine trains with it and its checkpoints load eagerly; other objectives refuse it."""
+recompilation per padded length); the engine trains with it and its checkpoints load
+eagerly; other objectives refuse it."""
 
 from __future__ import annotations
 

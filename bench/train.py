@@ -8,6 +8,10 @@ clipping as in training.  It times forward + backward + update after warm-up ste
 
     python bench/train.py [--archs transformer,structformer] [--sizes paper,small]
                           [--steps 6] [--warmup 2] [--threads 2] [--device cpu|cuda]
+                          [--precision fp32|bf16]
+
+``--precision bf16``: the forward pass under bfloat16 autocast (the default on CUDA; on a CPU
+what ``train.cpu_bf16`` does, worth it only where the CPU has hardware bf16).
 
 Reference (issue 5, official StructFormer code, this machine, 2 threads, --pos_emb):
 paper size 581 tokens/s, peak RSS 6.4 GB; small (d 256, 4 layers) 2,410 tokens/s, 3.0 GB.
@@ -51,7 +55,14 @@ def lengths(shared: Path, count: int, rng: random.Random) -> list[int]:
 
 
 def one(
-    arch: str, size: str, device: str, steps: int, warmup: int, threads: int, shared: Path
+    arch: str,
+    size: str,
+    device: str,
+    steps: int,
+    warmup: int,
+    threads: int,
+    shared: Path,
+    precision: str,
 ) -> dict:
     import torch
     import torch.nn.functional as F
@@ -74,7 +85,8 @@ def one(
     model = build_model(arch, settings, vocab, 1).to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=3e-4, eps=1e-9, weight_decay=1.2e-6)
     gen = torch.Generator().manual_seed(0)
-    cast = torch.autocast("cuda", dtype=torch.bfloat16) if device.startswith("cuda") else None
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    cast = torch.autocast(kind, dtype=torch.bfloat16) if precision == "bf16" else None
     tokens, began = 0, 0.0
     for k in range(warmup + steps):
         if k == warmup:
@@ -102,6 +114,7 @@ def one(
         "arch": arch,
         "size": size,
         "device": device,
+        "precision": precision,
         "parameters": sum(p.numel() for p in model.parameters()),
         "tokens_per_s": tokens / seconds,
         "steps": steps,
@@ -118,9 +131,11 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], help="default: bf16 on CUDA")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    precision = args.precision or ("bf16" if args.device.startswith("cuda") else "fp32")
     if args.one:
         print(
             json.dumps(
@@ -132,13 +147,14 @@ def main() -> None:
                     args.warmup,
                     args.threads,
                     Path(args.shared),
+                    precision,
                 )
             )
         )
         return
     print(
         f"4,096-token batches, mask 0.3, vocabulary 10,000, {args.threads} threads, "
-        f"{args.steps} timed steps after {args.warmup} warm-up, device {args.device}"
+        f"{args.steps} timed steps after {args.warmup} warm-up, device {args.device}, {precision}"
     )
     print(
         f"{'arch':<13} {'size':<6} {'params':>11} {'tokens/s':>9} {'peak RSS GiB':>13}"
@@ -163,6 +179,8 @@ def main() -> None:
                     str(args.threads),
                     "--shared",
                     args.shared,
+                    "--precision",
+                    precision,
                 ],
                 capture_output=True,
                 text=True,

@@ -9,8 +9,11 @@
 # Checkouts, each optional (a missing one is skipped with a line saying so): UDGN
 # (yikangshen/UDGN: models.py, layers.py, utils.py), BENEPAR (nikitakit/self-attentive-parser:
 # src/), KIM (harvardnlp/compound-pcfg), TNPCFG (sustcsonglin/TN-PCFG).  SHARED: the shared
-# folder (default ../shared).  Nothing of them is committed: KIT is ignored, and `run` carries
-# it (`carry: [".gpu"]`, 64 MiB at most; this kit is about 13).  On the device, from the
+# folder (default ../shared).  COMPILE_CACHE: the compile-cache.tar.gz files earlier sittings
+# returned (torch.compile's cache, bench/gpu_step.sh; several separated by spaces), put in the
+# kit for bench/gpu_env.sh.
+# Nothing of them is committed: KIT is ignored, and `run` carries it (`carry: [".gpu"]`, 64 MiB
+# at most; this kit is about 13, the cache up to 16 more).  On the device, from the
 # repository root:
 #   . bench/gpu_env.sh .gpu &&
 #   bash bench/gpu_sitting.sh $OUT .gpu/udgn .gpu/shared     # KIM=.gpu/kim TNPCFG=.gpu/tnpcfg
@@ -56,4 +59,11 @@ cp -r --no-preserve=mode "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
 cp -r --no-preserve=mode "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
 cp -r --no-preserve=mode "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" \
     "$kit/wsj/"
+rm -f "$kit"/compile-cache*.tar.gz
+n=0
+for cache in ${COMPILE_CACHE:-}; do  # one or more, separated by spaces
+    n=$((n + 1))
+    cp --no-preserve=mode "$cache" "$kit/compile-cache-$n.tar.gz"
+    echo "compile cache $n: $(du -h "$cache" | cut -f1) from $cache"
+done
 du -sh "$kit"

@@ -17,6 +17,11 @@
 # data's wsj-raw/ and wsj/ files).  On a lent machine without induce installed: pack the kit
 # here (bench/gpu_kit.sh, with UDGN set), carry .gpu, and run there
 #   . bench/gpu_env.sh .gpu; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
+# OUT receives long.log, official.json and induce.json (each side's long_runs.json: every
+# run's scores and curves), runs.tar.gz (every run's folder without its checkpoints: logs,
+# parses, metrics.jsonl) and compile-cache.tar.gz (bench/gpu_step.sh); the data, the runs
+# and their checkpoints stay in WORK (default a new /tmp/long-runs.XXXXXX), since a lent
+# machine returns at most 8 files of OUT.
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}
@@ -26,19 +31,34 @@ seeds=${SEEDS:-1111,2222,3333}
 archs=${ARCHS:-structformer,udgn}
 sides=${SIDES:-official,induce}
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
+# the data, runs and checkpoints (more files than come back), fresh at every call: a warm
+# machine keeps /tmp between calls, and a run folder left there would be resumed
+work=${WORK:-$(mktemp -d /tmp/long-runs.XXXXXX)}
+mkdir -p "$out" "$work"
 log="$out/long.log"
 induce=(python3 -c "import sys; from induce.cli.app import main; sys.exit(main())")
 . "$here/gpu_step.sh"  # step NAME LIMIT COMMAND...
+back() {  # what comes back from a lent machine (at most 8 files): see the header
+    for side in official induce; do
+        [ -f "$work/$side/long_runs.json" ] && cp "$work/$side/long_runs.json" "$out/$side.json"
+    done
+    local sides=()
+    for side in official induce; do [ -d "$work/$side" ] && sides+=("$side"); done
+    [ ${#sides[@]} -gt 0 ] && tar -czf "$out/runs.tar.gz" -C "$work" --exclude=checkpoints \
+        --exclude='*.pt' --exclude='*.safetensors' "${sides[@]}"
+    keep_compile_cache "$out"
+}
+trap back EXIT
 began=$SECONDS
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"
-data=$out/data
+data=$work/data
 step data 60 "${induce[@]}" preprocess text --train "$wsj/conll2000-wsj15-18.txt" \
     --train "$wsj/conll2000-wsj20.txt" --format columns --valid-trees "$wsj/dev22.trees" \
     --min-freq 2 -o "$data" || exit 1
-step gold 60 "${induce[@]}" convert headrules "$data/valid.trees" --rules penn2malt -o "$out/gold.conllu"
-common=(--official "$official" --data "$data" --gold "$out/gold.conllu" --seeds "$seeds"
+step gold 60 "${induce[@]}" convert headrules "$data/valid.trees" --rules penn2malt \
+    -o "$work/gold.conllu"
+common=(--official "$official" --data "$data" --gold "$work/gold.conllu" --seeds "$seeds"
     --archs "$archs" --threads 2 --device "${DEVICE:-cuda}" --size "${SIZE:-paper}")
 export OMP_NUM_THREADS=2
 extra=()
@@ -48,24 +68,24 @@ for s in ${INDUCE_SETS:-train.bf16=true}; do extra+=(--set "$s"); done
 tiny=(--set model.d_model=64 --set model.n_layers=2 --set model.n_heads=2 --set train.max_steps=4
     --set train.eval_every=2 --set train.parse_metrics=false --set model.head_size=32)
 if [[ ",$sides," == *,induce,* ]] && ! step smoke 90 "${induce[@]}" train --config \
-    udgn-ptb-paper --data "$data" --out "$out/smoke" "${tiny[@]}" "${extra[@]}"; then
+    udgn-ptb-paper --data "$data" --out "$work/smoke" "${tiny[@]}" "${extra[@]}"; then
     extra+=(--set train.cuda_graphs=false)
     echo "!! the smoke run failed: the induce side runs without CUDA graphs" >>"$log"
 fi
 reached=$epochs
 if [[ ",$sides," == *,official,* ]]; then
     step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
-        --sides official --out "$out/official" --epochs "$epochs" \
+        --sides official --out "$work/official" --epochs "$epochs" \
         --train-deadline "${OFFICIAL_S:-220}"
     # each arch: the epochs its slowest official run reached (the induce side trains as many)
-    reached=$(python3 -c "import json; r = json.load(open('$out/official/long_runs.json'))['runs'];\
+    reached=$(python3 -c "import json; r = json.load(open('$work/official/long_runs.json'))['runs'];\
 e = {}; [e.update({x['arch']: min(e.get(x['arch'], 10**9), x['epochs_run'])}) for x in r];\
 print(','.join(f'{a}={n}' for a, n in e.items()))" 2>>"$log") || reached=$epochs
     [ -n "$reached" ] || reached=$epochs
 fi
 if [[ ",$sides," == *,induce,* ]]; then
     step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
-        --sides induce --out "$out/induce" --epochs "$reached" "${extra[@]}"
+        --sides induce --out "$work/induce" --epochs "$reached" "${extra[@]}"
 fi
 left=$(( ${TOTAL_S:-560} - (SECONDS - began) - 10 ))
 [ "$left" -gt 30 ] && step tests "$left" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu

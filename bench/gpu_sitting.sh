@@ -21,12 +21,15 @@
 #
 #   bash bench/gpu_sitting.sh OUT OFFICIAL [SHARED] [BEFORE]
 #
-# OUT: a folder for sitting.log (everything printed), train.json and parse.json.  OFFICIAL: a
+# OUT: a folder for sitting.log (everything printed), train.json, parse.json (and pcfg.json,
+# chart.json), and compile-cache.tar.gz (torch.compile's cache for the next sitting's kit:
+# bench/gpu_step.sh).  OFFICIAL: a
 # checkout of github.com/yikangshen/UDGN (models.py, layers.py).  SHARED: the folder with
 # data/wsj/dev22.trees (default ../shared).  Sizes and counts can be changed for a dry run on
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
-# induce, induce-bf16 and, on CUDA, the three graph sides); TRAIN_LIMIT the training step's limit.
+# induce, induce-bf16 and, on CUDA, the three graph sides); ARCHS the models of training and
+# parsing (default structformer,udgn); TRAIN_LIMIT the training step's limit.
 # The compiled step (train.compile, never yet measured on a GPU) is the sides
 # induce-compile-graphs and induce-bf16-compile-graphs: e.g. SIDES=official,induce-bf16-graphs,
 # induce-bf16-compile-graphs,induce-compile-graphs (each process compiles once, in its untimed
@@ -43,7 +46,14 @@
 # Steps 5-7 have limits of 150 + 150 + 420 s: give them their own call, or fewer of them.
 # On an H200 (2026-11-28): a compiled side's first pass took 160 s (StructFormer paper size),
 # and tests/gpu did not finish in 218 s (its compiled-graph tests compile cold, over 100 s
-# the first): give the tests a call of their own, or TESTS_LIMIT=500.
+# the first): give the tests a call of their own, or TESTS_LIMIT=500.  What is left of issue
+# 32's speed figures fits one call of 600 s (then tests/gpu, steps 5-7 and the long runs in
+# further calls), each sitting in its own folder, each returning 3 files:
+#   . bench/gpu_env.sh .gpu && PARTS=train STEPS=20 WARMUP=3 ROUNDS=1 && export PARTS STEPS \
+#   WARMUP ROUNDS && ARCHS=udgn TRAIN_LIMIT=400 SIDES=official,induce-bf16-graphs,\
+#   induce-bf16-compile-graphs,induce-compile-graphs bash bench/gpu_sitting.sh $OUT/udgn \
+#   .gpu/udgn .gpu/shared; ARCHS=structformer TRAIN_LIMIT=160 SIDES=official,\
+#   induce-compile-graphs bash bench/gpu_sitting.sh $OUT/structformer .gpu/udgn .gpu/shared
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}
@@ -64,9 +74,10 @@ log="$out/sitting.log"
 here=$(cd "$(dirname "$0")" && pwd)
 
 . "$here/gpu_step.sh"  # step NAME LIMIT COMMAND...
+trap 'keep_compile_cache "$out"' EXIT
 
 sbs=(python3 "$here/side_by_side.py" --official "$official" --shared "$shared"
-    --device "$device" --sizes "$sizes" --archs structformer,udgn)
+    --device "$device" --sizes "$sizes" --archs "${ARCHS:-structformer,udgn}")
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.backends.cudnn.version(), torch.cuda.get_device_name() if torch.cuda.is_available() \
 else 'no CUDA')"

@@ -28,7 +28,8 @@ which is not timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers
 passes, ``steady_gpu_gib`` the timed one). A side with ``-compile`` (``induce-compile``,
 ``induce-bf16-compile`` and their ``-graphs``) runs the forward under ``torch.compile`` with
 dynamic shapes (``train.compile``), compiled in the first pass on CUDA or the warm-up steps
-on CPU (give those steps the time it takes).
+on CPU (give those steps the time it takes); a line under its figures says where the
+compilation's time went and whether it came from the on-disk cache (``compile`` in the JSON).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -255,7 +256,32 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
             began, tokens = time.perf_counter(), 0
         losses.append(update(b))
         tokens += b.tokens
-    return _trained(device, model, tokens, began, losses)
+    result = _trained(device, model, tokens, began, losses)
+    return result | ({"compile": compile_report()} if "-compile" in side else {})
+
+
+def compile_report() -> dict[str, Any]:
+    """What ``torch.compile`` spent in this process (a ``-compile`` side): the frames it
+    compiled, seconds per timed phase of at least half a second (Dynamo's tracing,
+    AOTAutograd, inductor's code generation, the wait on Triton's or the C++ compiler, the
+    kernels' autotuning), and its cache counters (hits of the on-disk caches that
+    ``bench/gpu_env.sh`` carries between sittings)."""
+    from torch._dynamo.utils import compilation_time_metrics, counters
+
+    phases = {name: sum(times) for name, times in compilation_time_metrics.items()}
+    caches = {
+        f"{group}.{name}": count
+        for group in ("inductor", "aot_autograd")
+        for name, count in counters[group].items()
+        if "cache" in name
+    }
+    return {
+        "frames": len(compilation_time_metrics.get("_compile.compile_inner", [])),
+        "seconds": {
+            k: round(v, 2) for k, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.5
+        },
+        "caches": caches,
+    }
 
 
 def first_pass(args: argparse.Namespace) -> bool:
@@ -312,13 +338,17 @@ def train_graphed(
         losses.append(step(b))
         tokens += b.tokens
     result = _trained(device, model, tokens, began, losses)
-    return result | {
-        "graphs": len(graphed.graphs),
-        "first_epoch_s": capture_s,
-        "peak_gpu_gib": max(capture_peak, result["peak_gpu_gib"]),
-        "steady_gpu_gib": result["peak_gpu_gib"],
-        "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
-    }
+    return (
+        result
+        | {
+            "graphs": len(graphed.graphs),
+            "first_epoch_s": capture_s,
+            "peak_gpu_gib": max(capture_peak, result["peak_gpu_gib"]),
+            "steady_gpu_gib": result["peak_gpu_gib"],
+            "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
+        }
+        | ({"compile": compile_report()} if config.train.compile else {})
+    )
 
 
 def _trained(
@@ -557,7 +587,21 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
             f"{arch:<13} {size:<6} {side:<{SIDE_WIDTH}} {shown:>22} {median:>9.0f} "
             f"{f'{median / base:.2f}x' if base else '-':>7} {rss:>8.2f} {gpu:>8.2f}"
         )
+        lines += [f"  compiling: {compiling(r['compile'])}" for r in results if "compile" in r]
     return lines
+
+
+def compiling(report: dict[str, Any]) -> str:
+    """One line of :func:`compile_report`: the total, the longest phases, the caches."""
+    seconds = report["seconds"]
+    total = seconds.get("_compile.compile_inner", 0.0)
+    longest = [(k, v) for k, v in seconds.items() if k != "_compile.compile_inner"][:6]
+    caches = ", ".join(f"{k} {v}" for k, v in report["caches"].items()) or "no cache counts"
+    return (
+        f"{report['frames']} frames, {total:.1f} s in Dynamo's compile ("
+        + ", ".join(f"{k} {v:.1f}" for k, v in longest)
+        + f"); {caches}"
+    )
 
 
 if __name__ == "__main__":

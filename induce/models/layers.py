@@ -6,6 +6,7 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` model width, ``H`` heads.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from contextlib import AbstractContextManager
@@ -19,7 +20,11 @@ from torch import nn
 def full_precision(device: torch.device) -> AbstractContextManager[object]:
     """A region where autocast is off: what numerics need in fp32 (the parsers' scores, from
     which trees and their marginals are computed) when the rest runs in bf16.  Inputs that
-    arrive in bf16 must be cast with ``.float()`` inside it."""
+    arrive in bf16 must be cast with ``.float()`` inside it.  Without autocast on it is no
+    region at all: a compiled fp32 step then holds no autocast call, which AOTAutograd's
+    on-disk cache refuses (``train.compile`` compiles again in every process otherwise)."""
+    if not autocast_active(device):
+        return contextlib.nullcontext()
     return torch.autocast(device.type, enabled=False)
 
 

@@ -46,14 +46,8 @@
 # Steps 5-7 have limits of 150 + 150 + 420 s: give them their own call, or fewer of them.
 # On an H200 (2026-11-28): a compiled side's first pass took 160 s (StructFormer paper size),
 # and tests/gpu did not finish in 218 s (its compiled-graph tests compile cold, over 100 s
-# the first): give the tests a call of their own, or TESTS_LIMIT=500.  What is left of issue
-# 32's speed figures fits one call of 600 s (then tests/gpu, steps 5-7 and the long runs in
-# further calls), each sitting in its own folder, each returning 3 files:
-#   . bench/gpu_env.sh .gpu && PARTS=train STEPS=20 WARMUP=3 ROUNDS=1 && export PARTS STEPS \
-#   WARMUP ROUNDS && ARCHS=udgn TRAIN_LIMIT=400 SIDES=official,induce-bf16-graphs,\
-#   induce-bf16-compile-graphs,induce-compile-graphs bash bench/gpu_sitting.sh $OUT/udgn \
-#   .gpu/udgn .gpu/shared; ARCHS=structformer TRAIN_LIMIT=160 SIDES=official,\
-#   induce-compile-graphs bash bench/gpu_sitting.sh $OUT/structformer .gpu/udgn .gpu/shared
+# the first): give the tests a call of their own, or TESTS_LIMIT=500.  The calls left of
+# issue 32, ready to run: bench/gpu_next.sh.
 set -u
 out=${1:?OUT folder}
 official=${2:?a checkout of yikangshen/UDGN}

@@ -10,8 +10,9 @@
 # (yikangshen/UDGN: models.py, layers.py, utils.py), BENEPAR (nikitakit/self-attentive-parser:
 # src/), KIM (harvardnlp/compound-pcfg), TNPCFG (sustcsonglin/TN-PCFG).  SHARED: the shared
 # folder (default ../shared).  COMPILE_CACHE: the compile-cache.tar.gz files earlier sittings
-# returned (torch.compile's cache, bench/gpu_step.sh; several separated by spaces), put in the
-# kit for bench/gpu_env.sh.
+# returned (torch.compile's cache, bench/gpu_step.sh; several separated by spaces: each holds
+# what its sitting added), merged into the kit's one for bench/gpu_env.sh (remove
+# KIT/compile-cache.tar.gz to start afresh).
 # Nothing of them is committed: KIT is ignored, and `run` carries it (`carry: [".gpu"]`, 64 MiB
 # at most; this kit is about 13, the cache up to 16 more).  On the device, from the
 # repository root:
@@ -59,11 +60,22 @@ cp -r --no-preserve=mode "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
 cp -r --no-preserve=mode "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
 cp -r --no-preserve=mode "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" \
     "$kit/wsj/"
-rm -f "$kit"/compile-cache*.tar.gz
-n=0
-for cache in ${COMPILE_CACHE:-}; do  # one or more, separated by spaces
-    n=$((n + 1))
-    cp --no-preserve=mode "$cache" "$kit/compile-cache-$n.tar.gz"
-    echo "compile cache $n: $(du -h "$cache" | cut -f1) from $cache"
-done
+if [ -n "${COMPILE_CACHE:-}" ]; then  # merged with the kit's own into one, no entry twice
+    merged=$(mktemp -d)
+    for cache in "$kit/compile-cache.tar.gz" $COMPILE_CACHE; do
+        [ -f "$cache" ] || continue
+        tar -xzf "$cache" -C "$merged"
+        echo "compile cache: $(du -h "$cache" | cut -f1) from $cache"
+    done
+    tar -czf "$kit/compile-cache.tar.gz.part" -C "$merged" .
+    mv "$kit/compile-cache.tar.gz.part" "$kit/compile-cache.tar.gz"
+    rm -rf "$merged"
+    echo "compile cache merged: $(du -h "$kit/compile-cache.tar.gz" | cut -f1)"
+fi
 du -sh "$kit"
+mib=$(du -sm "$kit" | cut -f1)
+if [ "$mib" -gt 60 ]; then  # run carries 64 MiB with the working tree
+    echo "gpu_kit: $kit is $mib MiB, over what a device call carries: remove" \
+        "$kit/compile-cache.tar.gz (old compile caches)" >&2
+    exit 2
+fi

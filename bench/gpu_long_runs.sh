@@ -42,13 +42,13 @@ back() {  # what comes back from a lent machine (at most 8 files): see the heade
     for side in official induce; do
         [ -f "$work/$side/long_runs.json" ] && cp "$work/$side/long_runs.json" "$out/$side.json"
     done
-    local sides=()
-    for side in official induce; do [ -d "$work/$side" ] && sides+=("$side"); done
-    [ ${#sides[@]} -gt 0 ] && tar -czf "$out/runs.tar.gz" -C "$work" --exclude=checkpoints \
-        --exclude='*.pt' --exclude='*.safetensors' "${sides[@]}"
+    local present=()
+    for side in official induce; do [ -d "$work/$side" ] && present+=("$side"); done
+    [ ${#present[@]} -gt 0 ] && tar -czf "$out/runs.tar.gz" -C "$work" --exclude=checkpoints \
+        --exclude='*.pt' --exclude='*.safetensors' "${present[@]}"
     keep_compile_cache "$out"
 }
-trap back EXIT
+trap back EXIT  # and after each side: a call cut off keeps what its sides finished
 began=$SECONDS
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"
@@ -77,6 +77,7 @@ if [[ ",$sides," == *,official,* ]]; then
     step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
         --sides official --out "$work/official" --epochs "$epochs" \
         --train-deadline "${OFFICIAL_S:-220}"
+    back
     # each arch: the epochs its slowest official run reached (the induce side trains as many)
     reached=$(python3 -c "import json; r = json.load(open('$work/official/long_runs.json'))['runs'];\
 e = {}; [e.update({x['arch']: min(e.get(x['arch'], 10**9), x['epochs_run'])}) for x in r];\
@@ -86,7 +87,7 @@ fi
 if [[ ",$sides," == *,induce,* ]]; then
     step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
         --sides induce --out "$work/induce" --epochs "$reached" "${extra[@]}"
+    back
 fi
-left=$(( ${TOTAL_S:-560} - (SECONDS - began) - 10 ))
-[ "$left" -gt 30 ] && step tests "$left" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
+gpu_tests_left $((${TOTAL_S:-560} - (SECONDS - began) - 10))
 echo "== done $(date -u +%T)" >>"$log"

@@ -4,7 +4,7 @@
 #
 #   speed     the targets still open: UDGN bf16 compiled (5x) and fp32 compiled for both
 #             models (2x), each against the official code in the same call; then tests/gpu
-#             in what is left of TOTAL (default 570 s)
+#             in what is left of TOTAL (default 560 s, counted from the script's start)
 #   tests     tests/gpu alone (its compiled tests compile cold: minutes)
 #   chart     the C-PCFG against Kim et al.'s code (step 5 of bench/gpu_sitting.sh), then
 #             the chart parser against benepar (step 7)
@@ -19,60 +19,69 @@
 # the next kit (COMPILE_CACHE="a b" bash bench/gpu_kit.sh).  A dry run on a CPU (the graph
 # sides fail there at once): OUT=/tmp/x NOENV=1 DEVICE=cpu SIZES=small SIZE=tiny EPOCHS=1 ...
 set -u
-call=${1:?speed, tests, chart, lowrank or long-ARCH-SIDE}
-out=${OUT:?the folder of the device call ($OUT)}
+began=$SECONDS
+calls="speed, tests, chart, lowrank or long-ARCH-SIDE (ARCH structformer|udgn, SIDE official|induce)"
+case ${1:-} in  # checked before any lent time is spent on the kit
+speed | tests | chart | lowrank | long-structformer-official | long-udgn-official | \
+    long-structformer-induce | long-udgn-induce) call=$1 ;;
+*)
+    echo "gpu_next: which call? ${1:+not '$1': }one of $calls" >&2
+    exit 2
+    ;;
+esac
+if [ -z "${OUT:-}" ]; then
+    echo "gpu_next: set OUT to the folder the device call returns" >&2
+    exit 2
+fi
+out=$OUT
 kit=${KIT:-.gpu}
 here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
 if [ -z "${NOENV:-}" ]; then . "$here/gpu_env.sh" "$kit" || exit 1; fi
-began=$SECONDS
+total=${TOTAL:-560}  # seconds of the call's 600 this script may take, its start included
+left() { echo $((total - (SECONDS - began) - ${1:-0})); }
 sitting() {  # sitting FOLDER VAR=VALUE...: one bench/gpu_sitting.sh into $out/FOLDER
     local folder=$out/$1
     shift
     env "$@" bash "$here/gpu_sitting.sh" "$folder" "$kit/udgn" "$kit/shared"
 }
-tests_in_time_left() {
-    local left=$((${TOTAL:-570} - (SECONDS - began)))
-    echo "tests: ${left}s left" >"$out/tests.log"
-    [ "$left" -gt 30 ] || return 0
-    timeout "$left" python3 -m pytest -v -p no:cacheprovider -rs tests/gpu >>"$out/tests.log" 2>&1
-    echo "tests: exit $?" >>"$out/tests.log"
-}
 speed=(PARTS=train STEPS=20 WARMUP=3 ROUNDS=1)
+log=$out/tests.log
+. "$here/gpu_step.sh"  # gpu_tests_left
 case $call in
 speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
-    sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-380}" \
+    sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
         SIDES=official,induce-bf16-compile-graphs,induce-compile-graphs
-    sitting structformer "${speed[@]}" ARCHS=structformer TRAIN_LIMIT="${SF_LIMIT:-190}" \
+    limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
+    [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}
+    sitting structformer "${speed[@]}" ARCHS=structformer TRAIN_LIMIT="$limit" \
         SIDES=official,induce-compile-graphs
-    tests_in_time_left
+    gpu_tests_left "$(left 5)"
     ;;
 tests)  # tests.log
-    TOTAL=${TOTAL:-590} tests_in_time_left
+    gpu_tests_left "$(left 5)"
     ;;
-chart)  # sitting.log, chart.json, pcfg.json, compile-cache.tar.gz
-    sitting chart PARTS=none BENEPAR="$kit/benepar" KIM="$kit/kim" CHART_LIMIT=400 \
-        PCFG_LIMIT=150
+chart)  # sitting.log, pcfg.json, chart.json, compile-cache.tar.gz
+    sitting chart PARTS=none KIM="$kit/kim" PCFG_LIMIT=140 BENEPAR="$kit/benepar" \
+        CHART_LIMIT="$(left 170)"
     ;;
 lowrank)  # sitting.log, compile-cache.tar.gz
-    sitting lowrank PARTS=none TNPCFG="$kit/tnpcfg" LOWRANK_SPEED_LIMIT=300 \
+    sitting lowrank PARTS=none TNPCFG="$kit/tnpcfg" LOWRANK_SPEED_LIMIT="$(left 20)" \
         LOWRANK_ROUNDS=2
     ;;
-long-structformer-official | long-udgn-official | long-structformer-induce | long-udgn-induce)
-    # long.log, official.json or induce.json, runs.tar.gz, compile-cache.tar.gz
+long-*)  # long.log, official.json or induce.json, runs.tar.gz, compile-cache.tar.gz
     arch=${call#long-}
     side=${arch#*-}
     arch=${arch%-*}
-    if [ "$side" = official ]; then
-        seeds=${SEEDS:-1111,2222} limits=(OFFICIAL_S=520 OFFICIAL_LIMIT=560)
+    if [ "$side" = official ]; then  # the training deadline, then parsing and scoring
+        seeds=${SEEDS:-1111,2222}
+        limits=(OFFICIAL_S="$(left 100)" OFFICIAL_LIMIT="$(left 40)")
     else
-        seeds=${SEEDS:-1111,2222,3333} limits=(INDUCE_LIMIT=560)
+        seeds=${SEEDS:-1111,2222,3333}
+        limits=(INDUCE_LIMIT="$(left 100)")  # after the data, gold and smoke steps
     fi
     env ARCHS="$arch" SEEDS="$seeds" SIDES="$side" EPOCHS="${EPOCHS:-100}" TOTAL_S=0 \
         "${limits[@]}" bash "$here/gpu_long_runs.sh" "$out" "$kit/udgn" "$kit/wsj"
-    ;;
-*)
-    echo "gpu_next: no call '$call' (speed, tests, chart, lowrank, long-ARCH-SIDE)" >&2
-    exit 2
     ;;
 esac
 echo "gpu_next $call: $((SECONDS - began)) s"

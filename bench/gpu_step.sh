@@ -17,29 +17,62 @@ step() {
 # keep_compile_cache OUT: torch.compile's on-disk cache (TORCHINDUCTOR_CACHE_DIR, which
 # bench/gpu_env.sh sets and fills from the kit) packed as OUT/compile-cache.tar.gz, so that the
 # next sitting's kit can bring it back (bench/gpu_kit.sh, COMPILE_CACHE): a compiled side then
-# skips inductor's code generation and Triton's compilation (on a CPU, StructFormer small: 71 s
-# cold, 31 s with the cache, 8 s uncompiled).  The cache's entries are keyed by what they were
+# skips inductor's code generation and Triton's compilation (on a CPU, StructFormer and UDGN
+# small, a side each: 116 s cold, 52 s with the cache, 8 s uncompiled; bench/RESULTS.md).  The cache's entries are keyed by what they were
 # compiled from (graph, shapes' kinds, torch, Triton, device), so one from another machine
 # kind is only missed.  Skipped, saying why, when there is none or it would not come back from
 # the lent machine (at most 16 MiB a file).
 keep_compile_cache() {
     local out=$1 cache=${TORCHINDUCTOR_CACHE_DIR:-}
-    if [ -z "$cache" ] || [ -z "$(ls -A "$cache" 2>/dev/null)" ]; then
+    local packed=$out/compile-cache.tar.gz limit=$((16 * 1024 * 1024)) list bytes
+    if [ -z "$cache" ] || [ ! -d "$cache" ]; then
         echo "compile cache: none to keep" >>"$log"
         return 0
     fi
-    local packed=$out/compile-cache.tar.gz bytes limit=$((16 * 1024 * 1024))
-    tar -czf "$packed" --exclude=./locks -C "$cache" . 2>>"$log"
+    list=$(mktemp)
+    # what this sitting added: files newer than bench/gpu_env.sh's stamp (the kit's own
+    # entries keep their packed times), so the caches do not grow from sitting to sitting
+    (cd "$cache" && if [ -f .kit-stamp ]; then find . -type f -newer .kit-stamp; else
+        find . -type f; fi) | grep -v -e '^\./locks/' -e '^\./\.kit-stamp$' >"$list"
+    if [ ! -s "$list" ]; then
+        echo "compile cache: nothing new to keep" >>"$log"
+        rm -f "$list"
+        return 0
+    fi
+    _pack_cache "$cache" "$list" "$packed"
     bytes=$(stat -c %s "$packed" 2>/dev/null || echo 0)
     if [ "$bytes" -gt "$limit" ]; then  # Triton's own folder: inductor's entries bundle it
         echo "compile cache: $bytes bytes packed; again without triton/" >>"$log"
-        tar -czf "$packed" --exclude=./locks --exclude=./triton -C "$cache" . 2>>"$log"
+        grep -v '^\./triton/' "$list" >"$list.small"
+        mv "$list.small" "$list"
+        _pack_cache "$cache" "$list" "$packed"
         bytes=$(stat -c %s "$packed" 2>/dev/null || echo 0)
     fi
+    rm -f "$list"
     if [ "$bytes" -gt "$limit" ]; then
         rm -f "$packed"
         echo "compile cache: $bytes bytes, over the 16 MiB a lent machine returns: dropped" >>"$log"
-    else
+    elif [ "$bytes" -gt 0 ]; then
         echo "compile cache: $bytes bytes in $packed" >>"$log"
     fi
+}
+
+_pack_cache() {  # _pack_cache CACHE LIST PACKED: no half-written archive is left
+    if ! tar -czf "$2.tar.gz" -C "$1" -T "$2" 2>>"$log"; then
+        echo "compile cache: packing failed; none kept" >>"$log"
+        rm -f "$2.tar.gz" "$3"
+        return 0
+    fi
+    mv "$2.tar.gz" "$3"
+}
+
+# gpu_tests_left LEFT: tests/gpu for at most LEFT seconds as a step of "$log" (skipped, with
+# a line, under 30 s); -v, so that a run cut off keeps the names of the tests it passed.
+gpu_tests_left() {
+    local left=$1
+    if [ "$left" -le 30 ]; then
+        echo "-- tests: not run, ${left}s left" >>"$log"
+        return 0
+    fi
+    step tests "$left" python3 -m pytest -v -p no:cacheprovider -rs tests/gpu
 }

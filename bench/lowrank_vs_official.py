@@ -357,7 +357,10 @@ def main() -> None:
         print(json.dumps(memory_one(arch, int(n), args.threads)))
         return
     if not (args.data or args.speed or args.memory):
-        ap.error("nothing to do: give --data (the check), --speed or --memory")
+        print(
+            "lowrank_vs_official: nothing to do: give --data, --speed or --memory", file=sys.stderr
+        )
+        sys.exit(2)
     import torch
 
     torch.set_num_threads(args.threads)

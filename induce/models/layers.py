@@ -247,7 +247,8 @@ class RelativeBias(nn.Module):
 
 def _written_out(x: torch.Tensor) -> bool:
     """Whether softmax attention over ``x`` is computed as separate operations rather than
-    by ``F.scaled_dot_product_attention``: when training on a CPU under bf16 autocast, where
+    by ``F.scaled_dot_product_attention``: with gradients on (training; evaluation and
+    parsing run without) on a CPU under bf16 autocast, where
     PyTorch's kernels cost more (one layer of the Transformer baseline's, d 512, 8 heads, 128
     sentences of up to 32 tokens, dropout 0.1, forward and backward on one thread of an AMD
     EPYC Zen 4: 112-116 ms against 99-100).  In fp32 both take the same time, and the fused
@@ -327,8 +328,8 @@ class SelfAttention(Recording):
         weights = torch.softmax(scores + bias, -1)
         if self.record:
             self.recorded = weights.detach()
-        if written_out:
-            return torch.matmul(F.dropout(weights, drop), v)
+        if written_out:  # the weights' dropout as the gated mode's: the CPU's own masks
+            return torch.matmul(self.drop_weights(weights), v)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
 
 

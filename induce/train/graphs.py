@@ -177,10 +177,10 @@ class _Compiled(torch.nn.Module):
     With ``dynamic=True`` Dynamo makes every float it reads (a dropout rate, a module's
     setting) a symbolic input, then finds each fixed by a guard, drops them and traces the
     whole forward again: a second trace and AOTAutograd pass, and entries of its on-disk
-    cache that are never hit.  Floats as constants (``specialize_float``, set only while
-    this module's forward is traced) halve the trace; on a CPU, StructFormer small compiles
-    in 47.8 s instead of 59.1, and from a warm cache in 3.2 s instead of 11.3
-    (``bench/RESULTS.md``).  Shapes stay dynamic."""
+    cache that are never hit.  Floats as constants (``specialize_float``, set around each
+    call of this module, which reads it only when it traces) halve the trace; on a CPU,
+    StructFormer small compiles in 47.5 s instead of 59.1, and in fp32 from a warm cache in
+    3.5 s instead of 11.3 (``bench/RESULTS.md``).  Shapes stay dynamic."""
 
     def __init__(self, net: torch.nn.Module) -> None:
         super().__init__()

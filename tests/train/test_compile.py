@@ -89,10 +89,20 @@ def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch
             assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
 
 
-@pytest.mark.skipif(
-    not getattr(torch._functorch.config, "enable_autograd_cache", False),
-    reason="AOTAutograd's on-disk cache is off in this torch",
-)
+def _caches_on() -> bool:
+    """Whether AOTAutograd's and inductor's on-disk caches are on (this torch has them and
+    the environment, e.g. ``TORCHINDUCTOR_FORCE_DISABLE_CACHES``, leaves them on)."""
+    import torch._inductor.config as inductor
+
+    forced_off = getattr(getattr(torch.compiler, "config", None), "force_disable_caches", False)
+    return (
+        bool(getattr(torch._functorch.config, "enable_autograd_cache", False))
+        and bool(inductor.fx_graph_cache)
+        and not forced_off
+    )
+
+
+@pytest.mark.skipif(not _caches_on(), reason="torch.compile's on-disk caches are off here")
 def test_a_compiled_fp32_step_is_traced_once_into_aotautograds_cache():
     """Python floats are traced as constants (one trace: no restart, which looked the cache
     up twice and saved an entry no process would find) and an fp32 forward holds no autocast

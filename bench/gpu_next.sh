@@ -6,6 +6,9 @@
 #             models (2x), each against the official code in the same call; then tests/gpu
 #             in what is left of TOTAL (default 560 s, counted from the script's start)
 #   tests     tests/gpu alone (its compiled tests compile cold: minutes)
+#   profile   torch.profiler tables of the compiled bf16 step replayed from CUDA graphs, UDGN
+#             and StructFormer at paper size (what is left to fuse or overlap; the "after"
+#             of item 2's profiles)
 #   chart     the C-PCFG against Kim et al.'s code (step 5 of bench/gpu_sitting.sh), then
 #             the chart parser against benepar (step 7)
 #   lowrank   the TN-PCFG and Simple PCFGs against their repository (step 6)
@@ -20,9 +23,9 @@
 # sides fail there at once): OUT=/tmp/x NOENV=1 DEVICE=cpu SIZES=small SIZE=tiny EPOCHS=1 ...
 set -u
 began=$SECONDS
-calls="speed, tests, chart, lowrank or long-ARCH-SIDE (ARCH structformer|udgn, SIDE official|induce)"
+calls="speed, tests, profile, chart, lowrank or long-ARCH-SIDE (ARCH structformer|udgn, SIDE official|induce)"
 case ${1:-} in  # checked before any lent time is spent on the kit
-speed | tests | chart | lowrank | long-structformer-official | long-udgn-official | \
+speed | tests | profile | chart | lowrank | long-structformer-official | long-udgn-official | \
     long-structformer-induce | long-udgn-induce) call=$1 ;;
 *)
     echo "gpu_next: which call? ${1:+not '$1': }one of $calls" >&2
@@ -60,6 +63,16 @@ speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     ;;
 tests)  # tests.log
     gpu_tests_left "$(left 5)"
+    ;;
+profile)  # profile.log, compile-cache.tar.gz
+    log=$out/profile.log
+    for arch in udgn structformer; do  # half the time each (a cold compile: minutes)
+        [ $arch = udgn ] && limit=$(($(left 20) / 2)) || limit=$(left 20)
+        step "profile-$arch" "$limit" python3 "$here/profile_step.py" --arch $arch \
+            --device cuda --size paper --steps 4 --rows 30 --compile --graphs \
+            --set train.bf16=true
+    done
+    keep_compile_cache "$out"
     ;;
 chart)  # sitting.log, pcfg.json, chart.json, compile-cache.tar.gz
     sitting chart PARTS=none KIM="$kit/kim" PCFG_LIMIT=140 BENEPAR="$kit/benepar" \

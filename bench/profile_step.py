@@ -4,13 +4,16 @@ step (the engine's loss, backward, clipping, Adam) on the batches of
 ``bench/side_by_side.py``.
 
     python bench/profile_step.py --arch udgn [--size paper] [--steps 3] [--threads 2]
-        [--device cpu|cuda] [--compile] [--set train.cpu_bf16=true] [--rows 15]
+        [--device cpu|cuda] [--compile] [--graphs] [--set train.cpu_bf16=true] [--rows 15]
 
 Prints tokens/s over the profiled steps and the operators sorted by their own time on the
 device (CPU time on CPU; on CUDA, kernel time, with the kernel launches per step and the
 share of the wall time the GPU was busy: a step of these small models on a GPU is bound by
-launches rather than arithmetic).  ``--compile``: the model under
-``torch.compile(dynamic=True)``, compiled in the warm-up steps, outside the profile.
+launches rather than arithmetic).  ``--compile``: the model as ``train.compile`` compiles it
+(``induce.train.graphs.compiled``), compiled in the warm-up steps, outside the profile.
+``--graphs`` (CUDA): the step replayed from CUDA graphs as the engine runs it
+(``GraphedLoss``), every profiled batch captured once in the warm-up, so that the table is of
+replays: the kernels a graph launches, by kernel name (a replay has no operators).
 """
 
 from __future__ import annotations
@@ -35,17 +38,23 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
+    ap.add_argument("--graphs", action="store_true", help="replay the step from CUDA graphs")
     ap.add_argument("--rows", type=int, default=15)
     ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
     args = ap.parse_args()
+    if args.graphs and not args.device.startswith("cuda"):
+        print("profile_step: --graphs needs --device cuda", file=sys.stderr)
+        sys.exit(2)
 
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    from induce.runs.batches import Specials
     from induce.runs.device import autocast
     from induce.runs.inference import masked_lm_training_loss
     from induce.train.engine import build_optimizer
+    from induce.train.graphs import GraphedLoss, compiled
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -55,20 +64,32 @@ def main() -> None:
     work = sbs.batches(sbs.corpus(Path(args.shared), 20_000), args.steps + warm)
     model, config = sbs.induce_model(args.arch, args.size, args.set)
     model = model.to(device)
-    net = torch.compile(model, dynamic=True) if args.compile else model
+    net = compiled(model) if args.compile else model
     optimizer = build_optimizer(model, config.optim)[0]
     t = config.train
 
+    def cast() -> Any:  # no cast cached across a graph's capture
+        return autocast(device, t.bf16, t.cpu_bf16, cache=not args.graphs)
+
+    graphed = (
+        GraphedLoss(net, model, cast, Specials(pad=sbs.PAD, unk=sbs.UNK, mask=sbs.MASK), device)
+        if args.graphs
+        else None
+    )
+
     def step(batch: Any) -> None:  # the engine's train_step and update
-        loss = masked_lm_training_loss(
-            net, model, batch.to(device), lambda: autocast(device, t.bf16, t.cpu_bf16)
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if graphed is not None:
+            optimizer.zero_grad(set_to_none=False)  # the graphs' .grad tensors stay
+            graphed(batch)
+        else:
+            optimizer.zero_grad(set_to_none=True)
+            masked_lm_training_loss(net, model, batch.to(device), cast).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip)
         optimizer.step()
 
-    for batch in work[:warm]:  # warm-up (kernels chosen, memory cached), outside the profile
+    # warm-up (kernels chosen, memory cached; with graphs, every profiled batch's graph
+    # captured), outside the profile
+    for batch in work[:warm] + (work[warm:] if graphed is not None else []):
         step(batch)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities) as prof:
@@ -87,7 +108,8 @@ def main() -> None:
     # carry the same time as theirs, so only events on the device count
     busy = sum(_device_time(e) for e in events if _on_device(e)) / 1e6 / seconds
     print(
-        f"{args.arch} {args.size} on {args.device}{' compiled' if args.compile else ''}, "
+        f"{args.arch} {args.size} on {args.device}{' compiled' if args.compile else ''}"
+        f"{', CUDA graphs' if args.graphs else ''}, "
         f"{' '.join(args.set) or 'fp32'}: {tokens / seconds:.0f} tokens/s over {args.steps} "
         "steps (under the profiler)"
         + (

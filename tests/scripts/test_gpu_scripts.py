@@ -1,0 +1,105 @@
+"""The shell scripts of a GPU sitting, in the parts that run without a GPU: a device call
+that names no call or no ``OUT`` is refused in one line before any lent time is spent
+(``bench/gpu_next.sh``), and what a sitting returns of torch.compile's cache is what it
+added, whole or not at all (``bench/gpu_step.sh``'s ``keep_compile_cache``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+BENCH = ROOT / "bench"
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("bash") and shutil.which("tar")), reason="needs bash and tar"
+)
+
+
+def _gpu_next(*args: str, out: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    if out is not None:
+        env["OUT"] = str(out)
+    command = ["bash", str(BENCH / "gpu_next.sh"), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.parametrize("args", [(), ("speeed",), ("long-udgn-both",)])
+def test_a_call_it_does_not_know_is_one_line_and_exit_2(args, tmp_path):
+    done = _gpu_next(*args, out=tmp_path / "out")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "one of speed, tests, profile" in done.stderr
+    assert not (tmp_path / "out").exists()  # nothing done, nothing unpacked
+
+
+def test_a_call_without_out_is_one_line_and_exit_2():
+    done = _gpu_next("speed")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "gpu_next: set OUT to the folder the device call returns"
+
+
+def _keep(cache: Path | None, out: Path, log: Path, path: str | None = None) -> None:
+    env = dict(os.environ)
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    if cache is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+    if path is not None:
+        env["PATH"] = path
+    script = f'log="{log}"; . "{BENCH / "gpu_step.sh"}"; keep_compile_cache "{out}"'
+    subprocess.run(["bash", "-c", script], check=True, env=env, timeout=60)
+
+
+def _touch(path: Path, text: str, when: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (when, when))
+
+
+def test_only_what_the_sitting_added_to_the_cache_is_packed(tmp_path):
+    cache, out, log = tmp_path / "cache", tmp_path / "out", tmp_path / "log"
+    out.mkdir()
+    _touch(cache / "aa" / "from-the-kit", "old", 1_000_000)  # unpacked with its packed time
+    _touch(cache / ".kit-stamp", "", 2_000_000)  # bench/gpu_env.sh's stamp
+    _touch(cache / "fxgraph" / "new-entry", "new", 3_000_000)
+    _touch(cache / "locks" / "a.lock", "", 3_000_000)
+    _keep(cache, out, log)
+    with tarfile.open(out / "compile-cache.tar.gz") as packed:
+        names = sorted(m.name for m in packed.getmembers() if m.isfile())
+    assert names == ["./fxgraph/new-entry"]
+    assert "bytes in" in log.read_text()
+
+
+def test_no_archive_when_nothing_was_added_or_there_is_no_cache(tmp_path):
+    cache, out, log = tmp_path / "cache", tmp_path / "out", tmp_path / "log"
+    out.mkdir()
+    _touch(cache / "aa" / "from-the-kit", "old", 1_000_000)
+    _touch(cache / ".kit-stamp", "", 2_000_000)
+    _keep(cache, out, log)
+    _keep(None, out, log)
+    assert not (out / "compile-cache.tar.gz").exists()
+    assert log.read_text().splitlines() == [
+        "compile cache: nothing new to keep",
+        "compile cache: none to keep",
+    ]
+
+
+def test_a_cache_that_cannot_be_packed_leaves_no_archive(tmp_path):
+    cache, out, log = tmp_path / "cache", tmp_path / "out", tmp_path / "log"
+    out.mkdir()
+    _touch(cache / "fxgraph" / "entry", "new", 3_000_000)
+    (out / "compile-cache.tar.gz").write_text("an earlier, stale archive")
+    broken = tmp_path / "bin" / "tar"  # a tar that writes half an archive and fails
+    broken.parent.mkdir()
+    broken.write_text('#!/bin/sh\nfor a; do case $a in *.tar.gz) echo half > "$a";; esac; done\n'
+                      "echo 'tar: write error' >&2; exit 2\n")  # fmt: skip
+    broken.chmod(0o755)
+    _keep(cache, out, log, path=f"{broken.parent}{os.pathsep}{os.environ['PATH']}")
+    assert not (out / "compile-cache.tar.gz").exists()
+    assert not list(out.iterdir())  # nor the half-written one
+    assert "packing failed" in log.read_text()

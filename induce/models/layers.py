@@ -248,11 +248,11 @@ class RelativeBias(nn.Module):
 def _written_out(x: torch.Tensor) -> bool:
     """Whether softmax attention over ``x`` is computed as separate operations rather than
     by ``F.scaled_dot_product_attention``: with gradients on (training; evaluation and
-    parsing run without) on a CPU under bf16 autocast, where
-    PyTorch's kernels cost more (one layer of the Transformer baseline's, d 512, 8 heads, 128
-    sentences of up to 32 tokens, dropout 0.1, forward and backward on one thread of an AMD
-    EPYC Zen 4: 112-116 ms against 99-100).  In fp32 both take the same time, and the fused
-    call stays (training unchanged to the last bit)."""
+    parsing run without) on a CPU under bf16 autocast, where PyTorch's kernels cost more
+    (one layer of the Transformer baseline's, d 512, 8 heads, 128 sentences of up to 32
+    tokens, dropout 0.1, forward and backward on one thread of an AMD EPYC Zen 4: 112-116 ms
+    against 99-100).  In fp32 both take the same time, and the fused call stays (training
+    unchanged to the last bit)."""
     return x.device.type == "cpu" and torch.is_grad_enabled() and autocast_active(x.device)
 
 

@@ -187,6 +187,8 @@ class _Compiled(torch.nn.Module):
         self.compiled = torch.compile(net, dynamic=True)
 
     def forward(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        if not hasattr(torch._dynamo.config, "specialize_float"):  # a torch without the setting
+            return self.compiled(*args, **kwargs)
         with torch._dynamo.config.patch(specialize_float=True):
             return self.compiled(*args, **kwargs)
 

@@ -43,6 +43,11 @@ class _Display:
             f"epoch, run directory {record['path']}"
             + (f" (resumed at update {record['resumed_at']})" if record["resumed_at"] else "")
         )
+        if record.get("compiled"):  # why the first updates are slow
+            self._say(
+                "train.compile: the first batches compile the step (a minute or more; later "
+                "runs read torch's compile cache)"
+            )
         if not self.tty:
             return
         from rich.console import Console

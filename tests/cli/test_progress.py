@@ -43,3 +43,20 @@ def test_commands_show_a_bar_on_a_terminal_and_nothing_elsewhere(write, monkeypa
     monkeypatch.setattr(common, "progress_bar", Bar)  # what a terminal gets
     result = CliRunner().invoke(app, ["convert", "trees", gold])
     assert result.exit_code == 0 and shown[-1] == ("converting trees", 2, 2)
+
+
+def _start(**facts):
+    record = {"device": "cpu", "world": 1, "parameters": 10, "steps_per_epoch": 3}
+    return record | {"path": "RUN", "resumed_at": 0, "total_steps": 3} | facts
+
+
+def test_training_says_why_its_first_updates_are_slow_when_compiled(capsys):
+    from induce.cli.train import _Display
+
+    _Display()("start", _start(compiled=False))
+    assert capsys.readouterr().err.splitlines() == [
+        "training on cpu x1: 10 parameters, 3 updates per epoch, run directory RUN"
+    ]
+    _Display()("start", _start(compiled=True))
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 2 and said[1].startswith("train.compile: the first batches compile")

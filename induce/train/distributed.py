@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -52,6 +53,12 @@ def stop(world: World) -> None:
     if world.size > 1 and dist.is_initialized():
         with contextlib.suppress(RuntimeError):  # a peer already gone: nothing to wait for
             dist.barrier()
+        # gloo's worker thread lets go of the barrier's work (and the tensors of the
+        # collectives before it) just after the wait returns, and takes the GIL to do it; a
+        # process group freed before that, from a deallocation that holds the GIL (DDP's
+        # reducer, when the trainer goes), waits for that thread forever: a two-process CPU
+        # run hung at exit once in CI (torch 2.13).  Sleeping lets the thread have the GIL.
+        time.sleep(0.05)
         dist.destroy_process_group()
 
 

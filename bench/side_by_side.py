@@ -256,8 +256,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
             began, tokens = time.perf_counter(), 0
         losses.append(update(b))
         tokens += b.tokens
-    result = _trained(device, model, tokens, began, losses)
-    return result | ({"compile": compile_report()} if "-compile" in side else {})
+    return _trained(device, model, tokens, began, losses)
 
 
 def compile_report() -> dict[str, Any]:
@@ -338,17 +337,13 @@ def train_graphed(
         losses.append(step(b))
         tokens += b.tokens
     result = _trained(device, model, tokens, began, losses)
-    return (
-        result
-        | {
-            "graphs": len(graphed.graphs),
-            "first_epoch_s": capture_s,
-            "peak_gpu_gib": max(capture_peak, result["peak_gpu_gib"]),
-            "steady_gpu_gib": result["peak_gpu_gib"],
-            "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
-        }
-        | ({"compile": compile_report()} if config.train.compile else {})
-    )
+    return result | {
+        "graphs": len(graphed.graphs),
+        "first_epoch_s": capture_s,
+        "peak_gpu_gib": max(capture_peak, result["peak_gpu_gib"]),
+        "steady_gpu_gib": result["peak_gpu_gib"],
+        "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
+    }
 
 
 def _trained(
@@ -501,7 +496,10 @@ def main() -> None:
     if args.one:
         task, side, arch, size = args.one
         one = train_one if task == "train" else parse_one
-        print(json.dumps(one(args, side, arch, size)))
+        result = one(args, side, arch, size)
+        if task == "train" and "-compile" in side:  # eager and graph sides alike
+            result["compile"] = compile_report()
+        print(json.dumps(result))
         return
     sides = chosen_sides(args)
     tasks = ([] if args.no_train else ["train"]) + (["parse"] if args.parse else [])

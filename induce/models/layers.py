@@ -322,14 +322,13 @@ class SelfAttention(Recording):
         if self.relative is not None:
             bias = bias + self.relative(n).to(q.dtype)[None]
         written_out = _written_out(q)
-        if not (self.record or written_out):
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
-        weights = torch.softmax(scores + bias, -1)
-        if self.record:
-            self.recorded = weights.detach()
-        if written_out:  # the weights' dropout as the gated mode's: the CPU's own masks
-            return torch.matmul(self.drop_weights(weights), v)
+        if self.record or written_out:
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+            weights = torch.softmax(scores + bias, -1)
+            if self.record:
+                self.recorded = weights.detach()
+            if written_out:  # the weights' dropout as the gated mode's: the CPU's own masks
+                return torch.matmul(self.drop_weights(weights), v)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=drop)
 
 

@@ -27,6 +27,7 @@ clip and step the optimizer after it, outside the graph (the fused Adam is a few
 
 from __future__ import annotations
 
+import contextlib
 import math
 import typing
 from dataclasses import dataclass
@@ -187,9 +188,13 @@ class _Compiled(torch.nn.Module):
         self.compiled = torch.compile(net, dynamic=True)
 
     def forward(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
-        if not hasattr(torch._dynamo.config, "specialize_float"):  # a torch without the setting
-            return self.compiled(*args, **kwargs)
-        with torch._dynamo.config.patch(specialize_float=True):
+        config = torch._dynamo.config
+        floats = (  # a torch without the setting: nothing to set
+            config.patch(specialize_float=True)
+            if hasattr(config, "specialize_float")
+            else contextlib.nullcontext()
+        )
+        with floats:
             return self.compiled(*args, **kwargs)
 
 

@@ -1,13 +1,15 @@
-"""The shell scripts of a GPU sitting, in the parts that run without a GPU: a device call
+"""The scripts of a GPU sitting, in the parts that run without a GPU: a device call
 that names no call or no ``OUT`` is refused in one line before any lent time is spent
 (``bench/gpu_next.sh``), and what a sitting returns of torch.compile's cache is what it
-added, whole or not at all (``bench/gpu_step.sh``'s ``keep_compile_cache``)."""
+added, whole or not at all (``bench/gpu_step.sh``'s ``keep_compile_cache``); the benches'
+refusals of what they cannot do are one line and exit 2."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -103,3 +105,22 @@ def test_a_cache_that_cannot_be_packed_leaves_no_archive(tmp_path):
     assert not (out / "compile-cache.tar.gz").exists()
     assert not list(out.iterdir())  # nor the half-written one
     assert "packing failed" in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "said"),
+    [
+        ("profile_step.py", ["--graphs"], "profile_step: --graphs needs --device cuda"),
+        (
+            "lowrank_vs_official.py",
+            ["--official", "TNPCFG"],
+            "lowrank_vs_official: nothing to do: give --data, --speed or --memory",
+        ),
+    ],
+)
+def test_benches_refuse_what_they_cannot_do_in_one_line(script, args, said):
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == said and done.stdout == ""

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import subprocess
@@ -267,7 +268,11 @@ def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subproce
     for item in args.set:
         command += ["--set", item]
     log = Path(args.out) / f"{side}-{arch}-{seed}.log"
-    return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    # --threads for both sides: the induce side's commands (train, parse, evaluate) read it
+    # from OMP_NUM_THREADS, which they inherit (else each would take every core, and runs
+    # sharing a CPU would oversubscribe it)
+    env = os.environ | {"OMP_NUM_THREADS": str(args.threads)}
+    return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
 
 
 def table(results: list[dict[str, Any]], walls: dict[str, float]) -> list[str]:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,25 @@ def test_epochs_per_arch_and_the_output_formats() -> None:
     ]
     assert rows[2:] == ["", ""]
     assert lr.mean_std([1.0, 3.0]) == "2.00 (1.41)" and lr.mean_std([]) == "-"
+
+
+def test_each_run_gets_threads_on_both_sides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--threads`` reaches the induce side's commands too (through ``OMP_NUM_THREADS``,
+    which they inherit): runs sharing a CPU must not each take every core."""
+    lr = bench_module("long_runs")
+    seen: list[dict[str, str]] = []
+
+    def popen(command: list[str], **kwargs: Any) -> None:
+        seen.append(kwargs["env"])
+
+    monkeypatch.setattr(lr.subprocess, "Popen", popen)
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    args = lr.argparse.Namespace(
+        official="o", data="d", gold="g", out=str(tmp_path), epochs="1", device="cpu",
+        size="tiny", threads=3, train_deadline=0, set=[],
+    )  # fmt: skip
+    for side in ("official", "induce"):
+        lr.child(args, side, "udgn", 1)
+    assert [env["OMP_NUM_THREADS"] for env in seen] == ["3", "3"]

@@ -181,21 +181,42 @@ class _Compiled(torch.nn.Module):
     cache that are never hit.  Floats as constants (``specialize_float``, set around each
     call of this module, which reads it only when it traces) halve the trace; on a CPU,
     StructFormer small compiles in 47.5 s instead of 59.1, and in fp32 from a warm cache in
-    3.5 s instead of 11.3 (``bench/RESULTS.md``).  Shapes stay dynamic."""
+    3.5 s instead of 11.3 (``bench/RESULTS.md``).  Shapes stay dynamic.
+
+    Under bf16 autocast the graph holds the models' fp32 regions (``full_precision``: an
+    autocast region's entry and exit), which AOTAutograd's on-disk cache refuses as calls it
+    has not vetted, so a bf16 step traced its joint graph again in every process.  They are
+    marked cacheable (torch's ``unsafe_marked_cacheable_functions``, read when the forward is
+    traced): the region's settings are constants of the graph, which the cache key holds, as
+    it holds the autocast state the step runs under.  On a CPU, StructFormer small in bf16
+    from a warm cache: 3.5 s instead of 12.7 (``bench/RESULTS.md``)."""
 
     def __init__(self, net: torch.nn.Module) -> None:
         super().__init__()
         self.compiled = torch.compile(net, dynamic=True)
 
     def forward(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
-        config = torch._dynamo.config
-        floats = (  # a torch without the setting: nothing to set
-            config.patch(specialize_float=True)
-            if hasattr(config, "specialize_float")
-            else contextlib.nullcontext()
-        )
-        with floats:
+        import torch._inductor.config as inductor  # torch.compile imported it already
+
+        floats = _patched(torch._dynamo.config, specialize_float=True)
+        regions = _patched(inductor, unsafe_marked_cacheable_functions=_AUTOCAST_REGION)
+        with floats, regions:
             return self.compiled(*args, **kwargs)
+
+
+# an autocast region in a traced graph: its entry and exit as Dynamo records them, keyed by
+# torch's version (the key is part of the cache's)
+_AUTOCAST_REGION = {
+    f"torch.amp.autocast_mode.{name}": torch.__version__
+    for name in ("_enter_autocast", "_exit_autocast")
+}
+
+
+def _patched(config: typing.Any, **settings: typing.Any) -> typing.ContextManager[object]:
+    """``config.patch(**settings)``, or nothing on a torch without one of the settings."""
+    if all(hasattr(config, key) for key in settings):
+        return typing.cast(typing.ContextManager[object], config.patch(**settings))
+    return contextlib.nullcontext()
 
 
 def _tensors(batch: Batch) -> tuple[torch.Tensor, ...]:

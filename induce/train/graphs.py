@@ -199,7 +199,8 @@ class _Compiled(torch.nn.Module):
         import torch._inductor.config as inductor  # torch.compile imported it already
 
         floats = _patched(torch._dynamo.config, specialize_float=True)
-        regions = _patched(inductor, unsafe_marked_cacheable_functions=_AUTOCAST_REGION)
+        marked = getattr(inductor, "unsafe_marked_cacheable_functions", {})  # the user's too
+        regions = _patched(inductor, unsafe_marked_cacheable_functions=marked | _AUTOCAST_REGION)
         with floats, regions:
             return self.compiled(*args, **kwargs)
 

@@ -134,6 +134,29 @@ def test_a_compiled_step_is_traced_once_into_aotautograds_cache_and_read_back(pr
     assert all(torch.equal(a, b) for a, b in zip(grads, grads_again, strict=True))
 
 
+def test_compiling_keeps_the_users_own_cacheable_marks():
+    """The autocast region's two calls are marked cacheable next to what the user marked."""
+    import torch._inductor.config as inductor
+
+    if not hasattr(inductor, "unsafe_marked_cacheable_functions"):
+        pytest.skip("this torch has no unsafe_marked_cacheable_functions")
+    seen: dict[str, str] = {}
+
+    class Reads(torch.nn.Module):
+        @torch.compiler.disable  # runs as called, inside the compiled call's settings
+        def forward(self, x):
+            seen.update(inductor.unsafe_marked_cacheable_functions)
+            return x
+
+    with inductor.patch(unsafe_marked_cacheable_functions={"mine.f": "1"}):
+        compiled(Reads())(torch.zeros(1))
+        assert inductor.unsafe_marked_cacheable_functions == {"mine.f": "1"}  # restored
+    assert set(seen) == {
+        "mine.f",
+        *(f"torch.amp.autocast_mode.{f}" for f in ("_enter_autocast", "_exit_autocast")),
+    }
+
+
 def test_the_engine_trains_compiled_and_its_checkpoint_loads_eagerly(tmp_path):
     torch._dynamo.reset()
     data = make_dataset(tmp_path)

@@ -60,6 +60,9 @@ cp -r --no-preserve=mode "$shared/data/wsj/dev22.trees" "$kit/shared/data/wsj/"
 cp -r --no-preserve=mode "$shared/data/ptb-sample/trees" "$kit/shared/data/ptb-sample/"
 cp -r --no-preserve=mode "$shared"/data/wsj-raw/conll2000-wsj*.txt "$shared/data/wsj/dev22.trees" \
     "$kit/wsj/"
+# the sample trees' words for the long runs' text (their Penn2Malt files: word, tag, head)
+mkdir -p "$kit/wsj/sample"
+cp --no-preserve=mode "$shared"/data/ptb-sample/dependencies/*.dp "$kit/wsj/sample/"
 if [ -n "${COMPILE_CACHE:-}" ]; then  # merged with the kit's own into one, no entry twice
     merged=$(mktemp -d)
     for cache in "$kit/compile-cache.tar.gz" $COMPILE_CACHE; do

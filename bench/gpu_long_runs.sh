@@ -14,7 +14,8 @@
 #   bash bench/gpu_long_runs.sh OUT UDGN_CHECKOUT WSJ_FILES
 #
 # WSJ_FILES holds conll2000-wsj15-18.txt, conll2000-wsj20.txt and dev22.trees (the shared
-# data's wsj-raw/ and wsj/ files).  On a lent machine without induce installed: pack the kit
+# data's wsj-raw/ and wsj/ files), and sample/ the sample trees' words (ptb-sample's .dp
+# files: the issue's text is the WSJ text and those words; without them, a log line).  On a lent machine without induce installed: pack the kit
 # here (bench/gpu_kit.sh, with UDGN set), carry .gpu, and run there
 #   . bench/gpu_env.sh .gpu; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
 # OUT receives long.log, official.json and induce.json (each side's long_runs.json: every
@@ -53,9 +54,15 @@ began=$SECONDS
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"
 data=$work/data
-step data 60 "${induce[@]}" preprocess text --train "$wsj/conll2000-wsj15-18.txt" \
-    --train "$wsj/conll2000-wsj20.txt" --format columns --valid-trees "$wsj/dev22.trees" \
-    --min-freq 2 -o "$data" || exit 1
+texts=(--train "$wsj/conll2000-wsj15-18.txt" --train "$wsj/conll2000-wsj20.txt")
+samples=("$wsj"/sample/*.dp)
+if [ -f "${samples[0]}" ]; then
+    for f in "${samples[@]}"; do texts+=(--train "$f"); done
+else
+    echo "!! no sample trees' words in $wsj/sample: training on the CoNLL-2000 text only" >>"$log"
+fi
+step data 60 "${induce[@]}" preprocess text "${texts[@]}" --format columns \
+    --valid-trees "$wsj/dev22.trees" --min-freq 2 -o "$data" || exit 1
 step gold 60 "${induce[@]}" convert headrules "$data/valid.trees" --rules penn2malt \
     -o "$work/gold.conllu"
 common=(--official "$official" --data "$data" --gold "$work/gold.conllu" --seeds "$seeds"

@@ -15,8 +15,9 @@
 #
 # WSJ_FILES holds conll2000-wsj15-18.txt, conll2000-wsj20.txt and dev22.trees (the shared
 # data's wsj-raw/ and wsj/ files), and sample/ the sample trees' words (ptb-sample's .dp
-# files: the issue's text is the WSJ text and those words; without them, a log line).  On a lent machine without induce installed: pack the kit
-# here (bench/gpu_kit.sh, with UDGN set), carry .gpu, and run there
+# files: the issue's text is the WSJ text and those words; without them, a log line).  On a
+# lent machine without induce installed: pack the kit here (bench/gpu_kit.sh, with UDGN
+# set), carry .gpu, and run there
 #   . bench/gpu_env.sh .gpu; bash bench/gpu_long_runs.sh $OUT .gpu/udgn .gpu/wsj
 # OUT receives long.log, official.json and induce.json (each side's long_runs.json: every
 # run's scores and curves), runs.tar.gz (every run's folder without its checkpoints: logs,

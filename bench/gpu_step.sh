@@ -20,8 +20,9 @@ step() {
 # skips inductor's code generation and Triton's compilation (on a CPU, StructFormer and UDGN
 # small, a side each: 108 s cold, 32 s with the cache, 8 s uncompiled; bench/RESULTS.md).
 # The cache's entries are keyed by what they were compiled from (graph, shapes' kinds,
-# torch, Triton, device), so one from another machine kind is only missed.  Skipped, saying why, when there is none or it would not come back from
-# the lent machine (at most 16 MiB a file).
+# torch, Triton, device), so one from another machine kind is only missed.  Skipped, saying
+# why, when there is none or it would not come back from the lent machine (at most 16 MiB a
+# file).
 keep_compile_cache() {
     local out=$1 cache=${TORCHINDUCTOR_CACHE_DIR:-}
     local packed=$out/compile-cache.tar.gz limit=$((16 * 1024 * 1024)) list bytes

@@ -5,7 +5,7 @@ same epoch budget on the same text, then scored by the same scorers (issue 32, i
     python bench/long_runs.py --official UDGN_CHECKOUT --data DATASET --gold GOLD.conllu
         --out OUT [--archs structformer,udgn] [--seeds 1111,2222,3333] [--epochs 20]
         [--sides official,induce] [--device cuda] [--size paper|tiny] [--set KEY=VALUE ...]
-        [--train-deadline SECONDS] [--epochs N | --epochs ARCH=N,ARCH=N]
+        [--train-deadline SECONDS] [--epochs N | --epochs ARCH=N,ARCH=N] [--no-induce-read-out]
 
 ``DATASET`` is an ``induce preprocess text`` folder with a validation split made from gold
 trees (``--valid-trees``: its ``valid.txt`` is parsed and ``valid.trees`` scores UF1);
@@ -29,7 +29,10 @@ which ``main.py`` multiplies by 0 without ``--parser_loss``, is not computed.  `
 side: ``induce train --config PRESET`` with
 ``--set`` (bf16, ...), then ``induce parse`` of the same sentences (the preset's decoder)
 and ``induce evaluate mlm`` (5 mask draws).  Both sides' outputs are scored by ``induce
-evaluate unsupervised`` (UF1) and ``induce evaluate deps`` (UAS/UUAS).  Writes OUT/SIDE-ARCH-
+evaluate unsupervised`` (UF1) and ``induce evaluate deps`` (UAS/UUAS).  Each official run's
+best weights are also imported (``induce convert checkpoint``) and parsed as the ``induce``
+runs are (the row "official, induce read-out"; ``--no-induce-read-out`` skips it): the same
+scores as its own test loop's show that the read-outs agree.  Writes OUT/SIDE-ARCH-
 SEED/ (outputs, logs, result.json) and OUT/long_runs.json; prints a table of mean (std).
 ``--train-deadline``: the official side starts no epoch after that many seconds of training
 (a lent GPU's minutes are few); ``bench/gpu_long_runs.sh`` then gives the induce side, arch
@@ -131,6 +134,9 @@ def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> d
     train_s = time.perf_counter() - began
     assert best_state is not None
     model.load_state_dict(best_state)
+    # kept for the induce read-out of the same weights (imported_read_out)
+    torch.save({k: v.cpu() for k, v in best_state.items()}, out / "official.pt")
+    (out / "words.txt").write_text("".join(f"{t}\n" for t in data.vocab.tokens))
     began = time.perf_counter()
     write_official_parses(model, arch, data, device, out)
     return {
@@ -180,7 +186,9 @@ def write_official_parses(model: Any, arch: str, data: Any, device: Any, out: Pa
                 heads = _dms(head.astype(numpy.float64))[1:]  # 0 = root, else 1-based
             else:  # the induce side's read-out of StructFormer: argmax parent, root highest
                 heads = argmax_heads(head, p["height"][0].float().cpu().numpy())
-                trees.append(bracket(_split(p["distance"][0].tolist(), 0, len(ids)), words))
+                root = _split(p["distance"][0].tolist(), 0, len(ids))
+                # a one-word tree as induce parse writes it: a root over the word's leaf
+                trees.append(bracket((root,) if isinstance(root, int) else root, words))
             blocks.append(conllu(words, heads))
     (out / "valid.conllu").write_text("".join(blocks))
     if trees:
@@ -210,11 +218,7 @@ def induce_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dic
     cli(train, out / "train.log")
     train_s = time.perf_counter() - began
     began = time.perf_counter()
-    parse = ["parse", f"{args.data}/valid.txt", "--model", str(run), "--pretokenized", "-q"]
-    parse += ["--device", args.device]
-    cli([*parse, "-f", "conllu", "-o", str(out / "valid.conllu")], out / "parse.log")
-    if arch == "structformer":
-        cli([*parse, "-f", "ptb", "-o", str(out / "valid.ptb")], out / "parse.log")
+    parse_valid(args, arch, run, out)
     parse_s = time.perf_counter() - began
     mlm = ["evaluate", "mlm", "--model", str(run), "--data", args.data, "--split", "valid"]
     cli([*mlm, "--device", args.device, "-q", "--json", str(out / "mlm.json")], out / "mlm.log")
@@ -227,6 +231,44 @@ def induce_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dic
         "epochs_run": len(valids),
         "epochs": valids,
     }
+
+
+def parse_valid(args: argparse.Namespace, arch: str, run: Path, out: Path) -> None:
+    """``induce parse`` of the validation sentences with the run's decoder: ``out/valid.conllu``
+    and, for StructFormer, ``out/valid.ptb``."""
+    parse = ["parse", f"{args.data}/valid.txt", "--model", str(run), "--pretokenized", "-q"]
+    parse += ["--device", args.device]
+    cli([*parse, "-f", "conllu", "-o", str(out / "valid.conllu")], out / "parse.log")
+    if arch == "structformer":
+        cli([*parse, "-f", "ptb", "-o", str(out / "valid.ptb")], out / "parse.log")
+
+
+def imported_read_out(args: argparse.Namespace, arch: str, out: Path) -> dict[str, float]:
+    """An official run's best weights read by ``induce``: imported (``induce convert
+    checkpoint``), parsed as the ``induce`` side's runs are and scored the same way, into
+    ``out/imported``.  The same scores as the official test loop's mean the two read-outs
+    agree, so that a difference between the sides is their training's; ``same_heads`` is the
+    share of words given the same head by both."""
+    run, mine = out / "imported" / "run", out / "imported"
+    convert = ["convert", "checkpoint", str(out / "official.pt"), "--arch", arch]
+    cli([*convert, "--dict", str(out / "words.txt"), "-o", str(run)], out / "imported.log")
+    parse_valid(args, arch, run, mine)
+    found = {f"{key}_induce_read_out": value for key, value in score(args, mine).items()}
+    return found | {"same_heads": same_heads(out / "valid.conllu", mine / "valid.conllu")}
+
+
+def same_heads(a: Path, b: Path) -> float:
+    """The percentage of words whose head is the same in two CoNLL-U files of the same
+    sentences."""
+
+    def heads(path: Path) -> list[str]:
+        rows = (line.split("\t") for line in path.read_text().splitlines())
+        return [row[6] for row in rows if len(row) == 10 and row[0].isdigit()]
+
+    mine, theirs = heads(a), heads(b)
+    if len(mine) != len(theirs):
+        raise SystemExit(f"{a} and {b}: not the same words ({len(mine)} and {len(theirs)})")
+    return 100.0 * sum(x == y for x, y in zip(mine, theirs, strict=True)) / max(len(mine), 1)
 
 
 def cli(command: list[str], log: Path) -> None:
@@ -257,6 +299,8 @@ def one(args: argparse.Namespace, side: str, arch: str, seed: int) -> None:
     run = official_run if side == "official" else induce_run
     result = {"side": side, "arch": arch, "seed": seed} | run(args, arch, seed, out)
     result |= score(args, out)
+    if side == "official" and args.induce_read_out:
+        result |= imported_read_out(args, arch, out)
     (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
@@ -267,6 +311,7 @@ def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subproce
         command += [f"--{key.replace('_', '-')}", str(getattr(args, key))]
     for item in args.set:
         command += ["--set", item]
+    command += [] if args.induce_read_out else ["--no-induce-read-out"]
     log = Path(args.out) / f"{side}-{arch}-{seed}.log"
     # --threads for both sides: the induce side's commands (train, parse, evaluate) read it
     # from OMP_NUM_THREADS, which they inherit (else each would take every core, and runs
@@ -275,8 +320,17 @@ def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subproce
     return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
 
 
+READ_OUT = "official, induce read-out"  # the table's row of imported_read_out's scores
+
+
 def table(results: list[dict[str, Any]], walls: dict[str, float]) -> list[str]:
     keys = ("uf1", "uas", "uuas", "valid_ppl", "train_s")
+    results = results + [
+        {"arch": r["arch"], "side": READ_OUT}
+        | {key: r[f"{key}_induce_read_out"] for key in keys if f"{key}_induce_read_out" in r}
+        for r in results
+        if r["side"] == "official" and "uas_induce_read_out" in r
+    ]
     lines = ["| arch | side | runs | UF1 | UAS | UUAS | valid ppl | train s (each) | side wall s |"]
     lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for arch in dict.fromkeys(r["arch"] for r in results):
@@ -285,7 +339,8 @@ def table(results: list[dict[str, Any]], walls: dict[str, float]) -> list[str]:
             if not mine:
                 continue
             cells = [mean_std([r[k] for r in mine if k in r]) for k in keys]
-            row = " | ".join([arch, side, str(len(mine)), *cells, f"{walls[side]:.0f}"])
+            wall = f"{walls[side]:.0f}" if side in walls else "-"
+            row = " | ".join([arch, side, str(len(mine)), *cells, wall])
             lines.append(f"| {row} |")
     return lines
 
@@ -317,6 +372,12 @@ def main() -> None:
         help="official side: no new epoch after this many seconds of training (0: none)",
     )
     ap.add_argument("--set", action="append", default=[], help="induce setting KEY=VALUE")
+    ap.add_argument(
+        "--induce-read-out",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="official runs: also import their weights and parse them with induce",
+    )
     ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:

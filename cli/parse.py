@@ -33,6 +33,14 @@ def parse(
     pretokenized: bool = typer.Option(
         False, "--pretokenized", help="Tokens separated by spaces (no tokenizer)."
     ),
+    normalized: bool | None = typer.Option(
+        None,
+        "--normalized/--raw",
+        help="The input is normalised text, model tokens separated by spaces (a dataset's "
+        "own SPLIT.txt), read as they stand; or raw, normalised as the model's dataset was "
+        "(lower-cased, numbers as N).  Default: normalised for a dataset's SPLIT.txt whose "
+        "text holds model tokens, raw otherwise.",
+    ),
     conllu: bool = typer.Option(
         False, "--conllu", help="The input is CoNLL-U (also guessed from a .conllu suffix)."
     ),
@@ -81,6 +89,7 @@ def parse(
     """Induced dependency and constituency trees for every sentence of INPUT, written as
     they are parsed (in input order, memory bounded whatever the input size).  A chart
     parser run gives labelled PTB trees (CoNLL-U: their penn2malt head-rule dependencies)."""
+    from induce.data.dataset import holds_model_tokens
     from induce.data.errors import ConfigError
     from induce.data.files import open_output
     from induce.parse import Parser, format_parsed, iter_sentences, page_frame
@@ -90,6 +99,12 @@ def parse(
         kind = "conllu"
     elif trees or input_path.endswith((".trees", ".mrg")):
         kind = "trees"
+    elif normalized or (
+        normalized is None and input_path != "-" and holds_model_tokens(input_path)
+    ):
+        kind = "normalized"  # normalising again would read every number N as n
+    if normalized and kind != "normalized":
+        raise ConfigError("--normalized is for text input, not CoNLL-U or trees")
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     run = model or _latest_run()

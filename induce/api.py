@@ -70,15 +70,20 @@ class LoadedRun:
         self,
         sentences: Sequence[str | Sequence[str]],
         tags: Sequence[Sequence[str] | None] | None = None,
+        normalized: bool = False,
     ) -> list[Parse]:
         """Parse sentences given as token lists (or strings split on spaces); ``tags``:
-        the words' POS tags, kept in a chart parser's trees."""
+        the words' POS tags, kept in a chart parser's trees; ``normalized``: the tokens are
+        model tokens already (a dataset's sentences), read as they stand rather than
+        normalised as the model's dataset was."""
         items = []
         for k, sentence in enumerate(sentences):
             tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
             sentence_tags = tags[k] if tags is not None else None
             given = list(sentence_tags) if sentence_tags is not None else None
-            items.append(Sentence(tokens, k + 1, " ".join(tokens), tags=given))
+            items.append(
+                Sentence(tokens, k + 1, " ".join(tokens), tags=given, normalized=normalized)
+            )
         out = []
         for parsed in self.parser.parse(items, scores=True, source="<python>"):
             words = parsed.sentence.tokens

@@ -1,5 +1,6 @@
 """Reading ``induce parse``'s input: raw text (nltk's rule-based Penn Treebank tokenizer,
-which needs no downloaded data), pre-tokenised text, CoNLL-U (every column and comment kept,
+which needs no downloaded data), pre-tokenised text, normalised text (a dataset's own
+``SPLIT.txt``: model tokens, read as they stand), CoNLL-U (every column and comment kept,
 HEAD/DEPREL to be filled in) or treebank trees (their words and tags)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, Literal, get_args
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import iter_lines
 
-InputKind = Literal["text", "pretokenized", "conllu", "trees"]
+InputKind = Literal["text", "pretokenized", "normalized", "conllu", "trees"]
 INPUTS: tuple[InputKind, ...] = get_args(InputKind)
 
 
@@ -24,6 +25,9 @@ class Sentence:
     conllu: Any = None  # the conllu TokenList (CoNLL-U input)
     punct: list[bool] = field(default_factory=list)
     tags: list[str] | None = None  # the input's tags (trees, CoNLL-U XPOS), for chart models
+    # model tokens already (normalised text): a text model reads them as they stand, since
+    # normalising again is not the identity (lower-casing turns the numbers' N into n)
+    normalized: bool = False
 
 
 def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
@@ -55,8 +59,9 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
         from nltk.tokenize import TreebankWordTokenizer
 
         tokenize = TreebankWordTokenizer().tokenize
+    normalized = kind == "normalized"
     for number, line in lines:
-        yield Sentence(tokenize(line), number, line.strip())
+        yield Sentence(tokenize(line), number, line.strip(), normalized=normalized)
 
 
 def _named_lines(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:

@@ -244,6 +244,20 @@ class Dataset:
         return Normalization.from_dict(self.manifest.get("normalization", {}))
 
 
+def holds_model_tokens(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a dataset's own split text holding model tokens (``SPLIT.txt`` of a
+    dataset whose text is normalised): ``induce parse`` reads such words as they stand.  A
+    file of no dataset, or of one that cannot be read, is not."""
+    target = Path(path)
+    if target.suffix != ".txt" or not (target.parent / MANIFEST).is_file():
+        return False
+    try:
+        dataset = load_dataset(target.parent, verify=False)
+    except InputError:
+        return False
+    return dataset.has(target.name) and dataset.text_normalized
+
+
 def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
     """Open a dataset directory; with ``verify``, every file must have the line count and
     SHA-256 the manifest records (a truncated or edited directory is refused)."""

@@ -50,7 +50,8 @@ class Reader(Protocol):
 class TextReader:
     """The parser of a model trained on text (a masked language model, a grammar): words
     normalised as its dataset's were; a token of punctuation that is not in the vocabulary
-    (the model never saw it) is left out."""
+    (the model never saw it) is left out.  A sentence of normalised text (``normalized``: a
+    dataset's own ``SPLIT.txt``) is read as the dataset reads it: every token as it stands."""
 
     reads_punctuation = False
     heads_by_rules = False
@@ -71,6 +72,9 @@ class TextReader:
         self.device = next(self.model.parameters()).device
 
     def words(self, sentence: Any) -> list[str]:
+        if sentence.normalized:
+            sentence.punct = [False] * len(sentence.tokens)
+            return list(sentence.tokens)
         flags = sentence.punct or [False] * len(sentence.tokens)
         normalised = self.norm.words(sentence.tokens) if sentence.tokens else []
         sentence.punct = [

@@ -99,7 +99,8 @@ def test_both_sides_train_parse_and_score_the_same_sentences(dataset: Path) -> N
                str(dataset / "official"), "--data", str(dataset / "data"), "--gold",
                str(dataset / "gold.conllu"), "--out", str(out), "--archs", "structformer",
                "--seeds", "1", "--epochs", "structformer=2", "--device", "cpu", "--size",
-               "tiny", "--set", "data.batch_tokens=256"]  # fmt: skip
+               "tiny", "--set", "data.batch_tokens=256",
+               "--no-induce-read-out"]  # fmt: skip  # the stand-in's weights do not import
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -146,8 +147,58 @@ def test_each_run_gets_threads_on_both_sides(
     monkeypatch.setenv("OMP_NUM_THREADS", "8")
     args = lr.argparse.Namespace(
         official="o", data="d", gold="g", out=str(tmp_path), epochs="1", device="cpu",
-        size="tiny", threads=3, train_deadline=0, set=[],
+        size="tiny", threads=3, train_deadline=0, set=[], induce_read_out=True,
     )  # fmt: skip
     for side in ("official", "induce"):
         lr.child(args, side, "udgn", 1)
     assert [env["OMP_NUM_THREADS"] for env in seen] == ["3", "3"]
+
+
+def test_the_official_weights_read_by_induce_give_the_official_heads(tmp_path: Path) -> None:
+    """An official run's weights (the UDGN fixture made by the official code) imported and
+    parsed by ``induce``: the heads the official test decoder finds in the official model's
+    own outputs, so ``same_heads`` is 100 and the scores are the official file's."""
+    import gzip
+
+    import numpy
+    import torch
+    from safetensors.torch import load
+
+    from induce.decode.dependencies import arc_scores, mst_uniform_root
+
+    lr = bench_module("long_runs")
+    fixtures = ROOT / "tests" / "runs" / "fixtures"
+    tensors = load(gzip.decompress((fixtures / "udgn.safetensors.gz").read_bytes()))
+    expected = json.loads(gzip.decompress((fixtures / "udgn.json.gz").read_bytes()))
+    words = expected["words"]
+    out, data = tmp_path / "official-udgn-1", tmp_path / "data"
+    out.mkdir()
+    data.mkdir()
+    torch.save(tensors, out / "official.pt")
+    (out / "words.txt").write_text((fixtures / "words.txt").read_text())
+    sentences = [[words[i] for i in ids] for ids in expected["sentences"]]
+    (data / "valid.txt").write_text("".join(" ".join(s) + "\n" for s in sentences))
+    official, chain = [], []
+    for sentence, result in zip(sentences, expected["results"], strict=True):
+        head = numpy.asarray(result["head"])
+        heads = mst_uniform_root(arc_scores(head, numpy.ones(len(sentence))))
+        official.append(lr.conllu(sentence, heads))
+        gold = lr.conllu(sentence, list(range(len(sentence))))  # a chain, tagged as words
+        chain.append(gold.replace("\t_\t_\t_\t_\t", "\t_\tNN\tNN\t_\t"))
+    (out / "valid.conllu").write_text("".join(official))
+    (tmp_path / "gold.conllu").write_text("".join(chain))
+    args = lr.argparse.Namespace(data=str(data), gold=str(tmp_path / "gold.conllu"), device="cpu")
+    found = lr.imported_read_out(args, "udgn", out)
+    assert found["same_heads"] == 100.0
+    assert found["uas_induce_read_out"] == lr.score(args, out)["uas"]
+    # a head moved in the official file shows
+    first, rest = (out / "valid.conllu").read_text().split("\n", 1)
+    cells = first.split("\t")
+    cells[6] = "2" if cells[6] != "2" else "3"
+    moved = "\t".join(cells) + "\n" + rest
+    (out / "valid.conllu").write_text(moved)
+    assert lr.same_heads(out / "valid.conllu", out / "imported" / "valid.conllu") < 100.0
+    rows = lr.table(
+        [{"arch": "udgn", "side": "official", "uas": 1.0, "uuas": 2.0} | found], {"official": 5.0}
+    )
+    assert any(row.startswith("| udgn | official, induce read-out | 1 |") for row in rows)

@@ -305,3 +305,49 @@ def test_batches_are_the_runs_evaluation_batches_unless_given(runs):
     parser.parse(sentence)
     parser.parse(sentence, batch_tokens=16)
     assert asked == [parser.run.config.data.eval_batch_tokens, 16]
+
+
+def test_a_datasets_own_text_is_read_as_the_dataset_reads_it(runs):
+    """Normalised text (a dataset's own ``SPLIT.txt``): the model reads the words the
+    dataset gives it.  Normalised again, its numbers (``N``) would be lower-cased to ``n``;
+    raw words are still normalised (``5`` and ``The`` read as ``N`` and ``the``)."""
+    from induce.data.dataset import load_dataset
+    from induce.parse import Parser, Sentence
+
+    parser = Parser(str(runs["structformer"]), "cpu")
+    dataset = load_dataset(runs["structformer"].parent / "data")
+    numbers = 0
+    for split in ("train", "valid", "test"):
+        lines = list(dataset.lines(f"{split}.txt"))
+        for k, (line, words) in enumerate(zip(lines, dataset.sentences(split), strict=True)):
+            given = Sentence(line.split(), k + 1, line, normalized=True)
+            assert parser.reader.words(given) == words, split
+            numbers += words.count("N")
+    assert numbers  # the case that matters is there
+    assert parser.reader.words(Sentence(["N", "rose"], 1, "")) == ["n", "rose"]  # raw
+    raw = parser.reader.words(Sentence(["The", "bill", "cost", "5", "Nations"], 1, ""))
+    assert raw == ["the", "bill", "cost", "N", "nations"]
+
+
+def test_a_datasets_split_text_is_read_as_normalised_unless_raw_is_asked(runs, tmp_path):
+    """``induce parse DATA/valid.txt`` reads the dataset's words as they stand, as does
+    ``--normalized`` on a copy elsewhere; ``--raw`` (the default elsewhere) normalises them
+    again, and reads the numbers' ``N`` as ``n``."""
+    data = runs["structformer"].parent / "data"
+    copy = tmp_path / "valid.txt"
+    copy.write_text((data / "valid.txt").read_text())
+    assert " N " in f" {copy.read_text()} "
+    outputs = {}
+    for name, args in {
+        "dataset": [data / "valid.txt"],
+        "copy, --normalized": [copy, "--normalized"],
+        "dataset, --raw": [data / "valid.txt", "--raw"],
+        "copy": [copy],
+    }.items():
+        result = _run(*args, "-m", runs["structformer"], "-f", "jsonl", "--scores")
+        assert result.exit_code == 0, result.output
+        outputs[name] = result.stdout
+    assert outputs["dataset"] == outputs["copy, --normalized"]
+    assert outputs["dataset, --raw"] == outputs["copy"] != outputs["dataset"]
+    refused = _run(copy, "--conllu", "--normalized", "-m", runs["structformer"])
+    assert refused.exit_code == 2 and "--normalized is for text input" in refused.output

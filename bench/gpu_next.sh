@@ -88,7 +88,8 @@ long-*)  # long.log, official.json or induce.json, runs.tar.gz, compile-cache.ta
     arch=${arch%-*}
     if [ "$side" = official ]; then  # the training deadline, then parsing and scoring
         seeds=${SEEDS:-1111,2222}
-        limits=(OFFICIAL_S="$(left 100)" OFFICIAL_LIMIT="$(left 40)")
+        # after the deadline: the last epoch, the test loop, scoring and the induce read-out
+        limits=(OFFICIAL_S="$(left 130)" OFFICIAL_LIMIT="$(left 40)")
     else
         seeds=${SEEDS:-1111,2222,3333}
         limits=(INDUCE_LIMIT="$(left 100)")  # after the data, gold and smoke steps

@@ -299,9 +299,10 @@ def one(args: argparse.Namespace, side: str, arch: str, seed: int) -> None:
     run = official_run if side == "official" else induce_run
     result = {"side": side, "arch": arch, "seed": seed} | run(args, arch, seed, out)
     result |= score(args, out)
-    if side == "official" and args.induce_read_out:
-        result |= imported_read_out(args, arch, out)
     (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    if side == "official" and args.induce_read_out:  # after the run's own result is safe
+        result |= imported_read_out(args, arch, out)
+        (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subprocess.Popen[bytes]:

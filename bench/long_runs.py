@@ -220,17 +220,23 @@ def induce_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dic
     began = time.perf_counter()
     parse_valid(args, arch, run, out)
     parse_s = time.perf_counter() - began
-    mlm = ["evaluate", "mlm", "--model", str(run), "--data", args.data, "--split", "valid"]
-    cli([*mlm, "--device", args.device, "-q", "--json", str(out / "mlm.json")], out / "mlm.log")
+    valid_ppl = perplexity(args, run, out)
     records = [json.loads(r) for r in (run / "metrics.jsonl").read_text().splitlines()]
     valids = [r for r in records if r.get("kind") == "eval"]
     return {
         "train_s": train_s,
         "parse_s": parse_s,
-        "valid_ppl": json.loads((out / "mlm.json").read_text())["perplexity"],
+        "valid_ppl": valid_ppl,
         "epochs_run": len(valids),
         "epochs": valids,
     }
+
+
+def perplexity(args: argparse.Namespace, run: Path, out: Path) -> float:
+    """The run's validation perplexity by ``induce evaluate mlm`` (5 mask draws)."""
+    mlm = ["evaluate", "mlm", "--model", str(run), "--data", args.data, "--split", "valid"]
+    cli([*mlm, "--device", args.device, "-q", "--json", str(out / "mlm.json")], out / "mlm.log")
+    return float(json.loads((out / "mlm.json").read_text())["perplexity"])
 
 
 def parse_valid(args: argparse.Namespace, arch: str, run: Path, out: Path) -> None:
@@ -246,14 +252,16 @@ def parse_valid(args: argparse.Namespace, arch: str, run: Path, out: Path) -> No
 def imported_read_out(args: argparse.Namespace, arch: str, out: Path) -> dict[str, float]:
     """An official run's best weights read by ``induce``: imported (``induce convert
     checkpoint``), parsed as the ``induce`` side's runs are and scored the same way, into
-    ``out/imported``.  The same scores as the official test loop's mean the two read-outs
-    agree, so that a difference between the sides is their training's; ``same_heads`` is the
-    share of words given the same head by both."""
+    ``out/imported``, and its validation perplexity taken as the ``induce`` runs' is.  The same
+    scores as the official loops' mean the two read-outs agree, so that a difference between
+    the sides is their training's; ``same_heads`` is the share of words given the same head
+    by both (perplexity differs by the mask draws alone: the official loop draws at random)."""
     run, mine = out / "imported" / "run", out / "imported"
     convert = ["convert", "checkpoint", str(out / "official.pt"), "--arch", arch]
     cli([*convert, "--dict", str(out / "words.txt"), "-o", str(run)], out / "imported.log")
     parse_valid(args, arch, run, mine)
-    found = {f"{key}_induce_read_out": value for key, value in score(args, mine).items()}
+    found = score(args, mine) | {"valid_ppl": perplexity(args, run, mine)}
+    found = {f"{key}_induce_read_out": value for key, value in found.items()}
     return found | {"same_heads": same_heads(out / "valid.conllu", mine / "valid.conllu")}
 
 

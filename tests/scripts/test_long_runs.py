@@ -173,11 +173,17 @@ def test_the_official_weights_read_by_induce_give_the_official_heads(tmp_path: P
     words = expected["words"]
     out, data = tmp_path / "official-udgn-1", tmp_path / "data"
     out.mkdir()
-    data.mkdir()
     torch.save(tensors, out / "official.pt")
     (out / "words.txt").write_text((fixtures / "words.txt").read_text())
     sentences = [[words[i] for i in ids] for ids in expected["sentences"]]
-    (data / "valid.txt").write_text("".join(" ".join(s) + "\n" for s in sentences))
+    # a dataset of the official vocabulary whose valid.txt holds these sentences (raw: a
+    # number for N, which preprocessing writes N again)
+    raw = "".join(" ".join("5" if w == "N" else w for w in s) + "\n" for s in sentences)
+    (tmp_path / "raw.txt").write_text(raw)
+    text = str(tmp_path / "raw.txt")
+    _induce("preprocess", "text", "--train", text, "--valid", text, "--vocab",
+            str(out / "words.txt"), "-o", str(data))  # fmt: skip
+    assert (data / "valid.txt").read_text().split() == [w for s in sentences for w in s]
     official, chain = [], []
     for sentence, result in zip(sentences, expected["results"], strict=True):
         head = numpy.asarray(result["head"])
@@ -191,6 +197,7 @@ def test_the_official_weights_read_by_induce_give_the_official_heads(tmp_path: P
     found = lr.imported_read_out(args, "udgn", out)
     assert found["same_heads"] == 100.0
     assert found["uas_induce_read_out"] == lr.score(args, out)["uas"]
+    assert found["valid_ppl_induce_read_out"] > 1
     # a head moved in the official file shows
     first, rest = (out / "valid.conllu").read_text().split("\n", 1)
     cells = first.split("\t")

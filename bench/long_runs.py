@@ -4,7 +4,7 @@ same epoch budget on the same text, then scored by the same scorers (issue 32, i
 
     python bench/long_runs.py --official UDGN_CHECKOUT --data DATASET --gold GOLD.conllu
         --out OUT [--archs structformer,udgn] [--seeds 1111,2222,3333] [--epochs 20]
-        [--sides official,induce] [--device cuda] [--size paper|tiny] [--set KEY=VALUE ...]
+        [--sides official,induce] [--device cuda] [--size paper|small|tiny] [--set KEY=VALUE ...]
         [--train-deadline SECONDS] [--epochs N | --epochs ARCH=N,ARCH=N] [--no-induce-read-out]
 
 ``DATASET`` is an ``induce preprocess text`` folder with a validation split made from gold
@@ -57,13 +57,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
-TINY = {"d_model": 64, "n_layers": 2, "n_heads": 2}  # a dry run on a CPU
+# (d_model, layers, heads, UDGN's head size) below the paper's 512, 8, 8, 128: runs on a CPU
+SIZES = {"paper": (512, 8, 8, 128), "small": (128, 4, 4, 64), "tiny": (64, 2, 2, 32)}
 INDUCE = [sys.executable, "-c", "import sys; from induce.cli.app import main; sys.exit(main())"]
 
 
-def tiny_settings(arch: str) -> list[str]:
-    extra = {"head_size": 32} if arch == "udgn" else {"d_ff": 256}
-    return [f"model.{k}={v}" for k, v in (TINY | extra).items()]
+def size_settings(arch: str, size: str) -> list[str]:
+    """The ``induce`` side's settings for ``size`` (none at the paper's: the presets')."""
+    if size == "paper":
+        return []
+    d, layers, heads, head_size = SIZES[size]
+    extra = {"head_size": head_size} if arch == "udgn" else {"d_ff": 4 * d}
+    sizes = {"d_model": d, "n_layers": layers, "n_heads": heads} | extra
+    return [f"model.{k}={v}" for k, v in sizes.items()]
 
 
 # -- the official side ------------------------------------------------------------------------
@@ -96,8 +102,8 @@ def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> d
     sys.path.insert(0, args.official)
     from utils import batchify  # type: ignore[import-not-found]  # the official utils.py
 
-    sizes = (512, 8, 8, 128) if args.size == "paper" else (64, 2, 2, 32)
-    model = official_model(args.official, arch, len(data.vocab), pad, sizes).to(device)
+    model = official_model(args.official, arch, len(data.vocab), pad, SIZES[args.size])
+    model = model.to(device)
     params = list(model.parameters())
     opt = torch.optim.Adam(params, lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
     plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, "min", 0.5, patience=2, threshold=0)
@@ -211,7 +217,7 @@ def induce_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dic
     run = out / "run"
     sets = [f"train.epochs={epochs_of(args.epochs, arch)}", "train.parse_metrics=false"]
     sets += args.set
-    sets += tiny_settings(arch) if args.size == "tiny" else []
+    sets += size_settings(arch, args.size)
     train = ["train", "--config", PRESETS[arch], "--data", args.data, "--out", str(run)]
     train += ["--seed", str(seed), *(x for s in sets for x in ("--set", s))]
     began = time.perf_counter()
@@ -372,7 +378,7 @@ def main() -> None:
     ap.add_argument("--sides", default="official,induce")
     ap.add_argument("--epochs", default="20", help="N, or ARCH=N,ARCH=N")
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--size", choices=("paper", "tiny"), default="paper")
+    ap.add_argument("--size", choices=tuple(SIZES), default="paper")
     ap.add_argument("--threads", type=int, default=1, help="CPU threads of each run")
     ap.add_argument(
         "--train-deadline",

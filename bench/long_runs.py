@@ -248,8 +248,8 @@ def perplexity(args: argparse.Namespace, run: Path, out: Path) -> float:
 def parse_valid(args: argparse.Namespace, arch: str, run: Path, out: Path) -> None:
     """``induce parse`` of the validation sentences with the run's decoder: ``out/valid.conllu``
     and, for StructFormer, ``out/valid.ptb``."""
-    parse = ["parse", f"{args.data}/valid.txt", "--model", str(run), "--pretokenized", "-q"]
-    parse += ["--device", args.device]
+    parse = ["parse", f"{args.data}/valid.txt", "--model", str(run), "--normalized", "-q"]
+    parse += ["--device", args.device]  # --normalized: the dataset's words, as training read them
     cli([*parse, "-f", "conllu", "-o", str(out / "valid.conllu")], out / "parse.log")
     if arch == "structformer":
         cli([*parse, "-f", "ptb", "-o", str(out / "valid.ptb")], out / "parse.log")

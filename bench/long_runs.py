@@ -273,11 +273,12 @@ def imported_read_out(args: argparse.Namespace, arch: str, out: Path) -> dict[st
 
 def same_heads(a: Path, b: Path) -> float:
     """The percentage of words whose head is the same in two CoNLL-U files of the same
-    sentences."""
+    sentences (heads as predicted: cycles allowed)."""
+    from induce.data.conll import parse_conllu
 
-    def heads(path: Path) -> list[str]:
-        rows = (line.split("\t") for line in path.read_text().splitlines())
-        return [row[6] for row in rows if len(row) == 10 and row[0].isdigit()]
+    def heads(path: Path) -> list[int]:
+        found = parse_conllu(path.read_text(), str(path), trees=False).sentences
+        return [h for sentence in found for h in sentence.heads]
 
     mine, theirs = heads(a), heads(b)
     if len(mine) != len(theirs):

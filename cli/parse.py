@@ -99,9 +99,7 @@ def parse(
         kind = "conllu"
     elif trees or input_path.endswith((".trees", ".mrg")):
         kind = "trees"
-    elif normalized or (
-        normalized is None and input_path != "-" and holds_model_tokens(input_path)
-    ):
+    elif normalized or (normalized is None and holds_model_tokens(input_path)):
         kind = "normalized"  # normalising again would read every number N as n
     if normalized and kind != "normalized":
         raise ConfigError("--normalized is for text input, not CoNLL-U or trees")

@@ -245,6 +245,18 @@ def test_a_bad_line_late_in_the_input_leaves_no_output_file(runs, tmp_path):
     assert not out.exists() and not list(tmp_path.glob(".induce-*"))
 
 
+def test_a_bad_line_of_normalised_text_leaves_no_output_file(runs, tmp_path):
+    """``--normalized`` reads its lines as the other text inputs do: a bad one is an error at
+    its line, exit 2, and no output."""
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"the bill cost N\n" * 50 + b"bad \xff byte\n")
+    out = tmp_path / "out.conllu"
+    result = _run(src, "--normalized", "-m", runs["udgn"], "-o", out)
+    assert result.exit_code == 2 and "in.txt:51: not valid UTF-8" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists() and not list(tmp_path.glob(".induce-*"))
+
+
 def test_predictions_clear_the_gold_enhanced_graph(runs, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_text(

@@ -4,10 +4,13 @@
 #
 #   speed     the targets still open: UDGN bf16 compiled (5x) and fp32 compiled for both
 #             models (2x), each against the official code in the same call; then tests/gpu
-#             in what is left of TOTAL (default 560 s, counted from the script's start)
+#             in what is left of TOTAL (default 560 s, counted from the script's start).
+#             COMPILE picks what the compiled sides compile (train.compile_scope): compile
+#             (default: the whole forward), regions or layers (each layer once: cold on a
+#             CPU 59% and 22% of the whole's compile time for StructFormer, bench/RESULTS.md)
 #   tests     tests/gpu alone (its compiled tests compile cold: minutes)
-#   profile   torch.profiler tables of the compiled bf16 step replayed from CUDA graphs, UDGN
-#             and StructFormer at paper size (what is left to fuse or overlap; the "after"
+#   profile   torch.profiler tables of the compiled bf16 step (COMPILE as for speed) replayed
+#             from CUDA graphs, UDGN and StructFormer at paper size (what is left to fuse or overlap; the "after"
 #             of item 2's profiles)
 #   chart     the C-PCFG against Kim et al.'s code (step 5 of bench/gpu_sitting.sh), then
 #             the chart parser against benepar (step 7)
@@ -29,6 +32,14 @@ speed | tests | profile | chart | lowrank | long-structformer-official | long-ud
     long-structformer-induce | long-udgn-induce) call=$1 ;;
 *)
     echo "gpu_next: which call? ${1:+not '$1': }one of $calls" >&2
+    exit 2
+    ;;
+esac
+scope=${COMPILE:-compile}  # the compiled sides' word: induce-bf16-$scope-graphs
+case $scope in
+compile | regions | layers) ;;
+*)
+    echo "gpu_next: COMPILE is compile, regions or layers, not '$scope'" >&2
     exit 2
     ;;
 esac
@@ -54,11 +65,11 @@ log=$out/tests.log
 case $call in
 speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
-        SIDES=official,induce-bf16-compile-graphs,induce-compile-graphs
+        SIDES="official,induce-bf16-$scope-graphs,induce-$scope-graphs"
     limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
     [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}
     sitting structformer "${speed[@]}" ARCHS=structformer TRAIN_LIMIT="$limit" \
-        SIDES=official,induce-compile-graphs
+        SIDES="official,induce-$scope-graphs"
     gpu_tests_left "$(left 5)"
     ;;
 tests)  # tests.log
@@ -70,7 +81,7 @@ profile)  # profile.log, compile-cache.tar.gz
         [ $arch = udgn ] && limit=$(($(left 20) / 2)) || limit=$(left 20)
         step "profile-$arch" "$limit" python3 "$here/profile_step.py" --arch $arch \
             --device cuda --size paper --steps 4 --rows 30 --compile --graphs \
-            --set train.bf16=true
+            --set train.bf16=true --set "train.compile_scope=${scope/#compile/model}"
     done
     keep_compile_cache "$out"
     ;;

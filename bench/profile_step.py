@@ -64,7 +64,8 @@ def main() -> None:
     work = sbs.batches(sbs.corpus(Path(args.shared), 20_000), args.steps + warm)
     model, config = sbs.induce_model(args.arch, args.size, args.set)
     model = model.to(device)
-    net = compiled(model) if args.compile else model
+    scope = config.train.compile_scope  # --set train.compile_scope=regions|layers
+    net = compiled(model, model.compile_regions(scope)) if args.compile else model
     optimizer = build_optimizer(model, config.optim)[0]
     t = config.train
 

@@ -27,9 +27,12 @@ graph per bucket of batch shapes, captured in a first pass over every batch of t
 which is not timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers both
 passes, ``steady_gpu_gib`` the timed one). A side with ``-compile`` (``induce-compile``,
 ``induce-bf16-compile`` and their ``-graphs``) runs the forward under ``torch.compile`` with
-dynamic shapes (``train.compile``), compiled in the first pass on CUDA or the warm-up steps
-on CPU (give those steps the time it takes); a line under its figures says where the
-compilation's time went and whether it came from the on-disk cache (``compile`` in the JSON).
+dynamic shapes (``train.compile``); ``-regions`` or ``-layers`` instead of ``-compile``
+(``induce-bf16-regions-graphs``, ...) compiles by regions (``train.compile_scope``: each
+layer of the stack once, and the parser apart or not at all). Every compiled side compiles
+in the first pass on CUDA or the warm-up steps on CPU (give those steps the time it takes);
+a line under its figures says where the compilation's time went and whether it came from
+the on-disk cache (``compile`` in the JSON).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -169,22 +172,38 @@ SIDES = (
     "induce-bf16-compile",
     "induce-compile-graphs",
     "induce-bf16-compile-graphs",
+    # train.compile with train.compile_scope regions / layers (each layer compiled once)
+    *(
+        f"induce{bf16}-{scope}{graphs}"
+        for scope in ("regions", "layers")
+        for bf16 in ("", "-bf16")
+        for graphs in ("", "-graphs")
+    ),
 )
+# a side's word for what train.compile compiles (train.compile_scope)
+COMPILE_WORDS = {"-compile": "model", "-regions": "regions", "-layers": "layers"}
 SIDE_WIDTH = max(map(len, SIDES))  # the tables' side column
 
 
 def side_settings(side: str, device: str, overrides: list[str]) -> list[str]:
     """``induce``'s settings for a side: ``-bf16`` autocasts to bfloat16, ``-tf32``
     multiplies float32 matrices as TF32 (CUDA), ``-compile`` runs the forward under
-    ``torch.compile`` (``train.compile``); ``-graphs`` is :func:`train_graphed`'s."""
+    ``torch.compile`` (``train.compile``), ``-regions`` and ``-layers`` too, by regions
+    (``train.compile_scope``); ``-graphs`` is :func:`train_graphed`'s."""
     extra = []
     if "-bf16" in side:
         extra.append("train.bf16=true" if device.startswith("cuda") else "train.cpu_bf16=true")
     if "-tf32" in side:
         extra.append("train.tf32=true")
-    if "-compile" in side:
-        extra.append("train.compile=true")
+    scope = compile_scope(side)
+    if scope:
+        extra += ["train.compile=true", f"train.compile_scope={scope}"]
     return [*overrides, *extra]
+
+
+def compile_scope(side: str) -> str | None:
+    """What a side compiles (``train.compile_scope``), ``None`` when it does not compile."""
+    return next((scope for word, scope in COMPILE_WORDS.items() if word in side), None)
 
 
 def induce_side(side: str, arch: str, size: str, args: argparse.Namespace) -> tuple[Any, Any]:
@@ -231,7 +250,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         model, config = induce_side(side, arch, size, args)
         opt = build_optimizer(model, config.optim)[0]
         t, clip = config.train, config.optim.clip
-        net = compiled(model) if t.compile else model
+        net = compiled(model, model.compile_regions(t.compile_scope)) if t.compile else model
 
         def loss_of(b: Any) -> Any:  # the engine's train_step: the batch moves here
             return masked_lm_training_loss(
@@ -306,7 +325,8 @@ def train_graphed(
 
     device = torch.device(args.device)
     model, config = induce_side(side.removesuffix("-graphs"), arch, size, args)
-    net = compiled(model) if config.train.compile else model
+    t = config.train
+    net = compiled(model, model.compile_regions(t.compile_scope)) if t.compile else model
     opt = build_optimizer(model, config.optim)[0]
 
     def cast() -> Any:
@@ -497,7 +517,7 @@ def main() -> None:
         task, side, arch, size = args.one
         one = train_one if task == "train" else parse_one
         result = one(args, side, arch, size)
-        if task == "train" and "-compile" in side:  # eager and graph sides alike
+        if task == "train" and compile_scope(side):  # eager and graph sides alike
             result["compile"] = compile_report()
         print(json.dumps(result))
         return

@@ -93,6 +93,10 @@ class MaskedLM(Model):
 
     config_class: ClassVar[type[BackboneConfig]] = BackboneConfig
     config: BackboneConfig
+    # the method of the model that computes the parser's scores inside ``forward``, a region
+    # of its own under ``train.compile_scope: regions`` (``None``: no parser in the forward)
+    parser_region: ClassVar[str | None] = None
+    layers: nn.ModuleList  # the stack, every layer running the same code
 
     def __init__(self, config: BackboneConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__(config, vocab_size, pad_id)
@@ -148,6 +152,19 @@ class MaskedLM(Model):
     def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> EncoderOutput:
         """``ids [B, L]``, ``keep [B, L]`` (True at real tokens)."""
         raise NotImplementedError
+
+    def compile_regions(self, scope: str) -> list[tuple[nn.Module, str]] | None:
+        """What ``train.compile_scope`` compiles apart, as ``(module, method name)``:
+        ``None`` for ``model`` (the whole forward), each layer's ``forward`` for ``layers``,
+        those and the parser's method (:attr:`parser_region`) for ``regions``.  The layers
+        share one compilation: their code is the same, their weights are inputs of the
+        compiled graph."""
+        if scope == "model":
+            return None
+        regions: list[tuple[nn.Module, str]] = [(layer, "forward") for layer in self.layers]
+        if scope == "regions" and self.parser_region is not None:
+            regions.append((self, self.parser_region))
+        return regions
 
     def loss(self, batch: MaskedBatch, net: nn.Module | None = None) -> Loss:
         """Cross-entropy of the tied output layer at the masked positions only, under the

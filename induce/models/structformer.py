@@ -91,6 +91,7 @@ class StructFormer(TransformerMLM):
     config_class = StructFormerConfig
     scores_class = DistanceScores
     config: StructFormerConfig
+    parser_region = "structure"
 
     def __init__(self, config: StructFormerConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__(config, vocab_size, pad_id)

@@ -124,6 +124,7 @@ class UDGN(MaskedLM):
     config_class = UDGNConfig
     scores_class = ArcScores
     config: UDGNConfig
+    parser_region = "structure"
 
     def __init__(self, config: UDGNConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__(config, vocab_size, pad_id)

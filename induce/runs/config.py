@@ -104,6 +104,12 @@ class TrainConfig:
     # casts, layer norms, dropout); its own dropout masks, not the eager ones.  Validation
     # and parsing stay eager.  Compiling takes a minute or more at the start of a run
     compile: bool = False
+    # what train.compile compiles: model (the whole forward as one graph: the most fusion
+    # and the longest compilation), regions (each layer of the stack on its own, one
+    # compilation serving every layer, since they run the same code, and the parser's
+    # read-out apart), layers (the layers only; the parser stays eager).  Cold, on a CPU at
+    # paper size: StructFormer 142 / 91 / 30 s, UDGN 77 / 39 / 31 s (bench/RESULTS.md)
+    compile_scope: Literal["model", "regions", "layers"] = "model"
     # on CUDA, float32 matrix products as TF32 on the tensor cores (10-bit mantissa; the
     # official code multiplies in full fp32, but its convolutions and LSTMs take TF32 by
     # PyTorch's default on both sides); ignored on CPU and under bf16 autocast's matmuls

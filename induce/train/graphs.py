@@ -160,20 +160,25 @@ class GraphedLoss:
         return result
 
 
-def compiled(net: torch.nn.Module) -> torch.nn.Module:
+def compiled(
+    net: torch.nn.Module, regions: typing.Sequence[tuple[torch.nn.Module, str]] | None = None
+) -> torch.nn.Module:
     """``net`` under ``torch.compile`` with dynamic shapes (``train.compile``): one
     compilation for every batch shape, its kernels captured by :class:`GraphedLoss` like the
     eager ones.  The models keep their compiled forward free of what fixes a length: their
     dropout is ``F.dropout`` and the convolutions of StructFormer's parser and the
     Combiner's gate are products over windows when compiling
     (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between two compiled graphs, its
-    two-stream layer eagerly (``torch.compiler.disable``).  See :class:`_Compiled` for the
-    Python floats."""
-    return _Compiled(net)
+    two-stream layer eagerly (``torch.compiler.disable``).  ``regions``
+    (``train.compile_scope`` other than ``model``: :meth:`MaskedLM.compile_regions`): only
+    those methods are compiled, each on its own, and ``net`` runs eagerly around them.  See
+    :class:`_Compiled` for the Python floats."""
+    return _Compiled(net, regions)
 
 
 class _Compiled(torch.nn.Module):
-    """``torch.compile(net, dynamic=True)``, traced with Python floats as constants.
+    """``torch.compile(net, dynamic=True)``, or each of ``regions`` compiled alone, traced
+    with Python floats as constants.
 
     With ``dynamic=True`` Dynamo makes every float it reads (a dropout rate, a module's
     setting) a symbolic input, then finds each fixed by a guard, drops them and traces the
@@ -189,11 +194,29 @@ class _Compiled(torch.nn.Module):
     marked cacheable (torch's ``unsafe_marked_cacheable_functions``, read when the forward is
     traced): the region's settings are constants of the graph, which the cache key holds, as
     it holds the autocast state the step runs under.  On a CPU, StructFormer small in bf16
-    from a warm cache: 3.5 s instead of 12.7 (``bench/RESULTS.md``)."""
+    from a warm cache: 3.5 s instead of 12.7 (``bench/RESULTS.md``).
 
-    def __init__(self, net: torch.nn.Module) -> None:
+    Regions.  A region's compiled method is set on its module for the length of this
+    module's call only (an attribute of the instance, over the class's method), so that the
+    model stays eager everywhere else (validation, parsing, a copy) and its parameters keep
+    their names.  Dynamo keys what it compiled by the code, not the instance: the layers of
+    a stack, which run the same code on weights it takes as inputs, compile once."""
+
+    def __init__(
+        self,
+        net: torch.nn.Module,
+        regions: typing.Sequence[tuple[torch.nn.Module, str]] | None = None,
+    ) -> None:
         super().__init__()
-        self.compiled = torch.compile(net, dynamic=True)
+        if regions is None:
+            self.compiled = torch.compile(net, dynamic=True)
+            self.regions: list[tuple[torch.nn.Module, str, typing.Callable[..., typing.Any]]] = []
+        else:
+            self.compiled = net
+            self.regions = [
+                (module, name, torch.compile(getattr(module, name), dynamic=True))
+                for module, name in regions
+            ]
 
     def forward(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
         import torch._inductor.config as inductor  # torch.compile imported it already
@@ -201,8 +224,18 @@ class _Compiled(torch.nn.Module):
         floats = _patched(torch._dynamo.config, specialize_float=True)
         marked = getattr(inductor, "unsafe_marked_cacheable_functions", {})  # the user's too
         regions = _patched(inductor, unsafe_marked_cacheable_functions=marked | _AUTOCAST_REGION)
-        with floats, regions:
+        with floats, regions, self._regions_in_place():
             return self.compiled(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def _regions_in_place(self) -> typing.Iterator[None]:
+        for module, name, fn in self.regions:
+            object.__setattr__(module, name, fn)
+        try:
+            yield
+        finally:
+            for module, name, _ in self.regions:
+                object.__delattr__(module, name)
 
 
 # an autocast region in a traced graph: its entry and exit as Dynamo records them, keyed by

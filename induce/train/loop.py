@@ -96,6 +96,8 @@ class Trainer(CheckpointedRun):
                 f"is not for {self.config.arch}: it trains in float32 only",
                 "train.bf16" if t.bf16 else "train.cpu_bf16",
             )
+        if t.compile_scope != "model" and not t.compile:
+            raise ConfigError("applies with train.compile=true only", "train.compile_scope")
         if t.compile and not self.compiles:
             raise ConfigError(
                 f"compiles the masked LMs' training step only, not {self.config.arch}'s",
@@ -117,7 +119,7 @@ class Trainer(CheckpointedRun):
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
         if self.config.train.compile:  # after DDP, as torch.compile's DDP support wants
-            self.net = compiled(self.net)
+            self.net = compiled(self.net, self.compile_regions())
         self.graphed = self._graphed_loss()
         try:
             if self.world.main:
@@ -151,6 +153,11 @@ class Trainer(CheckpointedRun):
         """Load the data and set ``dataset``, ``vocab``, ``model`` (seeded from
         ``train.seed``), ``optimizer`` and ``scheduler``; add the objective's progress keys."""
         raise NotImplementedError
+
+    def compile_regions(self) -> list[tuple[torch.nn.Module, str]] | None:
+        """What ``train.compile`` compiles apart under ``train.compile_scope`` (``None``:
+        the whole forward), for an objective whose step compiles (:attr:`compiles`)."""
+        return None
 
     def steps_per_epoch(self) -> int:
         raise NotImplementedError

@@ -41,6 +41,9 @@ class MaskedLMTrainer(Trainer):
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.gold = self._validation_gold()
 
+    def compile_regions(self) -> list[tuple[torch.nn.Module, str]] | None:
+        return self.model.compile_regions(self.config.train.compile_scope)
+
     def _load_data(self, data: str) -> None:
         """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
         self.load_text(data)

@@ -155,16 +155,20 @@ def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
     assert len(graphed.graphs) == 1
 
 
-@pytest.mark.parametrize("arch", ["structformer", "udgn"])
-def test_a_compiled_graphed_loss_replays_the_eager_step_compiling_once(arch, strict_fp32):
+@pytest.mark.parametrize(
+    ("arch", "scope"), [("structformer", "model"), ("udgn", "model"), ("udgn", "regions")]
+)
+def test_a_compiled_graphed_loss_replays_the_eager_step_compiling_once(arch, scope, strict_fp32):
     """``train.compile`` with the CUDA graphs: the compiled forward captured in each bucket's
     graph gives the eager loss and gradients, and batches of new lengths (new buckets) are
-    captured without compiling again (dynamic shapes)."""
+    captured without compiling again (dynamic shapes); by regions too
+    (``train.compile_scope``: UDGN's layers, and its parser around the two-stream BiLSTM)."""
     torch._dynamo.reset()
     cuda = torch.device("cuda")
     model = _model(arch).to(cuda).train()
     plain = copy.deepcopy(model)
-    graphed = GraphedLoss(compiled(model), model, nullcontext, SPECIALS, cuda)
+    net = compiled(model, model.compile_regions(scope))
+    graphed = GraphedLoss(net, model, nullcontext, SPECIALS, cuda)
     runs = [((7, 12, 3, 20), 1), ((6, 11, 4, 19), 5), ((9, 30, 2), 7), ((5, 5, 8, 13, 2), 9)]
     try:
         for k, (lengths, seed) in enumerate(runs):

@@ -40,6 +40,16 @@ def test_a_call_it_does_not_know_is_one_line_and_exit_2(args, tmp_path):
     assert not (tmp_path / "out").exists()  # nothing done, nothing unpacked
 
 
+def test_a_compile_scope_it_does_not_know_is_one_line_and_exit_2(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    env |= {"OUT": str(tmp_path / "out"), "COMPILE": "graphs"}
+    command = ["bash", str(BENCH / "gpu_next.sh"), "speed"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "gpu_next: COMPILE is compile, regions or layers, not 'graphs'"
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_call_without_out_is_one_line_and_exit_2():
     done = _gpu_next("speed")
     assert done.returncode == 2

@@ -90,6 +90,73 @@ def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch
             assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
 
 
+@pytest.mark.parametrize("scope", ["regions", "layers"])
+@pytest.mark.parametrize("arch", ["structformer", "udgn", "combiner", "transformer"])
+def test_regions_compile_each_layer_once_and_give_the_eager_step(arch, scope):
+    """``train.compile_scope: regions|layers``: the stack's layers share one compilation (the
+    Combiner's first layer, which has no layer below, one of its own), the parser is one
+    more region under ``regions``, one compilation serves every later length, and the loss
+    and gradients are the eager ones."""
+    torch._dynamo.reset()
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    model = quiet_model(arch, 32, 2, VOCAB, SPECIALS.pad, n_layers=3).train()
+    regions = model.compile_regions(scope)
+    parser = scope == "regions" and model.parser_region is not None
+    assert len(regions) == 3 + parser
+    net = compiled(model, regions)
+    batches = [_batch((5, 9, 3), 1), _batch((12, 4), 2), _batch((7, 7, 2, 6), 3)]
+    expected = [_loss_and_grads(model, model, batch) for batch in batches]
+    got = [_loss_and_grads(net, model, batches[0])]
+    graphs = counters["stats"]["unique_graphs"]
+    layer_graphs = 2 if arch == "combiner" else 1
+    if arch == "udgn" and parser:  # the BiLSTM splits the parser: before, after it
+        assert graphs > layer_graphs + 1
+    else:
+        assert graphs == layer_graphs + parser
+    torch.compiler.set_stance("fail_on_recompile")
+    try:
+        got += [_loss_and_grads(net, model, batch) for batch in batches[1:]]
+    finally:
+        torch.compiler.set_stance("default")
+    for k, ((loss, grads), (got_loss, compiled_grads)) in enumerate(zip(expected, got)):
+        assert torch.allclose(got_loss, loss, rtol=1e-5), k
+        for a, b in zip(compiled_grads, grads, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
+
+
+def test_the_model_is_eager_outside_the_compiled_call_even_when_it_fails():
+    """A region's compiled method is the model's only during the wrapper's call: outside it
+    (validation, parsing, a copy) the class's own methods run, and a call that raises
+    leaves none behind."""
+    torch._dynamo.reset()
+    model = quiet_model("structformer", 32, 2, VOCAB, SPECIALS.pad).train()
+    net = compiled(model, model.compile_regions("regions"))
+    seen = []
+    original = model.forward
+
+    def looks(ids, keep):
+        seen.append(["forward" in layer.__dict__ for layer in model.layers])
+        seen.append("structure" in model.__dict__)
+        return original(ids, keep)
+
+    batch = _batch((5, 9, 3), 1)
+    with patch.object(model, "forward", looks):
+        _loss_and_grads(net, model, batch)
+    assert seen == [[True, True], True]
+    assert not any("forward" in layer.__dict__ for layer in model.layers)
+    assert "structure" not in model.__dict__
+
+    def fails(ids, keep):
+        raise RuntimeError("in the forward")
+
+    with patch.object(model, "forward", fails), pytest.raises(RuntimeError, match="forward"):
+        net(batch.ids, batch.keep)
+    assert not any("forward" in layer.__dict__ for layer in model.layers)
+    assert "structure" not in model.__dict__
+    assert list(net.state_dict()) == [f"compiled.{k}" for k in model.state_dict()]
+
+
 def _caches_on() -> bool:
     """Whether AOTAutograd's and inductor's on-disk caches are on (this torch has them and
     the environment, e.g. ``TORCHINDUCTOR_FORCE_DISABLE_CACHES``, leaves them on)."""
@@ -175,6 +242,27 @@ def test_the_engine_trains_compiled_and_its_checkpoint_loads_eagerly(tmp_path):
     assert run.config.train.compile
     model = run.load_model("last", "cpu")  # the model's own names, not the compiler's
     assert not any("_orig_mod" in name for name in model.state_dict())
+
+
+def test_the_engine_trains_compiled_by_regions(tmp_path):
+    torch._dynamo.reset()
+    data = make_dataset(tmp_path)
+    out = tmp_path / "run"
+    settings = tiny("structformer") + [
+        "train.max_steps=2",
+        "train.compile=true",
+        "train.compile_scope=regions",
+    ]
+    assert train(TrainOptions(str(out), "structformer", str(data), settings)) == "done"
+    assert open_run(out).config.train.compile_scope == "regions"
+
+
+def test_a_compile_scope_without_compiling_is_refused(tmp_path):
+    data = make_dataset(tmp_path)
+    settings = tiny("udgn") + ["train.compile_scope=layers"]
+    with pytest.raises(ConfigError, match="train.compile_scope applies with train.compile"):
+        train(TrainOptions(str(tmp_path / "run"), "udgn", str(data), settings))
+    assert not (tmp_path / "run").exists()
 
 
 def test_objectives_without_a_compiled_step_refuse_it(tmp_path):

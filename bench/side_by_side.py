@@ -206,6 +206,14 @@ def compile_scope(side: str) -> str | None:
     return next((scope for word, scope in COMPILE_WORDS.items() if word in side), None)
 
 
+def training_net(model: Any, train: Any) -> Any:
+    """What a side trains through: ``model``, or under ``train.compile`` the model compiled
+    as its ``train.compile_scope`` says."""
+    from induce.train.graphs import compiled
+
+    return compiled(model, model.compile_regions(train.compile_scope)) if train.compile else model
+
+
 def induce_side(side: str, arch: str, size: str, args: argparse.Namespace) -> tuple[Any, Any]:
     """The side's model on ``args.device`` and its config, the matmul precision set."""
     import torch
@@ -245,12 +253,11 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         from induce.runs.device import autocast
         from induce.runs.inference import masked_lm_training_loss
         from induce.train.engine import build_optimizer
-        from induce.train.graphs import compiled
 
         model, config = induce_side(side, arch, size, args)
         opt = build_optimizer(model, config.optim)[0]
         t, clip = config.train, config.optim.clip
-        net = compiled(model, model.compile_regions(t.compile_scope)) if t.compile else model
+        net = training_net(model, t)
 
         def loss_of(b: Any) -> Any:  # the engine's train_step: the batch moves here
             return masked_lm_training_loss(
@@ -321,12 +328,11 @@ def train_graphed(
 
     from induce.runs.batches import Specials
     from induce.train.engine import build_optimizer
-    from induce.train.graphs import GraphedLoss, compiled
+    from induce.train.graphs import GraphedLoss
 
     device = torch.device(args.device)
     model, config = induce_side(side.removesuffix("-graphs"), arch, size, args)
-    t = config.train
-    net = compiled(model, model.compile_regions(t.compile_scope)) if t.compile else model
+    net = training_net(model, config.train)
     opt = build_optimizer(model, config.optim)[0]
 
     def cast() -> Any:

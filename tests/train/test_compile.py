@@ -71,6 +71,24 @@ def test_a_convolution_is_a_product_over_windows(width, padding):
     assert torch.allclose(conv_windows(x.transpose(1, 2), conv), expected, atol=1e-6)
 
 
+def _compiled_once(net, model, batches):
+    """The loss and gradients of ``net`` on each batch: the first compiles, no later one may
+    compile again."""
+    got = [_loss_and_grads(net, model, batches[0])]
+    torch.compiler.set_stance("fail_on_recompile")
+    try:
+        return got + [_loss_and_grads(net, model, batch) for batch in batches[1:]]
+    finally:
+        torch.compiler.set_stance("default")
+
+
+def _assert_eager(got, expected):
+    for k, ((loss, grads), (got_loss, compiled_grads)) in enumerate(zip(expected, got)):
+        assert torch.allclose(got_loss, loss, rtol=1e-5), k
+        for a, b in zip(compiled_grads, grads, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
+
+
 @pytest.mark.parametrize("arch", ["structformer", "udgn", "combiner", "transformer"])
 def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch):
     torch._dynamo.reset()
@@ -78,16 +96,7 @@ def test_one_compilation_gives_the_eager_loss_and_gradients_at_every_length(arch
     net = compiled(model)
     batches = [_batch((5, 9, 3), 1), _batch((12, 4), 2), _batch((7, 7, 2, 6), 3)]
     expected = [_loss_and_grads(model, model, batch) for batch in batches]
-    got = [_loss_and_grads(net, model, batches[0])]  # compiles
-    torch.compiler.set_stance("fail_on_recompile")  # no other batch may
-    try:
-        got += [_loss_and_grads(net, model, batch) for batch in batches[1:]]
-    finally:
-        torch.compiler.set_stance("default")
-    for k, ((loss, grads), (got_loss, compiled_grads)) in enumerate(zip(expected, got)):
-        assert torch.allclose(got_loss, loss, rtol=1e-5), k
-        for a, b in zip(compiled_grads, grads, strict=True):
-            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
+    _assert_eager(_compiled_once(net, model, batches), expected)
 
 
 @pytest.mark.parametrize("scope", ["regions", "layers"])
@@ -107,22 +116,13 @@ def test_regions_compile_each_layer_once_and_give_the_eager_step(arch, scope):
     net = compiled(model, regions)
     batches = [_batch((5, 9, 3), 1), _batch((12, 4), 2), _batch((7, 7, 2, 6), 3)]
     expected = [_loss_and_grads(model, model, batch) for batch in batches]
-    got = [_loss_and_grads(net, model, batches[0])]
-    graphs = counters["stats"]["unique_graphs"]
+    _assert_eager(_compiled_once(net, model, batches), expected)
+    graphs = counters["stats"]["unique_graphs"]  # all from the first batch: none recompiled
     layer_graphs = 2 if arch == "combiner" else 1
     if arch == "udgn" and parser:  # the BiLSTM splits the parser: before, after it
         assert graphs > layer_graphs + 1
     else:
         assert graphs == layer_graphs + parser
-    torch.compiler.set_stance("fail_on_recompile")
-    try:
-        got += [_loss_and_grads(net, model, batch) for batch in batches[1:]]
-    finally:
-        torch.compiler.set_stance("default")
-    for k, ((loss, grads), (got_loss, compiled_grads)) in enumerate(zip(expected, got)):
-        assert torch.allclose(got_loss, loss, rtol=1e-5), k
-        for a, b in zip(compiled_grads, grads, strict=True):
-            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), k
 
 
 def test_the_model_is_eager_outside_the_compiled_call_even_when_it_fails():

@@ -86,7 +86,7 @@ def epochs_of(spec: str, arch: str) -> int:
 def official_run(args: argparse.Namespace, arch: str, seed: int, out: Path) -> dict[str, Any]:
     import numpy
     import torch
-    from side_by_side import official_model  # bench/side_by_side.py: main.py's model
+    from official import official_model  # bench/official.py: main.py's model
 
     from induce.train.loop import Trainer
 
@@ -177,7 +177,7 @@ def write_official_parses(model: Any, arch: str, data: Any, device: Any, out: Pa
     ``valid.conllu`` (heads) and, for StructFormer, ``valid.ptb`` (distance trees)."""
     import numpy
     import torch
-    from side_by_side import _dms, _split  # bench/side_by_side.py: the official read-outs
+    from official import dms, split  # bench/official.py: the official read-outs
 
     from induce.decode.distances import argmax_heads
 
@@ -189,10 +189,10 @@ def write_official_parses(model: Any, arch: str, data: Any, device: Any, out: Pa
             _, p = model(x, x, torch.arange(len(ids), device=device)[None, :])
             head = p["head"][0].float().cpu().numpy()
             if arch == "udgn":
-                heads = _dms(head.astype(numpy.float64))[1:]  # 0 = root, else 1-based
+                heads = dms(head.astype(numpy.float64))[1:]  # 0 = root, else 1-based
             else:  # the induce side's read-out of StructFormer: argmax parent, root highest
                 heads = argmax_heads(head, p["height"][0].float().cpu().numpy())
-                root = _split(p["distance"][0].tolist(), 0, len(ids))
+                root = split(p["distance"][0].tolist(), 0, len(ids))
                 # a one-word tree as induce parse writes it: a root over the word's leaf
                 trees.append(bracket((root,) if isinstance(root, int) else root, words))
             blocks.append(conllu(words, heads))

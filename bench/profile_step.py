@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a training step's time goes: the ``torch.profiler`` table of ``induce``'s training
 step (the engine's loss, backward, clipping, Adam) on the batches of
-``bench/side_by_side.py``.
+``bench/side_by_side.py`` (``bench/workload.py``).
 
     python bench/profile_step.py --arch udgn [--size paper] [--steps 3] [--threads 2]
         [--device cpu|cuda] [--compile] [--graphs] [--set train.cpu_bf16=true] [--rows 15]
@@ -27,12 +27,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-import side_by_side as sbs  # noqa: E402  (bench/ is not a package)
+# bench/ is not a package: its modules are imported from the path set above
+from sides import PRESETS, induce_model  # noqa: E402
+from workload import batches, corpus, specials  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--arch", default="udgn", choices=sorted(sbs.PRESETS))
+    ap.add_argument("--arch", default="udgn", choices=sorted(PRESETS))
     ap.add_argument("--size", default="paper", choices=["paper", "small"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
@@ -50,7 +52,6 @@ def main() -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from induce.runs.batches import Specials
     from induce.runs.device import autocast
     from induce.runs.inference import masked_lm_training_loss
     from induce.train.engine import build_optimizer
@@ -61,8 +62,8 @@ def main() -> None:
     device = torch.device(args.device)
     cuda = device.type == "cuda"
     warm = 4 if args.compile else 2  # compiling: a static graph, then the dynamic one
-    work = sbs.batches(sbs.corpus(Path(args.shared), 20_000), args.steps + warm)
-    model, config = sbs.induce_model(args.arch, args.size, args.set)
+    work = batches(corpus(Path(args.shared), 20_000), args.steps + warm)
+    model, config = induce_model(args.arch, args.size, args.set)
     model = model.to(device)
     scope = config.train.compile_scope  # --set train.compile_scope=regions|layers
     net = compiled(model, model.compile_regions(scope)) if args.compile else model
@@ -72,11 +73,7 @@ def main() -> None:
     def cast() -> Any:  # no cast cached across a graph's capture
         return autocast(device, t.bf16, t.cpu_bf16, cache=not args.graphs)
 
-    graphed = (
-        GraphedLoss(net, model, cast, Specials(pad=sbs.PAD, unk=sbs.UNK, mask=sbs.MASK), device)
-        if args.graphs
-        else None
-    )
+    graphed = GraphedLoss(net, model, cast, specials(), device) if args.graphs else None
 
     def step(batch: Any) -> None:  # the engine's train_step and update
         if graphed is not None:

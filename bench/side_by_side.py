@@ -6,33 +6,25 @@
         [--rounds 2] [--steps 6] [--warmup 2] [--threads 2] [--parse [--no-train]]
         [--parse-sentences 400] [--set KEY=VALUE ...] [--json FILE]
 
-``PATH`` is a checkout of github.com/yikangshen/UDGN (its ``models.py`` holds the official
-``StructFormer`` and ``UDGN``); nothing of it is copied or vendored: the measuring process
-imports it from where the user put it (the side ``official`` needs it; without it, ``--sides
-induce,induce-bf16`` compares ``induce``'s sides, ratios to the first). Every measurement is
+``PATH`` is a checkout of github.com/yikangshen/UDGN, imported from where the user put it
+(``bench/official.py``; the side ``official`` needs it; without it, ``--sides
+induce,induce-bf16`` compares ``induce``'s sides, ratios to the first).  Every measurement is
 a fresh process and the sides alternate (official, induce, induce-bf16, official, ...), so
-that a machine that slows down during the run penalises every side. All sides get the same
+that a machine that slows down during the run penalises every side.  All sides get the same
 model sizes (``paper``: our presets ``structformer-udgn-repo`` and ``udgn-ptb-paper``, which
-are the official ``main.py`` defaults; ``small``: d_model 256, 4 layers), the same
-4,096-token batches (the official ``batchify``: longest first, summed lengths below the
-budget) of sentences with the lengths of WSJ section 22 (``../shared`` when it is there, a
-WSJ-like distribution otherwise), the same masks (rate 0.3), Adam with clipping 0.25. The
-``induce`` sides run the training engine's own loss function, optimizer and precision choice
-(``induce.train``); ``induce-bf16`` adds ``train.bf16=true`` (CUDA autocast) or
-``train.cpu_bf16=true`` (CPU); ``induce-tf32`` adds ``train.tf32=true`` (CUDA: float32
-matrix products as TF32); ``--set`` passes further settings to every ``induce`` side. A side
-ending in ``-graphs`` (CUDA only: ``induce-graphs``, ``induce-bf16-graphs``,
-``induce-tf32-graphs``) runs the same step through CUDA graphs (``induce.train.graphs``: one
-graph per bucket of batch shapes, captured in a first pass over every batch of the plan,
-which is not timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers both
-passes, ``steady_gpu_gib`` the timed one). A side with ``-compile`` (``induce-compile``,
-``induce-bf16-compile`` and their ``-graphs``) runs the forward under ``torch.compile`` with
-dynamic shapes (``train.compile``); ``-regions`` or ``-layers`` instead of ``-compile``
-(``induce-bf16-regions-graphs``, ...) compiles by regions (``train.compile_scope``: each
-layer of the stack once, and the parser apart or not at all). Every compiled side compiles
-in the first pass on CUDA or the warm-up steps on CPU (give those steps the time it takes);
-a line under its figures says where the compilation's time went and whether it came from
-the on-disk cache (``compile`` in the JSON).
+are the official ``main.py`` defaults; ``small``: d_model 256, 4 layers), the same batches
+(``bench/workload.py``: the official ``batchify``'s 4,096 tokens, WSJ section 22's lengths,
+masks at 0.3), Adam with clipping 0.25.  The ``induce`` sides run the training engine's own
+loss function, optimizer and precision choice (``induce.train``); a side's name says what
+it adds (``bench/sides.py``: ``-bf16``, ``-tf32``, ``-compile``, ``-regions``, ``-layers``);
+``--set`` passes further settings to every ``induce`` side.  A side ending in ``-graphs``
+(CUDA) runs the same step through CUDA graphs (``induce.train.graphs``: one graph per
+bucket of batch shapes, captured in a first pass over every batch of the plan, which is not
+timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers both passes,
+``steady_gpu_gib`` the timed one).  Every compiled side compiles in the first pass on CUDA
+or the warm-up steps on CPU (give those steps the time it takes); a line under its figures
+says where the compilation's time went and whether it came from the on-disk cache
+(``compile`` in the JSON).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -52,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import resource
 import statistics
 import subprocess
@@ -65,83 +56,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
-SMALL = {"d_model": 256, "n_layers": 4}
+# bench/ is not a package: its modules are imported from the path set above
+from official import dms, official_model, split  # noqa: E402
+from sides import (  # noqa: E402
+    SIDE_WIDTH,
+    SIDES,
+    chosen_sides,
+    compile_report,
+    compile_scope,
+    compiling,
+    induce_side,
+    sized,
+    training_net,
+)
+from workload import PAD, VOCAB, batches, corpus, padding, plan, specials  # noqa: E402
+
 WARM_PARSE = 64  # sentences each side parses before its timed parse
-VOCAB, PAD, UNK, MASK = 10_000, 0, 1, 2
-
-
-def corpus(shared: Path, count: int, seed: int = 0) -> list[list[int]]:
-    """``count`` sentences of random word ids with WSJ section 22's lengths."""
-    from train import lengths  # bench/train.py
-
-    rng = random.Random(seed)
-    return [[rng.randrange(3, VOCAB) for _ in range(n)] for n in lengths(shared, count, rng)]
-
-
-def plan(sents: list[list[int]]) -> list[list[int]]:
-    """The official ``batchify``'s 4,096-token batches (ours: ``data.batching: summed``)."""
-    from induce.runs.batches import plan_batches
-
-    return plan_batches([len(s) for s in sents], 4096, "summed")
-
-
-def padding(sents: list[list[int]]) -> float:
-    """The fraction of padding in those batches."""
-    cells = sum(len(b) * max(len(sents[i]) for i in b) for b in plan(sents))
-    return 1 - sum(len(s) for s in sents) / cells
-
-
-def batches(sents: list[list[int]], count: int) -> list[Any]:
-    """``count`` masked batches, the same on both sides (fixed seeds)."""
-    import torch
-
-    from induce.runs.batches import Specials, make_batch
-
-    plan_ = plan(sents)
-    random.Random(1).shuffle(plan_)
-    specials = Specials(pad=PAD, unk=UNK, mask=MASK)
-    return [
-        make_batch(sents, plan_[k % len(plan_)], specials, 0.3, torch.Generator().manual_seed(k))
-        for k in range(count)
-    ]
-
-
-def official_model(
-    path: str,
-    arch: str,
-    vocab: int = VOCAB,
-    pad: int = PAD,
-    sizes: tuple[int, int, int, int] = (512, 8, 8, 128),
-    dropout: float = 0.2,
-) -> Any:
-    """The official model with ``main.py``'s defaults: ``sizes`` (``--nemb 512 --nlayers 8
-    --nheads 8 --head_size 128``), ``--dropout 0.2`` (UDGN's parser dropout too) with
-    ``--dropatt 0.1`` (0 with ``dropout`` 0), ``--n_parser_layers 3``, no ``--pos_emb``;
-    ``bench/long_runs.py`` and ``bench/step_parity.py`` build theirs here too."""
-    sys.path.insert(0, path)
-    import models  # type: ignore[import-not-found]  # the official models.py
-
-    emb, layers, heads, head_size = sizes
-    common = dict(emb_size=emb, nlayers=layers, ntokens=vocab, nhead=heads, dropout=dropout)
-    common.update(dropatt=0.1 if dropout else 0.0, pos_emb=False, pad=pad, n_parser_layers=3)
-    if arch == "udgn":
-        return models.UDGN(head_size=head_size, parser_dropout=dropout, **common)
-    return models.StructFormer(**common)
-
-
-def sized(size: str) -> tuple[int, int, int, int]:
-    """``official_model``'s sizes at ``--size paper|small``."""
-    return (512, 8, 8, 128) if size == "paper" else (SMALL["d_model"], SMALL["n_layers"], 8, 128)
-
-
-def induce_model(arch: str, size: str, overrides: list[str]) -> tuple[Any, Any]:
-    from induce.models import build_model
-    from induce.runs.config import load_config
-
-    extra = [f"model.{k}={v}" for k, v in SMALL.items()] if size == "small" else []
-    config = load_config(arch, extra + overrides, preset=PRESETS[arch])
-    return build_model(arch, config.model, VOCAB, PAD), config
 
 
 def _sync(device: Any) -> None:
@@ -160,72 +90,6 @@ def _peaks(device: Any) -> dict[str, float]:
     return out
 
 
-SIDES = (
-    "official",
-    "induce",
-    "induce-bf16",
-    "induce-tf32",
-    "induce-graphs",
-    "induce-bf16-graphs",
-    "induce-tf32-graphs",
-    "induce-compile",
-    "induce-bf16-compile",
-    "induce-compile-graphs",
-    "induce-bf16-compile-graphs",
-    # train.compile with train.compile_scope regions / layers (each layer compiled once)
-    *(
-        f"induce{bf16}-{scope}{graphs}"
-        for scope in ("regions", "layers")
-        for bf16 in ("", "-bf16")
-        for graphs in ("", "-graphs")
-    ),
-)
-# a side's word for what train.compile compiles (train.compile_scope)
-COMPILE_WORDS = {"-compile": "model", "-regions": "regions", "-layers": "layers"}
-SIDE_WIDTH = max(map(len, SIDES))  # the tables' side column
-
-
-def side_settings(side: str, device: str, overrides: list[str]) -> list[str]:
-    """``induce``'s settings for a side: ``-bf16`` autocasts to bfloat16, ``-tf32``
-    multiplies float32 matrices as TF32 (CUDA), ``-compile`` runs the forward under
-    ``torch.compile`` (``train.compile``), ``-regions`` and ``-layers`` too, by regions
-    (``train.compile_scope``); ``-graphs`` is :func:`train_graphed`'s."""
-    extra = []
-    if "-bf16" in side:
-        extra.append("train.bf16=true" if device.startswith("cuda") else "train.cpu_bf16=true")
-    if "-tf32" in side:
-        extra.append("train.tf32=true")
-    scope = compile_scope(side)
-    if scope:
-        extra += ["train.compile=true", f"train.compile_scope={scope}"]
-    return [*overrides, *extra]
-
-
-def compile_scope(side: str) -> str | None:
-    """What a side compiles (``train.compile_scope``), ``None`` when it does not compile."""
-    return next((scope for word, scope in COMPILE_WORDS.items() if word in side), None)
-
-
-def training_net(model: Any, train: Any) -> Any:
-    """What a side trains through: ``model``, or under ``train.compile`` the model compiled
-    as its ``train.compile_scope`` says."""
-    from induce.train.graphs import compiled
-
-    return compiled(model, model.compile_regions(train.compile_scope)) if train.compile else model
-
-
-def induce_side(side: str, arch: str, size: str, args: argparse.Namespace) -> tuple[Any, Any]:
-    """The side's model on ``args.device`` and its config, the matmul precision set."""
-    import torch
-
-    from induce.runs.device import set_matmul_precision
-
-    device = torch.device(args.device)
-    model, config = induce_model(arch, size, side_settings(side, args.device, args.set))
-    set_matmul_precision(device, config.train.tf32)
-    return model.to(device), config
-
-
 def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
     import torch
 
@@ -235,7 +99,7 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     sents = corpus(Path(args.shared), 20_000)
     work = batches(sents, args.warmup + args.steps)
     if side == "official":
-        model = official_model(args.official, arch, sizes=sized(size)).to(device).train()
+        model = official_model(args.official, arch, VOCAB, PAD, sized(size)).to(device).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-9, weight_decay=1.2e-6)
         # batchify puts every batch on the device before training
         on_device = {id(b): b.to(device) for b in work}
@@ -285,30 +149,6 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     return _trained(device, model, tokens, began, losses)
 
 
-def compile_report() -> dict[str, Any]:
-    """What ``torch.compile`` spent in this process (a ``-compile`` side): the frames it
-    compiled, seconds per timed phase of at least half a second (Dynamo's tracing,
-    AOTAutograd, inductor's code generation, the wait on Triton's or the C++ compiler, the
-    kernels' autotuning), and its cache counters (hits of the on-disk caches that
-    ``bench/gpu_env.sh`` carries between sittings)."""
-    from torch._dynamo.utils import compilation_time_metrics, counters
-
-    phases = {name: sum(times) for name, times in compilation_time_metrics.items()}
-    caches = {
-        f"{group}.{name}": count
-        for group in ("inductor", "aot_autograd")
-        for name, count in counters[group].items()
-        if "cache" in name
-    }
-    return {
-        "frames": len(compilation_time_metrics.get("_compile.compile_inner", [])),
-        "seconds": {
-            k: round(v, 2) for k, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.5
-        },
-        "caches": caches,
-    }
-
-
 def first_pass(args: argparse.Namespace) -> bool:
     """Whether every side trains on every batch of the plan once before its timed steps:
     by default on CUDA (the graph sides must, to capture their graphs, and the peak memory
@@ -326,7 +166,6 @@ def train_graphed(
 
     import torch
 
-    from induce.runs.batches import Specials
     from induce.train.engine import build_optimizer
     from induce.train.graphs import GraphedLoss
 
@@ -340,7 +179,7 @@ def train_graphed(
             return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)
         return nullcontext()
 
-    graphed = GraphedLoss(net, model, cast, Specials(pad=PAD, unk=UNK, mask=MASK), device)
+    graphed = GraphedLoss(net, model, cast, specials(), device)
     sents = corpus(Path(args.shared), 20_000)
 
     def step(b: Any) -> Any:
@@ -388,31 +227,6 @@ def _trained(
     }
 
 
-def _dms(head: Any) -> list[int]:
-    """The official test decoder: one Chu-Liu/Edmonds per candidate root."""
-    import numpy
-    from ufal.chu_liu_edmonds import chu_liu_edmonds  # type: ignore[import-not-found]
-
-    weights = numpy.pad(numpy.log(head + 1e-9), ((1, 0), (1, 0)), mode="constant")
-    best, heads = -numpy.inf, None
-    for i in range(1, weights.shape[0]):
-        w = weights.copy()
-        w[:, 0] = numpy.nan
-        w[i, 0] = 0.0
-        found, score = chu_liu_edmonds(w)
-        if score > best:
-            best, heads = score, found
-    return list(heads or [])
-
-
-def _split(distance: list[float], lo: int, hi: int) -> Any:
-    """The official read-out's recursion: split at the largest distance."""
-    if hi - lo <= 1:
-        return lo
-    k = max(range(lo, hi - 1), key=lambda i: distance[i])
-    return (_split(distance, lo, k + 1), _split(distance, k + 1, hi))
-
-
 def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict[str, Any]:
     import torch
 
@@ -422,7 +236,7 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     sents = corpus(Path(args.shared), args.parse_sentences, seed=2)
     warm = sents[:WARM_PARSE]  # parsed untimed first on every side: CUDA's lazy set-up
     if side == "official":
-        model = official_model(args.official, arch, sizes=sized(size)).to(device).eval()
+        model = official_model(args.official, arch, VOCAB, PAD, sized(size)).to(device).eval()
         decoded = 0
         with torch.no_grad():
             for k, s in enumerate(warm + sents):
@@ -434,17 +248,16 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
                 head = p["head"][0].cpu().numpy()
                 if arch == "udgn":
                     try:
-                        _dms(head.astype("float64"))
+                        dms(head.astype("float64"))
                         decoded += 1
                     except ImportError:
                         head.argmax(1)
                 else:
                     head.argmax(1)
-                    _split(p["distance"][0].tolist(), 0, len(s))
+                    split(p["distance"][0].tolist(), 0, len(s))
                     decoded += 1
         note = "dms" if arch == "udgn" and decoded else "argmax"
     else:
-        from induce.runs.batches import Specials
         from induce.runs.device import inference_autocast
         from induce.runs.inference import sentence_scores
 
@@ -459,7 +272,7 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
             for index, scores in sentence_scores(
                 model,
                 part,
-                Specials(pad=PAD, unk=UNK, mask=MASK),
+                specials(),
                 config.data.eval_batch_tokens,
                 device,
                 lambda: inference_autocast(device, bf16),
@@ -563,27 +376,6 @@ def main() -> None:
                     print(line, flush=True)
 
 
-def chosen_sides(args: argparse.Namespace) -> list[str]:
-    """``--sides`` checked (the default: official and induce, and induce-bf16 on CUDA):
-    known names, each once, and a checkout of the official code when its side is asked
-    for.  The official side, or else the first one given, is the ratios' base."""
-    default = "official,induce,induce-bf16" if args.device.startswith("cuda") else "official,induce"
-    sides = (args.sides or default).split(",")
-    unknown = [side for side in sides if side not in SIDES]
-    if unknown:
-        sys.exit(f"error: --sides: unknown side {unknown[0]!r}; from {', '.join(SIDES)}")
-    if len(set(sides)) < len(sides):
-        sys.exit("error: --sides: each side at most once")
-    if "official" in sides:
-        if not args.official:
-            sys.exit("error: the official side needs --official (a checkout of yikangshen/UDGN)")
-        if not (Path(args.official) / "models.py").exists():
-            sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
-        sides.remove("official")
-        sides.insert(0, "official")
-    return sides
-
-
 def device_name(device: str) -> str:
     if not device.startswith("cuda"):
         return device
@@ -613,19 +405,6 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
         )
         lines += [f"  compiling: {compiling(r['compile'])}" for r in results if "compile" in r]
     return lines
-
-
-def compiling(report: dict[str, Any]) -> str:
-    """One line of :func:`compile_report`: the total, the longest phases, the caches."""
-    seconds = report["seconds"]
-    total = seconds.get("_compile.compile_inner", 0.0)
-    longest = [(k, v) for k, v in seconds.items() if k != "_compile.compile_inner"][:6]
-    caches = ", ".join(f"{k} {v}" for k, v in report["caches"].items()) or "no cache counts"
-    return (
-        f"{report['frames']} frames, {total:.1f} s in Dynamo's compile ("
-        + ", ".join(f"{k} {v:.1f}" for k, v in longest)
-        + f"); {caches}"
-    )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def induce_model(official: Any, arch: str, dropout: bool = False) -> tuple[Any, 
 
 def compare(args: argparse.Namespace, arch: str) -> list[str]:
     import torch
-    from side_by_side import official_model  # bench/side_by_side.py: main.py's model
+    from official import official_model  # bench/official.py: main.py's model
 
     from induce.runs.batches import Specials, make_batch, plan_batches
     from induce.runs.inference import masked_lm_training_loss
@@ -165,7 +165,7 @@ def dropout_draws(args: argparse.Namespace, arch: str, trained: Any, batch: Any,
     """Both sides with their dropouts and ``trained``'s weights: the training loss of
     ``batch`` over ``args.draws`` dropout draws each (no gradients)."""
     import torch
-    from side_by_side import official_model
+    from official import official_model
 
     from induce.runs.inference import masked_lm_training_loss
 

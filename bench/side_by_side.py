@@ -21,10 +21,14 @@ it adds (``bench/sides.py``: ``-bf16``, ``-tf32``, ``-compile``, ``-regions``, `
 (CUDA) runs the same step through CUDA graphs (``induce.train.graphs``: one graph per
 bucket of batch shapes, captured in a first pass over every batch of the plan, which is not
 timed and is reported as ``first_epoch_s``; ``peak_gpu_gib`` covers both passes,
-``steady_gpu_gib`` the timed one).  Every compiled side compiles in the first pass on CUDA
-or the warm-up steps on CPU (give those steps the time it takes); a line under its figures
-says where the compilation's time went and whether it came from the on-disk cache
-(``compile`` in the JSON).
+``steady_gpu_gib`` the timed one).  Every compiled side compiles in the first pass on CUDA,
+or without one on the timed batches, each trained on once before the warm-up steps: a
+compilation can hold for a range of sizes only (on a CPU, inductor's C++ code guards on
+4,096 summed values: batches of more cells, sentences of more than 64 words, compile again),
+and a batch of a new range would compile inside the timed steps.  A line under a compiled
+side's figures says where the compilation's time went, whether it came from the on-disk
+cache, and how many frames compiled inside the timed steps, if any (``compile`` in the
+JSON).
 
 ``--device cuda``: the official side keeps its batches on the GPU from the start, as its
 ``batchify`` does; ``induce`` moves each batch when it trains on it, as the engine does
@@ -64,6 +68,7 @@ from sides import (  # noqa: E402
     chosen_sides,
     compile_report,
     compile_scope,
+    compiled_frames,
     compiling,
     induce_side,
     sized,
@@ -139,14 +144,17 @@ def train_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
     if first_pass(args):
         for b in batches(sents, len(plan(sents))):
             update(b)
-    tokens, began, losses = 0, 0.0, []
+    elif compile_scope(side):  # the timed batches once, untimed: each compiles here if ever
+        for b in work[args.warmup :]:
+            update(b)
+    tokens, began, losses, frames = 0, 0.0, [], 0
     for k, b in enumerate(work):
         if k == args.warmup:
             _sync(device)
-            began, tokens = time.perf_counter(), 0
+            began, tokens, frames = time.perf_counter(), 0, compiled_frames()
         losses.append(update(b))
         tokens += b.tokens
-    return _trained(device, model, tokens, began, losses)
+    return _trained(device, model, tokens, began, losses) | late_frames(side, frames)
 
 
 def first_pass(args: argparse.Namespace) -> bool:
@@ -197,11 +205,11 @@ def train_graphed(
     capture_peak = torch.cuda.max_memory_allocated(device) / 2**30
     torch.cuda.reset_peak_memory_stats(device)  # the timed steps' own peak, as steady_gpu_gib
     timed = work[args.warmup :]
-    began, tokens, losses = time.perf_counter(), 0, []
+    began, tokens, losses, frames = time.perf_counter(), 0, [], compiled_frames()
     for b in timed:
         losses.append(step(b))
         tokens += b.tokens
-    result = _trained(device, model, tokens, began, losses)
+    result = _trained(device, model, tokens, began, losses) | late_frames(side, frames)
     return result | {
         "graphs": len(graphed.graphs),
         "first_epoch_s": capture_s,
@@ -209,6 +217,13 @@ def train_graphed(
         "steady_gpu_gib": result["peak_gpu_gib"],
         "reserved_gpu_gib": torch.cuda.memory_reserved(device) / 2**30,
     }
+
+
+def late_frames(side: str, before: int) -> dict[str, int]:
+    """A compiled side's frames compiled since ``before`` (the timed steps' start), for
+    :func:`sides.compile_report`: none, unless a batch of the timed steps needed a
+    compilation that the warm-up did not make."""
+    return {"timed_frames": compiled_frames() - before} if compile_scope(side) else {}
 
 
 def _trained(
@@ -337,7 +352,7 @@ def main() -> None:
         one = train_one if task == "train" else parse_one
         result = one(args, side, arch, size)
         if task == "train" and compile_scope(side):  # eager and graph sides alike
-            result["compile"] = compile_report()
+            result["compile"] = compile_report() | {"timed_frames": result.pop("timed_frames")}
         print(json.dumps(result))
         return
     sides = chosen_sides(args)

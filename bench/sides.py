@@ -122,6 +122,13 @@ def induce_side(side: str, arch: str, size: str, args: argparse.Namespace) -> tu
     return model.to(device), config
 
 
+def compiled_frames() -> int:
+    """How many frames ``torch.compile`` has compiled in this process so far."""
+    from torch._dynamo.utils import compilation_time_metrics
+
+    return len(compilation_time_metrics.get("_compile.compile_inner", []))
+
+
 def compile_report() -> dict[str, Any]:
     """What ``torch.compile`` spent in this process (a compiled side): the frames it
     compiled, seconds per timed phase of at least half a second (Dynamo's tracing,
@@ -152,8 +159,10 @@ def compiling(report: dict[str, Any]) -> str:
     total = seconds.get("_compile.compile_inner", 0.0)
     longest = [(k, v) for k, v in seconds.items() if k != "_compile.compile_inner"][:6]
     caches = ", ".join(f"{k} {v}" for k, v in report["caches"].items()) or "no cache counts"
+    timed = report.get("timed_frames", 0)
+    late = f"; {timed} of them compiled in the timed steps: the rate includes them" if timed else ""
     return (
         f"{report['frames']} frames, {total:.1f} s in Dynamo's compile ("
         + ", ".join(f"{k} {v:.1f}" for k, v in longest)
-        + f"); {caches}"
+        + f"); {caches}{late}"
     )

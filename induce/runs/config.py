@@ -99,7 +99,7 @@ class TrainConfig:
     # Ignored on CPU and under torchrun (DDP's gradient hooks are not captured)
     cuda_graphs: bool = True
     # masked LMs: the model's forward under torch.compile (dynamic shapes: one compilation
-    # serves every batch shape, a second on CPU past 4,096 cells), which fuses the small
+    # serves every batch shape; on CPU a few, past 4,096 summed values), which fuses the small
     # memory-bound kernels that remain of a step replayed from CUDA graphs (autocast's
     # casts, layer norms, dropout); its own dropout masks, not the eager ones.  Validation
     # and parsing stay eager.  Compiling takes a minute or more at the start of a run

@@ -164,15 +164,17 @@ def compiled(
     net: torch.nn.Module, regions: typing.Sequence[tuple[torch.nn.Module, str]] | None = None
 ) -> torch.nn.Module:
     """``net`` under ``torch.compile`` with dynamic shapes (``train.compile``): one
-    compilation for every batch shape, its kernels captured by :class:`GraphedLoss` like the
-    eager ones.  The models keep their compiled forward free of what fixes a length: their
-    dropout is ``F.dropout`` and the convolutions of StructFormer's parser and the
-    Combiner's gate are products over windows when compiling
-    (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between two compiled graphs, its
-    two-stream layer eagerly (``torch.compiler.disable``).  ``regions``
-    (``train.compile_scope`` other than ``model``: :meth:`MaskedLM.compile_regions`): only
-    those methods are compiled, each on its own, and ``net`` runs eagerly around them.  See
-    :class:`_Compiled` for the Python floats."""
+    compilation for every batch shape (on a CPU up to four: inductor's C++ code sums more
+    than 4,096 float32 values through a cascade, a guard on the summed size, which is the
+    batch's cells in StructFormer's layers, and in UDGN's also its padded length squared),
+    its kernels captured by :class:`GraphedLoss` like the eager ones.  The models keep
+    their compiled forward free of what fixes a length: their dropout is ``F.dropout`` and
+    the convolutions of StructFormer's parser and the Combiner's gate are products over
+    windows when compiling (``torch.compiler.is_compiling``).  UDGN's BiLSTM runs between
+    two compiled graphs, its two-stream layer eagerly (``torch.compiler.disable``).
+    ``regions`` (``train.compile_scope`` other than ``model``:
+    :meth:`MaskedLM.compile_regions`): only those methods are compiled, each on its own,
+    and ``net`` runs eagerly around them.  See :class:`_Compiled` for the Python floats."""
     return _Compiled(net, regions)
 
 

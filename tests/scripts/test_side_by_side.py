@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from induce.runs.device import cpu_has_fast_bf16
-from tests.conftest import ROOT
+from tests.conftest import ROOT, bench_module
 
 BENCH = ROOT / "bench" / "side_by_side.py"
 TINY = ["--set", "model.d_model=64", "--set", "model.n_layers=2"]
@@ -59,3 +59,11 @@ def test_what_cannot_be_run_is_refused_in_one_line(tmp_path, args, message):
     done = _bench(*(a.replace("{tmp}", str(tmp_path)) for a in args))
     assert done.returncode == 1 and message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not done.stdout
+
+
+def test_frames_compiled_in_the_timed_steps_are_named_under_the_figures():
+    sides = bench_module("sides")
+    report = {"frames": 3, "seconds": {"_compile.compile_inner": 12.0}, "caches": {}}
+    assert "timed steps" not in sides.compiling(report | {"timed_frames": 0})
+    late = sides.compiling(report | {"timed_frames": 1})
+    assert "1 of them compiled in the timed steps: the rate includes them" in late

@@ -145,7 +145,7 @@ def compile_report() -> dict[str, Any]:
         if "cache" in name
     }
     return {
-        "frames": len(compilation_time_metrics.get("_compile.compile_inner", [])),
+        "frames": compiled_frames(),
         "seconds": {
             k: round(v, 2) for k, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.5
         },

@@ -5,7 +5,7 @@ distribution over many draws.
 
     python bench/step_parity.py --official UDGN_CHECKOUT [--archs structformer,udgn]
         [--steps 10] [--d-model 64] [--layers 2] [--heads 2] [--head-size N]
-        [--baseline] [--draws 0] [--threads 2]
+        [--baseline] [--draws 0] [--threads 2] [--set model.KEY=VALUE ...]
 
 ``UDGN_CHECKOUT`` is a checkout of github.com/yikangshen/UDGN (its ``models.py``: the
 ``StructFormer`` and ``UDGN`` of ``main.py``).  The official model is built with ``main.py``'s
@@ -45,9 +45,11 @@ PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
 VOCAB, PAD, UNK, MASK = 500, 0, 1, 2
 
 
-def induce_model(official: Any, arch: str, dropout: bool = False) -> tuple[Any, Any]:
+def induce_model(
+    official: Any, arch: str, dropout: bool = False, overrides: list[str] | None = None
+) -> tuple[Any, Any]:
     """The preset's model filled with the official weights; every dropout 0 unless
-    ``dropout`` (then the preset's)."""
+    ``dropout`` (then the preset's); ``overrides``: ``model.KEY=VALUE`` settings on top."""
     from induce.models import build_model
     from induce.runs.config import load_config
     from induce.runs.official import MAPPERS, fill_weights
@@ -60,7 +62,7 @@ def induce_model(official: Any, arch: str, dropout: bool = False) -> tuple[Any, 
     base["model"].update(settings)
     if not dropout:
         base["model"].update({k: 0.0 for k in drops if k in base["model"]})
-    config = load_config(arch, base=base)
+    config = load_config(arch, overrides, base=base)
     model = build_model(arch, config.model, VOCAB, PAD)
     fill_weights(model, weights, "official")
     return model, config
@@ -78,7 +80,7 @@ def compare(args: argparse.Namespace, arch: str) -> list[str]:
     sizes = (args.d_model, args.layers, args.heads, args.head_size or args.d_model // args.heads)
     official = official_model(args.official, arch, VOCAB, PAD, sizes, dropout=0.0).train()
     twins = (copy.deepcopy(official), perturbed(official)) if args.baseline else None
-    ours, config = induce_model(official, arch)
+    ours, config = induce_model(official, arch, overrides=args.set)
     rng = random.Random(1)
     sents = [[rng.randrange(3, VOCAB) for _ in range(rng.randint(2, 30))] for _ in range(400)]
     plan = plan_batches([len(s) for s in sents], 1024, "summed")
@@ -171,7 +173,7 @@ def dropout_draws(args: argparse.Namespace, arch: str, trained: Any, batch: Any,
 
     official = official_model(args.official, arch, VOCAB, PAD, sizes)  # main.py's dropouts
     official.load_state_dict(trained.state_dict())
-    ours = induce_model(official, arch, dropout=True)[0]
+    ours = induce_model(official, arch, dropout=True, overrides=args.set)[0]
     official.train()
     losses: tuple[list[float], list[float]] = ([], [])
     with torch.no_grad():
@@ -205,6 +207,26 @@ def agreement(
     return (ma, sa), (mb, sb), (mb - ma) / se if se else 0.0
 
 
+def refusal(args: argparse.Namespace) -> str | None:
+    """Why the arguments cannot run (one line), before any model is built; else None."""
+    from induce.data.errors import ConfigError
+    from induce.runs.config import load_config
+
+    if not (Path(args.official) / "models.py").exists():
+        return f"{args.official}: no models.py (a checkout of yikangshen/UDGN?)"
+    for item in args.set:
+        if not item.startswith("model.") or "=" not in item:
+            return f"--set {item}: only model.KEY=VALUE (the optimizer is main.py's)"
+    for arch in args.archs.split(","):
+        if arch not in PRESETS:
+            return f"--archs: {arch!r} is not one of {', '.join(PRESETS)}"
+        try:
+            load_config(arch, args.set, preset=PRESETS[arch])
+        except ConfigError as e:
+            return f"--set for {arch}: {e}"
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--official", required=True, help="a checkout of github.com/yikangshen/UDGN")
@@ -219,9 +241,18 @@ def main() -> None:
     )
     ap.add_argument("--draws", type=int, default=0, help="dropout draws a side (0: none)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="model.KEY=VALUE",
+        help="an induce model setting (e.g. model.lstm_kernel=dense); repeatable",
+    )
     args = ap.parse_args()
-    if not (Path(args.official) / "models.py").exists():
-        sys.exit(f"error: {args.official}: no models.py (a checkout of yikangshen/UDGN?)")
+    problem = refusal(args)
+    if problem:
+        print(f"step_parity: {problem}", file=sys.stderr)
+        sys.exit(2)
     import torch
 
     torch.set_num_threads(args.threads)

@@ -8,12 +8,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import statistics
 from contextlib import nullcontext
 
 import pytest
 import torch
 import torch.nn.functional as F
 
+from induce.models import MODELS
 from induce.models.layers import packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
@@ -153,6 +155,42 @@ def test_graphed_loss_replays_the_eager_step_of_each_batch(arch, strict_fp32):
             if q.grad is not None:
                 assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6)
     assert len(graphed.graphs) == 1
+
+
+@pytest.mark.parametrize(
+    ("arch", "compile_step"), [("structformer", False), ("udgn", False), ("structformer", True)]
+)
+def test_graph_replays_draw_fresh_dropout_masks(arch, compile_step):
+    """With dropout on, every replay of a captured step draws new masks (a graph replays its
+    kernels, and the random offsets must move with each replay, or every batch of a bucket
+    would train under one frozen mask; compiled, inductor draws its own seeds inside the
+    graph): the replays of one batch give different losses, distributed as the eager
+    step's."""
+    cuda = torch.device("cuda")
+    fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
+    drops = {name: 0.2 for name in fields if "dropout" in name}
+    model = quiet_model(arch, 64, 4, VOCAB, SPECIALS.pad, settings=drops).to(cuda).train()
+    torch._dynamo.reset()
+    net = compiled(model, model.compile_regions("model")) if compile_step else model
+    graphed = GraphedLoss(net, model, nullcontext, SPECIALS, cuda)
+    batch = _batch()
+    draws = 60
+    replayed, eager = [], []
+    for _ in range(draws + 1):  # the first call runs eagerly and captures
+        model.zero_grad(set_to_none=False)
+        replayed.append(float(graphed(batch)))
+    with torch.no_grad():
+        for _ in range(draws):
+            eager.append(float(masked_lm_training_loss(model, model, batch.to(cuda), nullcontext)))
+    replayed = replayed[1:]
+    assert len(graphed.graphs) == 1
+    assert len(set(replayed)) > draws // 2  # fresh masks, not one mask replayed
+    (mean_e, sd_e), (mean_r, sd_r) = (
+        (statistics.fmean(x), statistics.stdev(x)) for x in (eager, replayed)
+    )
+    z = (mean_r - mean_e) / math.sqrt((sd_e**2 + sd_r**2) / draws)
+    assert abs(z) < 4, (mean_e, mean_r)  # the same distribution (|z| > 4: 1 in 15,000)
+    assert 0.5 < sd_r / sd_e < 2
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,15 @@ bench/RESULTS.md)."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from tests.conftest import bench_module
+from tests.conftest import ROOT, bench_module
 
 parity = bench_module("step_parity")
 
@@ -70,3 +73,29 @@ def test_agreement_gives_means_spreads_and_z() -> None:
     assert sa == sb == 1.0
     assert z == pytest.approx(1.0 / (2 / 3) ** 0.5)
     assert parity.agreement([1.0, 1.0], [1.0, 1.0])[2] == 0.0
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        (["--set", "lstm_kernel=dense"], "only model.KEY=VALUE"),
+        (["--set", "model.lstm_kernel=fast"], "--set for udgn: udgn model: lstm_kernel"),
+        (["--archs", "structformer", "--set", "model.lstm_kernel=dense"], "unknown setting"),
+        (["--archs", "combiner"], "'combiner' is not one of structformer, udgn"),
+    ],
+)
+def test_a_setting_that_cannot_run_is_refused_in_one_line_before_any_model(
+    tmp_path: Path, extra: list[str], says: str
+) -> None:
+    (tmp_path / "models.py").write_text("raise SystemExit('the official code was imported')\n")
+    args = ["--official", str(tmp_path), "--archs", "udgn", *extra]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "step_parity.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("step_parity: ") and says in lines[0]

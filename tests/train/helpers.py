@@ -80,10 +80,19 @@ def tiny(arch: str) -> list[str]:
     return TINY + EXTRA[arch]
 
 
-def quiet_model(arch: str, d_model: int, n_heads: int, vocab: int, pad: int, n_layers: int = 2):
-    """A small masked LM (``n_layers``, the test sizes of ``EXTRA`` scaled to ``d_model``) with
-    every dropout 0, in evaluation mode: training mode then computes the same function (what
-    cuDNN's LSTM needs for a backward pass, and what equality tests want)."""
+def quiet_model(
+    arch: str,
+    d_model: int,
+    n_heads: int,
+    vocab: int,
+    pad: int,
+    n_layers: int = 2,
+    settings: dict | None = None,
+):
+    """A small masked LM (``n_layers``, the test sizes of ``EXTRA`` scaled to ``d_model``,
+    then ``settings``) with every dropout 0, in evaluation mode: training mode then computes
+    the same function (what cuDNN's LSTM needs for a backward pass, and what equality tests
+    want)."""
     import dataclasses
 
     import torch
@@ -98,8 +107,8 @@ def quiet_model(arch: str, d_model: int, n_heads: int, vocab: int, pad: int, n_l
     }
     fields = {f.name for f in dataclasses.fields(MODELS[arch].config_class)}
     off = {name: 0.0 for name in fields if "dropout" in name}
-    settings = {"d_model": d_model, "n_layers": n_layers, "n_heads": n_heads, **sizes, **off}
-    return build_model(arch, settings, vocab, pad).eval()
+    base = {"d_model": d_model, "n_layers": n_layers, "n_heads": n_heads, **sizes, **off}
+    return build_model(arch, base | (settings or {}), vocab, pad).eval()
 
 
 def make_dataset(root: Path) -> Path:

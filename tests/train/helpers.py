@@ -90,9 +90,9 @@ def quiet_model(
     settings: dict | None = None,
 ):
     """A small masked LM (``n_layers``, the test sizes of ``EXTRA`` scaled to ``d_model``,
-    then ``settings``) with every dropout 0, in evaluation mode: training mode then computes
-    the same function (what cuDNN's LSTM needs for a backward pass, and what equality tests
-    want)."""
+    then ``settings``) with every dropout 0 unless ``settings`` sets one, in evaluation mode:
+    training mode then computes the same function (what cuDNN's LSTM needs for a backward
+    pass, and what equality tests want)."""
     import dataclasses
 
     import torch

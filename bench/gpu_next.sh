@@ -16,7 +16,9 @@
 #             the chart parser against benepar (step 7)
 #   lowrank   the TN-PCFG and Simple PCFGs against their repository (step 6)
 #   long-ARCH-SIDE  a long run: ARCH structformer|udgn, SIDE official|induce (100 epochs,
-#             three seeds; the official side two seeds a call: SEEDS=3333 for the third)
+#             three seeds; the official side two seeds a call: SEEDS=3333 for the third);
+#             the returned official.json and induce.json of every call make one table:
+#             python bench/long_report.py CALL1/official.json CALL2/official.json ...
 #
 # From the repository root, the kit (bench/gpu_kit.sh with UDGN, BENEPAR, KIM, TNPCFG set)
 # carried as .gpu:  run(command="bash bench/gpu_next.sh speed", carry=[".gpu"], timeout_s=600)

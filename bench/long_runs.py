@@ -33,7 +33,8 @@ evaluate unsupervised`` (UF1) and ``induce evaluate deps`` (UAS/UUAS).  Each off
 best weights are also imported (``induce convert checkpoint``) and parsed as the ``induce``
 runs are (the row "official, induce read-out"; ``--no-induce-read-out`` skips it): the same
 scores as its own test loop's show that the read-outs agree.  Writes OUT/SIDE-ARCH-
-SEED/ (outputs, logs, result.json) and OUT/long_runs.json; prints a table of mean (std).
+SEED/ (outputs, logs, result.json) and OUT/long_runs.json; prints a table of mean (std)
+(``bench/long_report.py``, which also puts the runs of several calls in one table).
 ``--train-deadline``: the official side starts no epoch after that many seconds of training
 (a lent GPU's minutes are few); ``bench/gpu_long_runs.sh`` then gives the induce side, arch
 by arch, the epochs the slowest official run reached (``--epochs structformer=17,udgn=14``),
@@ -47,7 +48,6 @@ import json
 import math
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -56,9 +56,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))  # its modules, when this file is imported elsewhere
 PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
 # (d_model, layers, heads, UDGN's head size) below the paper's 512, 8, 8, 128: runs on a CPU
 SIZES = {"paper": (512, 8, 8, 128), "small": (128, 4, 4, 64), "tiny": (64, 2, 2, 32)}
+# bench/ is not a package: its modules are imported from the path set above
+from long_report import side_walls, table  # noqa: E402
+
 INDUCE = [sys.executable, "-c", "import sys; from induce.cli.app import main; sys.exit(main())"]
 
 
@@ -336,38 +340,6 @@ def child(args: argparse.Namespace, side: str, arch: str, seed: int) -> subproce
     return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
 
 
-READ_OUT = "official, induce read-out"  # the table's row of imported_read_out's scores
-
-
-def table(results: list[dict[str, Any]], walls: dict[str, float]) -> list[str]:
-    keys = ("uf1", "uas", "uuas", "valid_ppl", "train_s")
-    results = results + [
-        {"arch": r["arch"], "side": READ_OUT}
-        | {key: r[f"{key}_induce_read_out"] for key in keys if f"{key}_induce_read_out" in r}
-        for r in results
-        if r["side"] == "official" and "uas_induce_read_out" in r
-    ]
-    lines = ["| arch | side | runs | UF1 | UAS | UUAS | valid ppl | train s (each) | side wall s |"]
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for arch in dict.fromkeys(r["arch"] for r in results):
-        for side in dict.fromkeys(r["side"] for r in results):
-            mine = [r for r in results if r["arch"] == arch and r["side"] == side]
-            if not mine:
-                continue
-            cells = [mean_std([r[k] for r in mine if k in r]) for k in keys]
-            wall = f"{walls[side]:.0f}" if side in walls else "-"
-            row = " | ".join([arch, side, str(len(mine)), *cells, wall])
-            lines.append(f"| {row} |")
-    return lines
-
-
-def mean_std(xs: list[float]) -> str:
-    if not xs:
-        return "-"
-    spread = statistics.stdev(xs) if len(xs) > 1 else 0.0
-    return f"{statistics.mean(xs):.2f} ({spread:.2f})"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--official", required=True, help="a checkout of github.com/yikangshen/UDGN")
@@ -420,7 +392,7 @@ def main() -> None:
         print(f"{side}: {walls[side]:.0f} s", flush=True)
         summary = {"walls": walls, "runs": results, "settings": vars(args)}
         (Path(args.out) / "long_runs.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print("\n".join(table(results, walls)))
+    print("\n".join(table(results, *side_walls([{"walls": walls, "runs": results}]))))
 
 
 if __name__ == "__main__":

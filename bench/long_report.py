@@ -90,7 +90,9 @@ def mean_std(xs: list[float]) -> str:
 
 def read(paths: list[str]) -> list[dict[str, Any]]:
     """The summaries of ``paths``, checked to go in one table."""
-    summaries, seen, sizes = [], {}, {}
+    summaries: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], str] = {}  # (side, arch, seed) -> the file holding it
+    sizes: dict[Any, str] = {}  # each size -> the first file of it
     for path in paths:
         try:
             summary = json.loads(Path(path).read_text(encoding="utf-8"))

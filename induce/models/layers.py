@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -102,111 +101,6 @@ def autocast_active(device: torch.device) -> bool:
         if device.type == "cpu":
             return bool(torch.is_autocast_cpu_enabled())
         return bool(torch.is_autocast_enabled())
-
-
-def padded_bilstm(
-    lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor, drop: nn.Module
-) -> torch.Tensor:
-    """A bidirectional, batch-first ``nn.LSTM`` (with biases, no projection) over padded
-    sentences, with its own parameters: ``x [B, L, D]``, ``keep [B, L]`` (words first) ->
-    ``[B, L, 2 x hidden]``, zero at padding, the values of ``pack_padded_sequence`` + ``lstm``
-    (to float rounding).
-
-    Each direction of each layer is one dense single-layer call; the backward direction reads
-    every sentence reversed within its length, so in both directions the padding comes after
-    the words and never reaches their states.  Dense calls take the fused oneDNN kernel that
-    packed sequences miss on CPU (one-thread fp32 training of UDGN's paper-size parser: 26%
-    less time, bf16: 12%).  ``drop`` is applied between layers, as ``nn.LSTM``'s dropout.
-
-    Float rounding differs from the packed kernel's, and training amplifies it (the UDGN demo
-    ended at ppl 44.66 instead of 45.97), so models call this only under autocast, where
-    numbers differ from fp32 anyway; fp32 keeps ``packed_bilstm`` and its earlier results
-    bit for bit."""
-    b, n, _ = x.shape
-    steps = torch.arange(n, device=x.device)
-    back = keep.sum(1, keepdim=True) - 1 - steps  # [B, L]: position read at each step
-    order = torch.where(back >= 0, back, steps)[..., None]  # [B, L, 1], padding stays put
-    zeros = x.new_zeros(1, b, lstm.hidden_size)
-    h = x
-    for layer in range(lstm.num_layers):
-        if layer:
-            h = drop(h)
-        if h.is_cuda:
-            forward, backward = _both_directions(lstm, layer, h, order, zeros)
-        else:
-            forward = _direction(lstm, layer, "", h, None, zeros)
-            backward = _direction(lstm, layer, "_reverse", h, order, zeros)
-        h = torch.cat([forward, backward], -1)
-    return h.masked_fill(~keep[..., None], 0.0)
-
-
-def _direction(
-    lstm: nn.LSTM,
-    layer: int,
-    suffix: str,
-    h: torch.Tensor,
-    order: torch.Tensor | None,
-    zeros: torch.Tensor,
-) -> torch.Tensor:
-    """One direction of one layer of ``lstm`` over ``h [B, L, D]``; ``order [B, L, 1]`` reads
-    each sentence reversed within its length (the backward direction) and puts the outputs
-    back in place."""
-    weights = [
-        getattr(lstm, f"{name}_l{layer}{suffix}")
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-    ]
-    inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
-    with warnings.catch_warnings():
-        # on CUDA, cuDNN copies the four weights (slices of the LSTM's one buffer for every
-        # layer) into a buffer of their own at each call, and says so each time; the copy is
-        # small beside the step (on an H100 the dense path trains UDGN 25% faster than the
-        # packed one: bench/RESULTS.md)
-        warnings.filterwarnings("ignore", "RNN module weights are not part of single")
-        # (input, state, weights, biases, layers, dropout, train, bidirectional, batch_first)
-        out, _, _ = torch.lstm(
-            inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
-        )
-    return out if order is None else out.gather(1, order.expand(-1, -1, out.shape[-1]))
-
-
-_SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
-
-
-# eager under torch.compile (train.compile): traced, the fork and join were tied to the
-# streams of the call that compiled it, not of later calls, and a CUDA graph's capture of
-# the compiled UDGN step failed ("dependency created on uncaptured work in another stream",
-# H200, 2026-11-28); eager, each call forks from the stream current then
-@torch.compiler.disable
-def _both_directions(
-    lstm: nn.LSTM, layer: int, h: torch.Tensor, order: torch.Tensor, zeros: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The two directions of a layer at once on a GPU: the backward one on a side stream.
-    A recurrence is a chain of small dependent kernels that leaves most of the GPU idle, so
-    two independent chains take little longer than one.  Autograd runs each direction's
-    backward on its forward's stream, and a CUDA graph captures the fork and the join."""
-    main = torch.cuda.current_stream(h.device)
-    side = _SIDE_STREAMS.get(h.device)
-    if side is None:
-        side = _SIDE_STREAMS[h.device] = torch.cuda.Stream(h.device)
-    side.wait_stream(main)
-    with torch.cuda.stream(side):
-        backward = _direction(lstm, layer, "_reverse", h, order, zeros)
-    forward = _direction(lstm, layer, "", h, None, zeros)
-    main.wait_stream(side)
-    if not torch.cuda.is_current_stream_capturing():
-        # made on the side stream, used on the main one: not to be reused before that use
-        # (in a graph the order of the captured streams already says so)
-        backward.record_stream(main)
-    return forward, backward
-
-
-def packed_bilstm(lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    """``lstm`` over the packed sentences of ``x [B, L, D]`` (``keep [B, L]``, words first)
-    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers."""
-    lengths = keep.sum(1).cpu().clamp_min(1)
-    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-    out = lstm(packed)[0]
-    return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
 
 class Recording(nn.Module):

@@ -31,14 +31,8 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.decode.scores import ArcScores
-from induce.models.layers import (
-    Dropout,
-    Recording,
-    autocast_active,
-    full_precision,
-    packed_bilstm,
-    padded_bilstm,
-)
+from induce.models.bilstm import packed_bilstm, padded_bilstm
+from induce.models.layers import Dropout, Recording, autocast_active, full_precision
 from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from induce.models import MODELS
-from induce.models.layers import packed_bilstm, padded_bilstm
+from induce.models.bilstm import packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.engine import TrainOptions, train
@@ -324,6 +324,37 @@ def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):
     graph.replay()
     torch.cuda.synchronize()
     assert torch.allclose(static, dense[0], atol=1e-5)
+
+
+def test_the_dense_bilstm_reads_its_weights_where_they_lie(strict_fp32):
+    """Once a direction's weights lie in a buffer of their own as cuDNN reads them
+    (``own_buffer``, which the GPU path arranges before its first call), a call keeps no copy
+    of them for its backward pass: its peak memory is below that of weights held apart (as
+    ``.to(device)`` leaves them, which cuDNN copies at every call) by at least their size.
+    Fails, without harm to training, if cuDNN wants them laid out otherwise."""
+    from induce.models.bilstm import _direction, own_buffer
+
+    cuda = torch.device("cuda")
+    torch.manual_seed(0)
+    apart = torch.nn.LSTM(256, 256, batch_first=True).to(cuda)
+    arranged = copy.deepcopy(apart)
+    own_buffer(arranged, 0, "")
+    x = torch.randn(8, 20, 256, device=cuda, requires_grad=True)
+    zeros = x.new_zeros(1, 8, 256)
+    weights = sum(p.numel() * p.element_size() for p in apart.parameters())
+
+    def peak(lstm: torch.nn.LSTM) -> int:
+        x.grad = None
+        lstm.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        _direction(lstm, 0, "", x, None, zeros).sum().backward()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+
+    peak(apart), peak(arranged)  # cuDNN's set-up and workspaces first
+    assert peak(apart) - peak(arranged) >= 0.9 * weights
 
 
 @pytest.mark.parametrize("arch", sorted(MASKED_LMS))

@@ -105,7 +105,8 @@ def test_padded_bilstm_equals_packed_sequences(layers):
     sequences, zero at padding."""
     from torch import nn
 
-    from induce.models.layers import Dropout, padded_bilstm
+    from induce.models.bilstm import padded_bilstm
+    from induce.models.layers import Dropout
 
     torch.manual_seed(0)
     lstm = nn.LSTM(6, 5, num_layers=layers, bidirectional=True, batch_first=True)

@@ -1,0 +1,158 @@
+"""UDGN's parser BiLSTM over padded sentences: the packed sequences of the reference, and a
+dense path (one call per direction and layer, each sentence reversed within its length for
+the backward direction; on a GPU the two directions on two streams) that CUDA and bf16
+autocast run.
+
+Shapes: ``B`` batch, ``L`` padded length, ``D`` input width.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+
+
+def padded_bilstm(
+    lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor, drop: nn.Module
+) -> torch.Tensor:
+    """A bidirectional, batch-first ``nn.LSTM`` (with biases, no projection) over padded
+    sentences, with its own parameters: ``x [B, L, D]``, ``keep [B, L]`` (words first) ->
+    ``[B, L, 2 x hidden]``, zero at padding, the values of ``pack_padded_sequence`` + ``lstm``
+    (to float rounding).
+
+    Each direction of each layer is one dense single-layer call; the backward direction reads
+    every sentence reversed within its length, so in both directions the padding comes after
+    the words and never reaches their states.  Dense calls take the fused oneDNN kernel that
+    packed sequences miss on CPU (one-thread fp32 training of UDGN's paper-size parser: 26%
+    less time, bf16: 12%).  ``drop`` is applied between layers, as ``nn.LSTM``'s dropout.
+
+    Float rounding differs from the packed kernel's, and training amplifies it (the UDGN demo
+    ended at ppl 44.66 instead of 45.97), so models call this only under autocast, where
+    numbers differ from fp32 anyway; fp32 keeps ``packed_bilstm`` and its earlier results
+    bit for bit."""
+    b, n, _ = x.shape
+    steps = torch.arange(n, device=x.device)
+    back = keep.sum(1, keepdim=True) - 1 - steps  # [B, L]: position read at each step
+    order = torch.where(back >= 0, back, steps)[..., None]  # [B, L, 1], padding stays put
+    zeros = x.new_zeros(1, b, lstm.hidden_size)
+    h = x
+    for layer in range(lstm.num_layers):
+        if layer:
+            h = drop(h)
+        if h.is_cuda:
+            forward, backward = _both_directions(lstm, layer, h, order, zeros)
+        else:
+            forward = _direction(lstm, layer, "", h, None, zeros)
+            backward = _direction(lstm, layer, "_reverse", h, order, zeros)
+        h = torch.cat([forward, backward], -1)
+    return h.masked_fill(~keep[..., None], 0.0)
+
+
+def _direction(
+    lstm: nn.LSTM,
+    layer: int,
+    suffix: str,
+    h: torch.Tensor,
+    order: torch.Tensor | None,
+    zeros: torch.Tensor,
+) -> torch.Tensor:
+    """One direction of one layer of ``lstm`` over ``h [B, L, D]``; ``order [B, L, 1]`` reads
+    each sentence reversed within its length (the backward direction) and puts the outputs
+    back in place."""
+    weights = [
+        getattr(lstm, f"{name}_l{layer}{suffix}")
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
+    inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
+    with warnings.catch_warnings():
+        # on CUDA, cuDNN copies the four weights into a buffer laid out as it reads them at
+        # each call, and says so each time, unless they already lie so (own_buffer, which the
+        # GPU path arranges before its first call)
+        warnings.filterwarnings("ignore", "RNN module weights are not part of single")
+        # (input, state, weights, biases, layers, dropout, train, bidirectional, batch_first)
+        out, _, _ = torch.lstm(
+            inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
+        )
+    return out if order is None else out.gather(1, order.expand(-1, -1, out.shape[-1]))
+
+
+_SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+# eager under torch.compile (train.compile): traced, the fork and join were tied to the
+# streams of the call that compiled it, not of later calls, and a CUDA graph's capture of
+# the compiled UDGN step failed ("dependency created on uncaptured work in another stream",
+# H200, 2026-11-28); eager, each call forks from the stream current then
+@torch.compiler.disable
+def _both_directions(
+    lstm: nn.LSTM, layer: int, h: torch.Tensor, order: torch.Tensor, zeros: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two directions of a layer at once on a GPU: the backward one on a side stream.
+    A recurrence is a chain of small dependent kernels that leaves most of the GPU idle, so
+    two independent chains take little longer than one.  Autograd runs each direction's
+    backward on its forward's stream, and a CUDA graph captures the fork and the join."""
+    if not torch.cuda.is_current_stream_capturing():  # a graph reads the buffers it saw
+        for suffix in ("", "_reverse"):
+            own_buffer(lstm, layer, suffix)
+    main = torch.cuda.current_stream(h.device)
+    side = _SIDE_STREAMS.get(h.device)
+    if side is None:
+        side = _SIDE_STREAMS[h.device] = torch.cuda.Stream(h.device)
+    side.wait_stream(main)
+    with torch.cuda.stream(side):
+        backward = _direction(lstm, layer, "_reverse", h, order, zeros)
+    forward = _direction(lstm, layer, "", h, None, zeros)
+    main.wait_stream(side)
+    if not torch.cuda.is_current_stream_capturing():
+        # made on the side stream, used on the main one: not to be reused before that use
+        # (in a graph the order of the captured streams already says so)
+        backward.record_stream(main)
+    return forward, backward
+
+
+def packed_bilstm(lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """``lstm`` over the packed sentences of ``x [B, L, D]`` (``keep [B, L]``, words first)
+    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers."""
+    lengths = keep.sum(1).cpu().clamp_min(1)
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    out = lstm(packed)[0]
+    return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+
+def own_buffer(lstm: nn.LSTM, layer: int, suffix: str) -> None:
+    """One direction's weights of one layer of ``lstm`` (``suffix`` ``""`` or ``"_reverse"``)
+    moved into a buffer of their own, ``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` one after the
+    other from its start: how cuDNN lays out a one-layer, one-direction LSTM, so that the
+    dense calls read the weights in place.  Otherwise cuDNN copies them into such a buffer at
+    every call (``nn.LSTM`` after ``.to(device)`` holds each weight apart, and
+    ``flatten_parameters`` puts all layers in one buffer, where only the first layer's first
+    direction starts at its start), and keeps the copies for the backward pass: 67 MB a step
+    at UDGN's paper size in fp32, which the official code's flattened ``nn.LSTM`` does not
+    spend (PyTorch's ``try_get_weight_buf`` takes the buffer from the start of the first
+    weight's storage and checks every weight's place in it).  Values,
+    parameters and their names are unchanged (the parameters are re-pointed, not replaced);
+    a no-op when the weights already lie so."""
+    params = [
+        getattr(lstm, f"{name}_l{layer}{suffix}")
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
+    start = params[0].untyped_storage().data_ptr()
+    offsets = [0]
+    for p in params:
+        offsets.append(offsets[-1] + p.numel())
+    if all(
+        p.is_contiguous() and p.data_ptr() == start + offset * p.element_size()
+        for p, offset in zip(params, offsets, strict=False)
+    ):
+        return
+    first = params[0]
+    buffer = torch.empty(offsets[-1], dtype=first.dtype, device=first.device)
+    with torch.no_grad():
+        for p, lo, hi in zip(params, offsets, offsets[1:], strict=False):
+            old = p.data
+            buffer[lo:hi].copy_(old.reshape(-1))
+            p.data = buffer[lo:hi].view_as(p)
+            if old.is_cuda:  # read by the copy on this stream: not to be reused before it
+                old.record_stream(torch.cuda.current_stream(old.device))

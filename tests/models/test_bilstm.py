@@ -80,3 +80,17 @@ def test_the_arranged_lstm_computes_trains_and_saves_as_before():
     fresh.load_state_dict(lstm.state_dict())
     for p, q in zip(fresh.parameters(), plain.parameters(), strict=True):
         assert torch.equal(p, q)
+
+
+def test_a_model_with_its_lstm_arranged_saves_and_loads_its_weights(tmp_path):
+    from induce.models import build_model
+    from induce.runs.directory import load_weights, save_weights
+
+    settings = {"d_model": 16, "n_layers": 1, "n_heads": 2, "head_size": 8}
+    model = build_model("udgn", settings, 30, 0)
+    _arrange(model.lstm)
+    save_weights(model, tmp_path / "weights.safetensors")
+    again = build_model("udgn", settings, 30, 0)
+    load_weights(again, tmp_path / "weights.safetensors")
+    for (name, p), q in zip(model.state_dict().items(), again.state_dict().values(), strict=True):
+        assert torch.equal(p, q), name

@@ -326,6 +326,22 @@ def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):
     assert torch.allclose(static, dense[0], atol=1e-5)
 
 
+def test_bf16_autocast_does_not_run_the_bilstm_in_fp16():
+    """A bf16 run has no loss scaling, so no part of it may run in fp16, whose range is far
+    narrower.  PyTorch's autocast wrapper for cuDNN's RNNs (``_cudnn_rnn_cast_reflatten``)
+    has cast their inputs and weights to fp16 whatever the autocast dtype; should this fail,
+    the dense BiLSTM must cast for itself under bf16 autocast (to bf16 where cuDNN takes it,
+    else fp32)."""
+    cuda = torch.device("cuda")
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(16, 8, num_layers=2, bidirectional=True, batch_first=True).to(cuda)
+    x = torch.randn(4, 9, 16, device=cuda)
+    keep = torch.arange(9, device=cuda)[None, :] < torch.tensor([9, 4, 1, 6], device=cuda)[:, None]
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        out = padded_bilstm(lstm, x, keep, torch.nn.Identity())
+    assert out.dtype in (torch.bfloat16, torch.float32), out.dtype
+
+
 def test_the_dense_bilstm_reads_its_weights_where_they_lie(strict_fp32):
     """Once a direction's weights lie in a buffer of their own as cuDNN reads them
     (``own_buffer``, which the GPU path arranges before its first call), a call keeps no copy

@@ -131,9 +131,10 @@ def own_buffer(lstm: nn.LSTM, layer: int, suffix: str) -> None:
     direction starts at its start), and keeps the copies for the backward pass: 67 MB a step
     at UDGN's paper size in fp32, which the official code's flattened ``nn.LSTM`` does not
     spend (PyTorch's ``try_get_weight_buf`` takes the buffer from the start of the first
-    weight's storage and checks every weight's place in it).  Values,
-    parameters and their names are unchanged (the parameters are re-pointed, not replaced);
-    a no-op when the weights already lie so."""
+    weight's storage and checks every weight's place in it).  Under autocast PyTorch casts
+    the weights into a buffer of its own at every call whatever their place, so this saves
+    fp32 runs only.  Values, parameters and their names are unchanged (the parameters are
+    re-pointed, not replaced); a no-op when the weights already lie so."""
     params = [
         getattr(lstm, f"{name}_l{layer}{suffix}")
         for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")

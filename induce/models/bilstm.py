@@ -29,9 +29,9 @@ def padded_bilstm(
     less time, bf16: 12%).  ``drop`` is applied between layers, as ``nn.LSTM``'s dropout.
 
     Float rounding differs from the packed kernel's, and training amplifies it (the UDGN demo
-    ended at ppl 44.66 instead of 45.97), so models call this only under autocast, where
-    numbers differ from fp32 anyway; fp32 keeps ``packed_bilstm`` and its earlier results
-    bit for bit."""
+    ended at ppl 44.66 instead of 45.97), so on a CPU models call this only under autocast,
+    where numbers differ from fp32 anyway; fp32 there keeps ``packed_bilstm`` and its earlier
+    results bit for bit.  On CUDA (no host read of the lengths) they always call this."""
     b, n, _ = x.shape
     steps = torch.arange(n, device=x.device)
     back = keep.sum(1, keepdim=True) - 1 - steps  # [B, L]: position read at each step

@@ -61,10 +61,7 @@ def _direction(
     """One direction of one layer of ``lstm`` over ``h [B, L, D]``; ``order [B, L, 1]`` reads
     each sentence reversed within its length (the backward direction) and puts the outputs
     back in place."""
-    weights = [
-        getattr(lstm, f"{name}_l{layer}{suffix}")
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-    ]
+    weights = _weights(lstm, layer, suffix)
     inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
     with warnings.catch_warnings():
         # on CUDA, cuDNN copies the four weights into a buffer laid out as it reads them at
@@ -76,6 +73,13 @@ def _direction(
             inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
         )
     return out if order is None else out.gather(1, order.expand(-1, -1, out.shape[-1]))
+
+
+def _weights(lstm: nn.LSTM, layer: int, suffix: str) -> list[torch.Tensor]:
+    """``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` of one direction of one layer, in the order
+    ``torch.lstm`` takes them and cuDNN lays them out."""
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    return [getattr(lstm, f"{name}_l{layer}{suffix}") for name in names]
 
 
 _SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
@@ -135,10 +139,7 @@ def own_buffer(lstm: nn.LSTM, layer: int, suffix: str) -> None:
     the weights into a buffer of its own at every call whatever their place, so this saves
     fp32 runs only.  Values, parameters and their names are unchanged (the parameters are
     re-pointed, not replaced); a no-op when the weights already lie so."""
-    params = [
-        getattr(lstm, f"{name}_l{layer}{suffix}")
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-    ]
+    params = _weights(lstm, layer, suffix)
     start = params[0].untyped_storage().data_ptr()
     offsets = [0]
     for p in params:

@@ -71,15 +71,22 @@ def sized(size: str) -> tuple[int, int, int, int]:
     return (512, 8, 8, 128) if size == "paper" else (SMALL["d_model"], SMALL["n_layers"], 8, 128)
 
 
+def induce_config(arch: str, size: str, overrides: list[str]) -> Any:
+    """``induce``'s settings of the preset at ``size`` with ``overrides`` (``ConfigError``
+    when they cannot be)."""
+    from induce.runs.config import load_config
+
+    extra = [f"model.{k}={v}" for k, v in SMALL.items()] if size == "small" else []
+    return load_config(arch, extra + overrides, preset=PRESETS[arch])
+
+
 def induce_model(arch: str, size: str, overrides: list[str]) -> tuple[Any, Any]:
     """``induce``'s model of the preset at ``size`` with ``overrides``, and its config."""
     from workload import PAD, VOCAB
 
     from induce.models import build_model
-    from induce.runs.config import load_config
 
-    extra = [f"model.{k}={v}" for k, v in SMALL.items()] if size == "small" else []
-    config = load_config(arch, extra + overrides, preset=PRESETS[arch])
+    config = induce_config(arch, size, overrides)
     return build_model(arch, config.model, VOCAB, PAD), config
 
 

@@ -35,11 +35,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(1, str(ROOT))
 
 # bench/ is not a package: its modules are imported from the path set above
 from official import official_model  # noqa: E402
-from sides import PRESETS, induce_model, sized  # noqa: E402
+from sides import PRESETS, induce_config, induce_model, sized  # noqa: E402
 from workload import PAD, VOCAB, batches, corpus  # noqa: E402
 
 KINDS = ("matmul", "conv", "lstm", "attention")
@@ -150,7 +149,7 @@ def refusal(args: argparse.Namespace, archs: list[str]) -> str | None:
         if arch not in PRESETS:
             return f"--archs: {arch!r} is not one of {', '.join(PRESETS)}"
         try:
-            induce_model(arch, args.size, args.set)
+            induce_config(arch, args.size, args.set)
         except ConfigError as e:
             return f"--set for {arch}: {e}"
     return None

@@ -7,7 +7,10 @@
 #             in what is left of TOTAL (default 560 s, counted from the script's start).
 #             COMPILE picks what the compiled sides compile (train.compile_scope): compile
 #             (default: the whole forward), regions or layers (each layer once: cold on a
-#             CPU 59% and 22% of the whole's compile time for StructFormer, bench/RESULTS.md)
+#             CPU 59% and 22% of the whole's compile time for StructFormer, bench/RESULTS.md).
+#             UDGN's bf16 sides run the parser BiLSTM in bf16 (model.lstm_precision: auto);
+#             the earlier visits' ran it in fp16 (PyTorch's autocast): to time that path
+#             again, INDUCE_SETS=model.lstm_precision=autocast (bench/gpu_sitting.sh)
 #   tests     tests/gpu alone (its compiled tests compile cold: minutes)
 #   profile   torch.profiler tables of the compiled bf16 step (COMPILE as for speed) replayed
 #             from CUDA graphs, UDGN and StructFormer at paper size (what is left to fuse or overlap; the "after"

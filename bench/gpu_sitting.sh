@@ -29,7 +29,8 @@
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
 # induce, induce-bf16 and, on CUDA, the three graph sides); ARCHS the models of training and
-# parsing (default structformer,udgn); TRAIN_LIMIT the training step's limit.
+# parsing (default structformer,udgn); TRAIN_LIMIT the training step's limit; INDUCE_SETS
+# induce settings for training and parsing (KEY=VALUE, space-separated: side_by_side --set).
 # The compiled step (train.compile, never yet measured on a GPU) is the sides
 # induce-compile-graphs and induce-bf16-compile-graphs: e.g. SIDES=official,induce-bf16-graphs,
 # induce-bf16-compile-graphs,induce-compile-graphs (each process compiles once, in its untimed
@@ -72,6 +73,7 @@ trap 'keep_compile_cache "$out"' EXIT
 
 sbs=(python3 "$here/side_by_side.py" --official "$official" --shared "$shared"
     --device "$device" --sizes "$sizes" --archs "${ARCHS:-structformer,udgn}")
+for s in ${INDUCE_SETS:-}; do sbs+=(--set "$s"); done  # e.g. model.lstm_precision=autocast
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.backends.cudnn.version(), torch.cuda.get_device_name() if torch.cuda.is_available() \
 else 'no CUDA')"

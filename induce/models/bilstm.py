@@ -1,21 +1,74 @@
 """UDGN's parser BiLSTM over padded sentences: the packed sequences of the reference, and a
 dense path (one call per direction and layer, each sentence reversed within its length for
 the backward direction; on a GPU the two directions on two streams) that CUDA and bf16
-autocast run.
+autocast run; and the dtype it runs in under autocast (``lstm_dtype``).
 
 Shapes: ``B`` batch, ``L`` padded length, ``D`` input width.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from typing import Literal
 
 import torch
 from torch import nn
 
+from induce.models.layers import autocast_active
+
+# how the parser BiLSTM runs under autocast (UDGNConfig.lstm_precision): see lstm_dtype
+Precision = Literal["auto", "float32", "autocast"]
+
+
+def lstm_dtype(precision: Precision, device: torch.device) -> torch.dtype | None:
+    """The dtype the BiLSTM runs in on ``device``, or None to leave it to autocast (and to
+    fp32 runs, which have none).
+
+    PyTorch's autocast runs cuDNN's RNNs in fp16 whatever autocast's dtype (its wrapper for
+    ``_cudnn_rnn`` casts to half), and a bf16 run has no loss scaling to guard fp16's narrow
+    range, so ``auto`` takes the LSTM out of autocast on CUDA under bf16: bf16 where cuDNN
+    runs bf16 RNNs, else fp32 (a bf16 LSTM that cuDNN refuses falls back to a slow loop).
+    On a CPU autocast already runs oneDNN's LSTM in bf16: ``auto`` leaves it.  ``float32``:
+    the LSTM in fp32 under any autocast; ``autocast``: as PyTorch casts (fp16 on CUDA, as
+    every GPU run before this setting was)."""
+    if precision == "autocast" or not autocast_active(device):
+        return None
+    if precision == "float32":
+        return torch.float32
+    if device.type != "cuda" or _autocast_dtype(device) != torch.bfloat16:
+        return None
+    return torch.bfloat16 if cudnn_runs_bf16_rnns(device) else torch.float32
+
+
+def _autocast_dtype(device: torch.device) -> torch.dtype:
+    try:
+        return torch.get_autocast_dtype(device.type)  # torch >= 2.4
+    except AttributeError:  # torch 2.3
+        return torch.get_autocast_gpu_dtype()
+
+
+@torch.compiler.assume_constant_result  # a fact of the build and the GPU: no graph break
+def cudnn_runs_bf16_rnns(device: torch.device) -> bool:
+    """Whether PyTorch hands bf16 LSTMs to cuDNN on ``device`` (its RNN code's test: built
+    with cuDNN 9.13 or later, for NVIDIA's cuDNN, on a GPU of compute capability 8.0 or
+    more)."""
+    try:
+        from torch._C import _cudnn
+    except ImportError:  # a build without cuDNN
+        return False
+    if not (torch.backends.cudnn.is_available() and getattr(_cudnn, "is_cuda", False)):
+        return False
+    built = tuple(_cudnn.getCompileVersion())
+    return built >= (9, 13, 0) and torch.cuda.get_device_capability(device)[0] >= 8
+
 
 def padded_bilstm(
-    lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor, drop: nn.Module
+    lstm: nn.LSTM,
+    x: torch.Tensor,
+    keep: torch.Tensor,
+    drop: nn.Module,
+    dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """A bidirectional, batch-first ``nn.LSTM`` (with biases, no projection) over padded
     sentences, with its own parameters: ``x [B, L, D]``, ``keep [B, L]`` (words first) ->
@@ -31,23 +84,36 @@ def padded_bilstm(
     Float rounding differs from the packed kernel's, and training amplifies it (the UDGN demo
     ended at ppl 44.66 instead of 45.97), so on a CPU models call this only under autocast,
     where numbers differ from fp32 anyway; fp32 there keeps ``packed_bilstm`` and its earlier
-    results bit for bit.  On CUDA (no host read of the lengths) they always call this."""
+    results bit for bit.  On CUDA (no host read of the lengths) they always call this.
+
+    ``dtype`` (``lstm_dtype``'s answer): the LSTM runs in it outside autocast, its weights
+    cast at each call into one buffer laid out as cuDNN reads them (so it copies nothing
+    more), the output in that dtype; None leaves the dtypes to autocast."""
     b, n, _ = x.shape
     steps = torch.arange(n, device=x.device)
     back = keep.sum(1, keepdim=True) - 1 - steps  # [B, L]: position read at each step
     order = torch.where(back >= 0, back, steps)[..., None]  # [B, L, 1], padding stays put
-    zeros = x.new_zeros(1, b, lstm.hidden_size)
-    h = x
-    for layer in range(lstm.num_layers):
-        if layer:
-            h = drop(h)
-        if h.is_cuda:
-            forward, backward = _both_directions(lstm, layer, h, order, zeros)
-        else:
-            forward = _direction(lstm, layer, "", h, None, zeros)
-            backward = _direction(lstm, layer, "_reverse", h, order, zeros)
-        h = torch.cat([forward, backward], -1)
-    return h.masked_fill(~keep[..., None], 0.0)
+    with _outside_autocast(x.device, dtype):
+        h = x if dtype is None else x.to(dtype)
+        zeros = h.new_zeros(1, b, lstm.hidden_size)
+        for layer in range(lstm.num_layers):
+            if layer:
+                h = drop(h)
+            if h.is_cuda:
+                forward, backward = _both_directions(lstm, layer, h, order, zeros)
+            else:
+                forward = _direction(lstm, layer, "", h, None, zeros)
+                backward = _direction(lstm, layer, "_reverse", h, order, zeros)
+            h = torch.cat([forward, backward], -1)
+        return h.masked_fill(~keep[..., None], 0.0)
+
+
+def _outside_autocast(
+    device: torch.device, dtype: torch.dtype | None
+) -> contextlib.AbstractContextManager[object]:
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, enabled=False)
 
 
 def _direction(
@@ -60,8 +126,10 @@ def _direction(
 ) -> torch.Tensor:
     """One direction of one layer of ``lstm`` over ``h [B, L, D]``; ``order [B, L, 1]`` reads
     each sentence reversed within its length (the backward direction) and puts the outputs
-    back in place."""
+    back in place.  Weights of another dtype than ``h`` are cast to it (``_cast``)."""
     weights = _weights(lstm, layer, suffix)
+    if weights[0].dtype != h.dtype:
+        weights = _cast(weights, h.dtype)
     inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
     with warnings.catch_warnings():
         # on CUDA, cuDNN copies the four weights into a buffer laid out as it reads them at
@@ -80,6 +148,18 @@ def _weights(lstm: nn.LSTM, layer: int, suffix: str) -> list[torch.Tensor]:
     ``torch.lstm`` takes them and cuDNN lays them out."""
     names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
     return [getattr(lstm, f"{name}_l{layer}{suffix}") for name in names]
+
+
+def _cast(weights: list[torch.Tensor], dtype: torch.dtype) -> list[torch.Tensor]:
+    """``weights`` cast to ``dtype`` as views of one new buffer, one after the other from its
+    start: where cuDNN finds them in place (``own_buffer``'s layout); gradients reach the
+    weights through the cast."""
+    flat = torch.cat([w.reshape(-1).to(dtype) for w in weights])
+    views, start = [], 0
+    for w in weights:
+        views.append(flat[start : start + w.numel()].view_as(w))
+        start += w.numel()
+    return views
 
 
 _SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
@@ -116,12 +196,21 @@ def _both_directions(
     return forward, backward
 
 
-def packed_bilstm(lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+def packed_bilstm(
+    lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor, dtype: torch.dtype | None = None
+) -> torch.Tensor:
     """``lstm`` over the packed sentences of ``x [B, L, D]`` (``keep [B, L]``, words first)
-    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers."""
+    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers.  With
+    a ``dtype`` (``lstm_dtype``'s answer) it runs outside autocast in its weights' dtype
+    (fp32: the module's call takes no other)."""
     lengths = keep.sum(1).cpu().clamp_min(1)
-    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-    out = lstm(packed)[0]
+    with _outside_autocast(x.device, dtype):
+        if dtype is not None:
+            x = x.to(_weights(lstm, 0, "")[0].dtype)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            x, lengths, batch_first=True, enforce_sorted=False
+        )
+        out = lstm(packed)[0]
     return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
 
 
@@ -135,10 +224,11 @@ def own_buffer(lstm: nn.LSTM, layer: int, suffix: str) -> None:
     direction starts at its start), and keeps the copies for the backward pass: 67 MB a step
     at UDGN's paper size in fp32, which the official code's flattened ``nn.LSTM`` does not
     spend (PyTorch's ``try_get_weight_buf`` takes the buffer from the start of the first
-    weight's storage and checks every weight's place in it).  Under autocast PyTorch casts
-    the weights into a buffer of its own at every call whatever their place, so this saves
-    fp32 runs only.  Values, parameters and their names are unchanged (the parameters are
-    re-pointed, not replaced); a no-op when the weights already lie so."""
+    weight's storage and checks every weight's place in it).  A run that casts the
+    weights (bf16, ``lstm_dtype``; or PyTorch's autocast) reads the cast buffer instead, so
+    this saves the LSTMs that run in fp32.  Values, parameters and their names are
+    unchanged (the parameters are re-pointed, not replaced); a no-op when the weights
+    already lie so."""
     params = _weights(lstm, layer, suffix)
     start = params[0].untyped_storage().data_ptr()
     offsets = [0]

@@ -31,7 +31,7 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.decode.scores import ArcScores
-from induce.models.bilstm import packed_bilstm, padded_bilstm
+from induce.models.bilstm import Precision, lstm_dtype, packed_bilstm, padded_bilstm
 from induce.models.layers import Dropout, Recording, autocast_active, full_precision
 from induce.models.masked_lm import BackboneConfig, EncoderOutput, MaskedLM
 
@@ -55,6 +55,11 @@ class UDGNConfig(BackboneConfig):
     # CUDA), auto (dense under bf16 autocast or on CUDA; packed for fp32 on CPU, whose
     # results it keeps bit for bit)
     lstm_kernel: Literal["auto", "packed", "dense"] = "auto"
+    # the dtype the parser BiLSTM runs in under autocast (induce.models.bilstm.lstm_dtype):
+    # auto (on CUDA under bf16: bf16 where cuDNN runs bf16 RNNs, else fp32, never the fp16
+    # that PyTorch's autocast picks for cuDNN's RNNs; on a CPU as autocast runs it, bf16),
+    # float32, or autocast (PyTorch's choice: fp16 on CUDA, what GPU runs did before)
+    lstm_precision: Precision = "auto"
 
 
 class DGNLayer(Recording):
@@ -156,10 +161,11 @@ class UDGN(MaskedLM):
             tags = torch.softmax(self.tag_logits(ids), dim=-1)
             h = h + self.tag_embed(tags[..., 1:])
         h = self.parser_drop(h)
+        dtype = lstm_dtype(self.config.lstm_precision, ids.device)
         if self._dense_lstm(ids.device):  # faster, other rounding
-            h = padded_bilstm(self.lstm, h, keep, self.parser_drop)  # Eq. 1
-        else:
-            h = packed_bilstm(self.lstm, h, keep)  # Eq. 1, as fp32 CPU runs always computed it
+            h = padded_bilstm(self.lstm, h, keep, self.parser_drop, dtype)  # Eq. 1
+        else:  # Eq. 1, as fp32 CPU runs always computed it
+            h = packed_bilstm(self.lstm, h, keep, dtype)
         parent, child = self.parser_ff(self.parser_drop(h)).float().chunk(2, -1)  # Eqs. 2-3
         with full_precision(ids.device):  # arc scores in fp32 (bf16 runs)
             logits = torch.matmul(child, parent.transpose(1, 2)) / math.sqrt(parent.shape[-1])

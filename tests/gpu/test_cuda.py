@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from induce.models import MODELS
-from induce.models.bilstm import packed_bilstm, padded_bilstm
+from induce.models.bilstm import cudnn_runs_bf16_rnns, lstm_dtype, packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
 from induce.runs.inference import masked_lm_training_loss
 from induce.train.engine import TrainOptions, train
@@ -326,20 +326,50 @@ def test_the_two_stream_bilstm_equals_the_packed_one(strict_fp32):
     assert torch.allclose(static, dense[0], atol=1e-5)
 
 
-def test_bf16_autocast_does_not_run_the_bilstm_in_fp16():
+def test_bf16_autocast_runs_the_bilstm_in_bf16_not_the_fp16_pytorch_picks(strict_fp32):
     """A bf16 run has no loss scaling, so no part of it may run in fp16, whose range is far
     narrower.  PyTorch's autocast wrapper for cuDNN's RNNs (``_cudnn_rnn_cast_reflatten``)
-    has cast their inputs and weights to fp16 whatever the autocast dtype; should this fail,
-    the dense BiLSTM must cast for itself under bf16 autocast (to bf16 where cuDNN takes it,
-    else fp32)."""
+    casts them to fp16 whatever the autocast dtype (``lstm_precision: autocast`` shows it:
+    should that assertion fail, PyTorch has changed and ``auto`` could leave the LSTM to it).
+    ``auto`` runs it in bf16 on these GPUs, through cuDNN (not PyTorch's slow loop), close
+    to fp32, with fp32 gradients for the fp32 weights, and a CUDA graph captures it."""
     cuda = torch.device("cuda")
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(16, 8, num_layers=2, bidirectional=True, batch_first=True).to(cuda)
+    reference = copy.deepcopy(lstm)
     x = torch.randn(4, 9, 16, device=cuda)
     keep = torch.arange(9, device=cuda)[None, :] < torch.tensor([9, 4, 1, 6], device=cuda)[:, None]
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        out = padded_bilstm(lstm, x, keep, torch.nn.Identity())
-    assert out.dtype in (torch.bfloat16, torch.float32), out.dtype
+    want = padded_bilstm(reference, x, keep, torch.nn.Identity())
+    want.pow(2).sum().backward()
+
+    def bilstm(precision: str) -> torch.Tensor:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return padded_bilstm(lstm, x, keep, torch.nn.Identity(), lstm_dtype(precision, cuda))
+
+    assert bilstm("autocast").dtype is torch.float16  # PyTorch's choice: why auto exists
+    assert cudnn_runs_bf16_rnns(cuda)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        got = bilstm("auto")
+    ops = {event.key for event in prof.key_averages()}
+    assert "aten::_cudnn_rnn" in ops and "aten::_thnn_fused_lstm_cell" not in ops, ops
+    assert got.dtype is torch.bfloat16
+    torch.testing.assert_close(got.float(), want, atol=0.03, rtol=0.05)
+    got.float().pow(2).sum().backward()
+    for (name, p), q in zip(lstm.named_parameters(), reference.parameters(), strict=True):
+        assert p.grad is not None and p.grad.dtype is torch.float32, name
+        torch.testing.assert_close(p.grad, q.grad, atol=0.05, rtol=0.1, msg=name)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the graph, as capture asks
+        bilstm("auto").float().sum().backward()
+    torch.cuda.current_stream().wait_stream(side)
+    static = torch.zeros_like(got)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static.copy_(bilstm("auto"))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(static, got.detach(), atol=1e-2, rtol=1e-2)
 
 
 def test_the_dense_bilstm_reads_its_weights_where_they_lie(strict_fp32):

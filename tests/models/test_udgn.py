@@ -126,3 +126,32 @@ def test_padded_bilstm_equals_packed_sequences(layers):
     for ga, gb in zip(grads_a, grads_b):
         torch.testing.assert_close(gb, ga, rtol=1e-5, atol=1e-6)
     assert got[~keep].abs().sum() == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "kernel", "dtype"),
+    [
+        ({"lstm_precision": "float32"}, "padded_bilstm", torch.float32),
+        ({"lstm_precision": "autocast"}, "padded_bilstm", None),
+        ({"lstm_precision": "auto"}, "padded_bilstm", None),  # a CPU's autocast runs it bf16
+        ({"lstm_precision": "float32", "lstm_kernel": "packed"}, "packed_bilstm", torch.float32),
+    ],
+)
+def test_the_parser_runs_its_bilstm_in_the_configured_precision(
+    monkeypatch, settings, kernel, dtype
+):
+    from induce.models import udgn
+
+    seen = []
+    call = getattr(udgn, kernel)
+
+    def spy(*args):
+        seen.append(args[-1])  # the dtype, last in both kernels' calls
+        return call(*args)
+
+    monkeypatch.setattr(udgn, kernel, spy)
+    model = build_model("udgn", {**SMALL, **settings}, 60, 1)
+    ids, keep = _batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        model.structure(ids, keep)
+    assert seen == [dtype]

@@ -1,7 +1,8 @@
 """UDGN's parser BiLSTM over padded sentences: the packed sequences of the reference, and a
 dense path (one call per direction and layer, each sentence reversed within its length for
 the backward direction; on a GPU the two directions on two streams) that CUDA and bf16
-autocast run; and the dtype it runs in under autocast (``lstm_dtype``).
+autocast run; and the dtype the models' LSTMs run in under autocast (``lstm_dtype``, for
+this one and the chart parser's character LSTM, through ``lstm_call``).
 
 Shapes: ``B`` batch, ``L`` padded length, ``D`` input width.
 """
@@ -14,6 +15,7 @@ from typing import Literal
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import PackedSequence
 
 from induce.models.layers import autocast_active
 
@@ -200,18 +202,45 @@ def packed_bilstm(
     lstm: nn.LSTM, x: torch.Tensor, keep: torch.Tensor, dtype: torch.dtype | None = None
 ) -> torch.Tensor:
     """``lstm`` over the packed sentences of ``x [B, L, D]`` (``keep [B, L]``, words first)
-    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers.  With
-    a ``dtype`` (``lstm_dtype``'s answer) it runs outside autocast in its weights' dtype
-    (fp32: the module's call takes no other)."""
+    -> ``[B, L, 2 x hidden]``, zero at padding; ``lstm``'s own dropout between layers; in
+    ``dtype`` outside autocast when given (``lstm_call``)."""
     lengths = keep.sum(1).cpu().clamp_min(1)
-    with _outside_autocast(x.device, dtype):
-        if dtype is not None:
-            x = x.to(_weights(lstm, 0, "")[0].dtype)
-        packed = nn.utils.rnn.pack_padded_sequence(
-            x, lengths, batch_first=True, enforce_sorted=False
-        )
-        out = lstm(packed)[0]
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    out = lstm_call(lstm, packed, dtype)[0]
     return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+
+def lstm_call(
+    lstm: nn.LSTM, x: PackedSequence, dtype: torch.dtype | None
+) -> tuple[PackedSequence, tuple[torch.Tensor, torch.Tensor]]:
+    """``lstm(x)`` from zero states: the packed outputs and the final ``(h, c)``, each
+    ``[layers x directions, N, hidden]`` in the sequences' order.  With a ``dtype``
+    (``lstm_dtype``'s answer) it runs in it outside autocast, the weights cast into one
+    buffer in the order of a flattened ``nn.LSTM`` (as cuDNN reads them); in their own dtype
+    it is the module's own call, bit for bit."""
+    if dtype is None:
+        return lstm(x)
+    weights: list[torch.Tensor] = [w for layer in lstm.all_weights for w in layer]
+    if weights[0].dtype != dtype:
+        weights = _cast(weights, dtype)
+    with _outside_autocast(x.data.device, dtype):
+        data = x.data.to(dtype)
+        states = 2 * lstm.num_layers if lstm.bidirectional else lstm.num_layers
+        zeros = data.new_zeros(states, int(x.batch_sizes[0]), lstm.hidden_size)
+        out, h, c = torch.lstm(
+            data,
+            x.batch_sizes,
+            (zeros, zeros),
+            weights,
+            lstm.bias,
+            lstm.num_layers,
+            lstm.dropout,
+            lstm.training,
+            lstm.bidirectional,
+        )
+    if x.unsorted_indices is not None:  # the states back in the sequences' order
+        h, c = h.index_select(1, x.unsorted_indices), c.index_select(1, x.unsorted_indices)
+    return PackedSequence(out, x.batch_sizes, x.sorted_indices, x.unsorted_indices), (h, c)
 
 
 def own_buffer(lstm: nn.LSTM, layer: int, suffix: str) -> None:

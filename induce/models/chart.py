@@ -43,6 +43,7 @@ from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import SpanScores
 from induce.models.base import Loss, Model
+from induce.models.bilstm import Precision, lstm_call, lstm_dtype
 from induce.structs.spans import hinge_loss
 
 START, STOP = "<start>", "<stop>"  # the sentence-boundary tokens of the word vocabulary
@@ -92,6 +93,10 @@ class ChartConfig:
     # or 512 when the training text goes above 255, so that characters unseen in training
     # keep entries of their own; above 511 benepar falls back to the seen characters too)
     char_table: Literal["seen", "codepoints"] = "seen"
+    # the dtype the character LSTM runs in under autocast (induce.models.bilstm.lstm_dtype):
+    # auto (on CUDA under bf16: bf16 where cuDNN runs bf16 RNNs, else fp32, never the fp16
+    # that PyTorch's autocast picks for cuDNN's RNNs), float32, or autocast (PyTorch's)
+    lstm_precision: Precision = "auto"
     labels: tuple[str, ...] = ("",)  # index 0: the empty label
     tag_set: tuple[str, ...] = ()
     char_set: tuple[str, ...] = CHAR_SPECIALS
@@ -156,11 +161,14 @@ class ChartInput:
 class _CharLSTM(nn.Module):
     """``chars [B, T, W] -> [B, T, d_out]``: final states of a BiLSTM (Section 4)."""
 
-    def __init__(self, n_chars: int, d_char: int, d_out: int, dropout: float) -> None:
+    def __init__(
+        self, n_chars: int, d_char: int, d_out: int, dropout: float, precision: Precision
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(n_chars, d_char, padding_idx=0)
         self.lstm = nn.LSTM(d_char, d_out // 2, batch_first=True, bidirectional=True)
         self.drop = nn.Dropout(dropout)
+        self.precision = precision
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         b, t, w = chars.shape
@@ -182,7 +190,8 @@ class _CharLSTM(nn.Module):
                 batch_first=True,
                 enforce_sorted=False,
             )
-            _, (h, _) = self.lstm(packed)  # h [2, words, d/2]
+            dtype = lstm_dtype(self.precision, flat.device)
+            _, (h, _) = lstm_call(self.lstm, packed, dtype)  # h [2, words, d/2]
             out = out.to(h.dtype)
             out[real] = torch.cat([h[0], h[1]], -1)
         return out
@@ -339,7 +348,7 @@ class ChartParser(Model):
         n_chars = len(c.char_set)
         self.chars: nn.Module | None = None
         if c.chars == "lstm":
-            self.chars = _CharLSTM(n_chars, c.d_char, d, c.char_dropout)
+            self.chars = _CharLSTM(n_chars, c.d_char, d, c.char_dropout, c.lstm_precision)
         elif c.chars == "concat":
             self.chars = _CharConcat(n_chars, c.d_char, c.char_concat, d)
         self.positions = nn.Embedding(c.max_length, c.d_position if c.factored else c.d_model)

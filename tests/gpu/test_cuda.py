@@ -332,7 +332,8 @@ def test_bf16_autocast_runs_the_bilstm_in_bf16_not_the_fp16_pytorch_picks(strict
     casts them to fp16 whatever the autocast dtype (``lstm_precision: autocast`` shows it:
     should that assertion fail, PyTorch has changed and ``auto`` could leave the LSTM to it).
     ``auto`` runs it in bf16 on these GPUs, through cuDNN (not PyTorch's slow loop), close
-    to fp32, with fp32 gradients for the fp32 weights, and a CUDA graph captures it."""
+    to fp32, with fp32 gradients for the fp32 weights, packed too, and a CUDA graph captures
+    it."""
     cuda = torch.device("cuda")
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(16, 8, num_layers=2, bidirectional=True, batch_first=True).to(cuda)
@@ -358,6 +359,10 @@ def test_bf16_autocast_runs_the_bilstm_in_bf16_not_the_fp16_pytorch_picks(strict
     for (name, p), q in zip(lstm.named_parameters(), reference.parameters(), strict=True):
         assert p.grad is not None and p.grad.dtype is torch.float32, name
         torch.testing.assert_close(p.grad, q.grad, atol=0.05, rtol=0.1, msg=name)
+    with torch.autocast("cuda", dtype=torch.bfloat16):  # the packed kernel (and the chart's)
+        packed = packed_bilstm(lstm, x, keep, lstm_dtype("auto", cuda))
+    assert packed.dtype is torch.bfloat16
+    torch.testing.assert_close(packed.float(), want, atol=0.03, rtol=0.05)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up outside the graph, as capture asks

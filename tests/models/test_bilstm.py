@@ -170,3 +170,38 @@ def test_float32_under_autocast_computes_what_an_fp32_run_does_bit_for_bit():
     assert dense.dtype is torch.float32 and torch.equal(again, plain)
     torch.testing.assert_close(dense, plain, atol=0.02, rtol=0.02)  # its input was bf16
     assert torch.equal(packed_fp32, packed)
+
+
+def _packed(x: torch.Tensor, keep: torch.Tensor) -> nn.utils.rnn.PackedSequence:
+    lengths = keep.sum(1)
+    return nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+
+
+def test_lstm_call_in_the_weights_dtype_is_the_modules_own_call():
+    lstm, x, keep = _lstm(), *_batch()
+    lstm.eval()  # its dropout between layers off: both calls draw nothing
+    want_out, (want_h, want_c) = lstm(_packed(x, keep))
+    got_out, (got_h, got_c) = bilstm.lstm_call(lstm, _packed(x, keep), torch.float32)
+    assert torch.equal(got_out.data, want_out.data)
+    assert torch.equal(got_out.unsorted_indices, want_out.unsorted_indices)
+    assert torch.equal(got_h, want_h) and torch.equal(got_c, want_c)  # the sentences' order
+
+
+def test_lstm_call_in_bf16_gives_the_fp32_states_to_rounding_and_trains_the_fp32_weights():
+    lstm, x, keep = _lstm(), *_batch()
+    lstm.eval()
+    reference = copy.deepcopy(lstm)
+    _, (want, _) = reference(_packed(x, keep))
+    want.pow(2).sum().backward()
+    out, (got, _) = bilstm.lstm_call(lstm, _packed(x, keep), torch.bfloat16)
+    assert out.data.dtype is torch.bfloat16 and got.dtype is torch.bfloat16
+    torch.testing.assert_close(got.float(), want, atol=0.03, rtol=0.05)
+    got.float().pow(2).sum().backward()
+    for (name, p), q in zip(lstm.named_parameters(), reference.parameters(), strict=True):
+        assert p.grad is not None and p.grad.dtype is torch.float32, name
+        torch.testing.assert_close(p.grad, q.grad, atol=0.05, rtol=0.1, msg=name)
+    dense = packed_bilstm(lstm, x, keep, torch.bfloat16)
+    assert dense.dtype is torch.bfloat16
+    torch.testing.assert_close(
+        dense.float(), packed_bilstm(reference, x, keep), atol=0.03, rtol=0.05
+    )

@@ -276,3 +276,26 @@ def test_the_codepoint_character_table_gives_unseen_characters_their_own_entries
     encoder = Encoder(model, vocab)
     spelled = encoder.batch([["Zoë"]]).chars[0, 1, 1:4].tolist()
     assert spelled == [encoder.chars[ch] for ch in "Zoë"] and encoder.chars[CHAR_UNK] not in spelled
+
+
+@pytest.mark.parametrize(
+    ("precision", "dtype"), [("float32", torch.float32), ("autocast", None), ("auto", None)]
+)
+def test_the_character_lstm_runs_in_the_configured_precision(monkeypatch, precision, dtype):
+    """Under a CUDA bf16 autocast ``auto`` takes the LSTM out of PyTorch's fp16 (decided by
+    ``induce.models.bilstm.lstm_dtype``, tested there); under a CPU's autocast only
+    ``float32`` does."""
+    from induce.models import chart
+
+    seen = []
+    call = chart.lstm_call
+
+    def spy(lstm, packed, dtype):
+        seen.append(dtype)
+        return call(lstm, packed, dtype)
+
+    monkeypatch.setattr(chart, "lstm_call", spy)
+    model, encoder, exs = build(lstm_precision=precision)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        model(encoder.batch([ex.words for ex in exs], [ex.tags for ex in exs]))
+    assert seen == [dtype]

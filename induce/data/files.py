@@ -349,6 +349,13 @@ class FileLock:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
+    def owns(self, entry: Path) -> bool:
+        """Whether ``entry`` (a file beside the lock) is the lock or the temporary file of a
+        process taking it at this instant (``_create``): what a folder holding its own lock
+        may hold and still count as empty."""
+        name, lock = entry.name, self.path.name
+        return name == lock or (name.startswith(f"{lock}-") and name.endswith(".pid"))
+
     def _take_over_if_stale(self) -> None:
         pid = _lock_pid(self.path)
         if pid is not None and pid != os.getpid() and _alive(pid):

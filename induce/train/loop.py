@@ -262,7 +262,9 @@ class Trainer(CheckpointedRun):
                     str(self.dataset.path),
                 )
             return  # what killed writes left is cleared once the checkpoint has loaded
-        if any(entry.name != LOCK for entry in self.path.iterdir()):  # lost a race for it
+        # a file of another process's means a race for the folder lost; a rival's attempt
+        # at the lock, refused, leaves a temporary beside it for an instant: not a run
+        if any(not self.lock.owns(entry) for entry in self.path.iterdir()):
             raise RunExistsError("the run directory exists and is not empty", str(self.path))
         write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
         atomic_write(self.path / METRICS, "")

@@ -157,3 +157,37 @@ def test_without_hard_links_the_lock_is_still_taken_and_refused(tmp_path, monkey
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_rivals_attempt_at_the_lock_does_not_make_the_new_run_lose(data, tmp_path, monkeypatch):
+    """The race of ``test_two_trainers_started_together`` made deterministic: the winner holds
+    the run's lock and looks whether the folder is still empty just as the loser tries the
+    lock, whose temporary file lies in the folder for that instant (both exited 2, seen in
+    CI). The winner trains; a file of another kind still makes it lose."""
+    from induce.data.files import FileLock
+
+    acquire = FileLock.acquire
+    stray = {"name": ".lock-rival.pid"}
+
+    def acquire_as_a_rival_tries(self):
+        held = acquire(self)
+        (self.path.parent / stray["name"]).write_text("99999\n")  # the rival's attempt
+        return held
+
+    monkeypatch.setattr(FileLock, "acquire", acquire_as_a_rival_tries)
+    sets = [x for s in tiny("transformer") + ["train.max_steps=2"] for x in ("--set", s)]
+    won = _train("--arch", "transformer", "--data", str(data), "--out", str(tmp_path / "a"), *sets)
+    assert won.exit_code == 0, won.output
+    stray["name"] = "checkpoint.pt"  # a file of a run: the race was lost
+    lost = _train("--arch", "transformer", "--data", str(data), "--out", str(tmp_path / "b"), *sets)
+    assert lost.exit_code == 2
+    assert "the run directory exists and is not empty" in lost.stderr
+
+
+def test_a_lock_owns_itself_and_the_temporaries_of_its_takers(tmp_path):
+    from induce.data.files import FileLock
+
+    lock = FileLock(tmp_path / ".lock", "the run")
+    owned = [".lock", ".lock-k2j3.pid"]
+    foreign = ["lock", ".lock.pid", ".lock-k2j3.tmp", ".locked-1.pid", "metrics.jsonl"]
+    assert [lock.owns(tmp_path / name) for name in owned + foreign] == [True] * 2 + [False] * 5

@@ -10,7 +10,8 @@
 #             CPU 59% and 22% of the whole's compile time for StructFormer, bench/RESULTS.md).
 #             UDGN's bf16 sides run the parser BiLSTM in bf16 (model.lstm_precision: auto);
 #             the earlier visits' ran it in fp16 (PyTorch's autocast): to time that path
-#             again, INDUCE_SETS=model.lstm_precision=autocast (bench/gpu_sitting.sh)
+#             again, INDUCE_SETS=model.lstm_precision=autocast (bench/gpu_sitting.sh); and
+#             bench/lstm_precision.py times the BiLSTM alone in each (into tests.log)
 #   tests     tests/gpu alone (its compiled tests compile cold: minutes)
 #   profile   torch.profiler tables of the compiled bf16 step (COMPILE as for speed) replayed
 #             from CUDA graphs, UDGN and StructFormer at paper size (what is left to fuse or overlap; the "after"
@@ -71,6 +72,9 @@ case $call in
 speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
         SIDES="official,induce-bf16-$scope-graphs,induce-$scope-graphs"
+    # UDGN's BiLSTM alone in bf16, fp16 (PyTorch's autocast) and fp32, replayed from graphs
+    step lstm-precision 45 python3 "$here/lstm_precision.py" --device cuda --size paper \
+        --shared "$kit/shared"
     limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
     [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}
     sitting structformer "${speed[@]}" ARCHS=structformer TRAIN_LIMIT="$limit" \

@@ -1,0 +1,75 @@
+"""bench/lstm_precision.py on a CPU (a dry run of what a GPU times): every precision runs the
+BiLSTM at the training step's bucketed shapes, ``float32`` under autocast computes exactly
+what an fp32 run does, and what cannot run is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tests.conftest import ROOT, bench_module
+
+precision = bench_module("lstm_precision")
+TINY = ["--set", "model.d_model=16", "--set", "model.n_layers=1", "--set", "model.n_heads=2"]
+
+
+def _bench(*args: object) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(ROOT / "bench" / "lstm_precision.py"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):
+    out = tmp_path / "lstm.json"
+    done = _bench(
+        "--device", "cpu", "--size", "small", "--steps", 2, "--warmup", 0, "--rounds", 1,
+        "--shared", tmp_path / "none", "--json", out, *TINY,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    assert list(figures) == ["auto", "autocast", "float32"]
+    assert all(f["ms"] > 0 for f in figures.values())
+    # a CPU's autocast runs the LSTM in bf16 (auto and autocast leave it there)
+    assert figures["auto"]["dtype"] == figures["autocast"]["dtype"] == "bfloat16"
+    assert figures["float32"]["dtype"] == "float32"
+    assert figures["float32"]["max_diff_from_fp32"] == 0.0
+    assert 0 < figures["auto"]["max_diff_from_fp32"] < 0.05
+    assert len(done.stdout.splitlines()) == 5  # the heading, the columns, a line a precision
+
+
+def test_the_shapes_are_the_graphs_buckets():
+    from types import SimpleNamespace
+
+    from tests.conftest import SHARED
+
+    args = SimpleNamespace(shared=str(SHARED), steps=3, warmup=1)
+    masks = precision.shapes(args)
+    assert len(masks) == 3
+    for keep in masks:
+        rows, length = keep.shape
+        assert length % 2 == 0 and keep.dtype is torch.bool
+        assert keep[:, 0].all()  # every row a sentence (the bucket's extra rows: one word)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--device", "cpu", "--precisions", "fp16"], "'fp16' is not one of auto"),
+        (["--device", "cpu", "--steps", "0"], "--steps and --rounds must be at least 1"),
+        (["--device", "cpu", "--set", "model.lstm_precision=half"], "--set: udgn model"),
+    ],
+)
+def test_what_cannot_run_is_refused_in_one_line(args, says):
+    done = _bench(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_cuda_is_refused_where_there_is_none():
+    done = _bench("--device", "cuda")
+    assert done.returncode == 2 and "CUDA is not available" in done.stderr

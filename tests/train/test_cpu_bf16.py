@@ -28,7 +28,11 @@ ARCHS = [
             not device_module.cpu_has_fast_bf16(), reason="no bf16 LSTM in oneDNN on this CPU"
         ),
     ),
+    # the LSTM in fp32 under bf16 autocast (model.lstm_precision): the cast path that CUDA
+    # takes in bf16, and a bf16 UDGN that needs no bf16 LSTM of oneDNN (runs on any CPU)
+    "udgn-lstm-fp32",
 ]
+VARIANTS = {"udgn-lstm-fp32": ("udgn", {"lstm_precision": "float32"})}
 SIZES = {
     "structformer": {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 128},
     "udgn": {"d_model": 64, "n_layers": 2, "n_heads": 4, "head_size": 16},
@@ -45,9 +49,10 @@ def test_cpu_autocast_only_when_asked_and_the_hardware_has_bf16(monkeypatch):
     assert isinstance(autocast(CPU, bf16=True, cpu_bf16=True), nullcontext)
 
 
-def _model_and_batch(arch: str):
+def _model_and_batch(name: str):
+    arch, extra = VARIANTS.get(name, (name, {}))
     torch.manual_seed(0)
-    model = build_model(arch, dict(SIZES[arch], dropout=0.0, attn_dropout=0.0), 60, 1)
+    model = build_model(arch, dict(SIZES[arch], dropout=0.0, attn_dropout=0.0, **extra), 60, 1)
     sentences = [[(7 * i + j) % 57 + 3 for j in range(3 + i % 9)] for i in range(24)]
     batch = make_batch(
         sentences, list(range(24)), Specials(1, 0, 2), 0.3, torch.Generator().manual_seed(0)
@@ -55,9 +60,9 @@ def _model_and_batch(arch: str):
     return model, batch
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_parser_scores_stay_fp32_under_bf16(arch):
-    model, batch = _model_and_batch(arch)
+@pytest.mark.parametrize("name", ARCHS)
+def test_parser_scores_stay_fp32_under_bf16(name):
+    model, batch = _model_and_batch(name)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         scores = model.structure(batch.ids, batch.keep)
     tensors = [v for v in vars(scores).values() if isinstance(v, torch.Tensor)]
@@ -71,9 +76,9 @@ def test_parser_scores_stay_fp32_under_bf16(arch):
     assert any(not torch.equal(g, w) for g, w in zip(tensors, vars(exact).values()))
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_bf16_loss_and_update_close_to_fp32(arch):
-    model, batch = _model_and_batch(arch)
+@pytest.mark.parametrize("name", ARCHS)
+def test_bf16_loss_and_update_close_to_fp32(name):
+    model, batch = _model_and_batch(name)
     exact = masked_lm_training_loss(model, model, batch, nullcontext).detach()
     mixed = masked_lm_training_loss(
         model, model, batch, lambda: torch.autocast("cpu", dtype=torch.bfloat16)
@@ -81,6 +86,7 @@ def test_bf16_loss_and_update_close_to_fp32(arch):
     assert mixed.dtype == torch.float32
     assert float(mixed.detach()) != float(exact)  # bf16 did run ...
     assert abs(float(mixed.detach()) - float(exact)) / float(exact) < 0.02  # ... and is close
+    arch = VARIANTS.get(name, (name, {}))[0]
     config = load_config(arch, [f"model.{k}={v}" for k, v in SIZES[arch].items()])
     optimizer = build_optimizer(model, config.optim)[0]
     mixed.backward()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,12 @@ def bench_module(name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_bench(name: str, *args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``python bench/NAME.py ARGS...`` in a fresh process, its output captured as text."""
+    command = [sys.executable, str(ROOT / "bench" / f"{name}.py"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
 def needs_shared(*parts: str):

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 import torch
 
 from induce.runs.device import cpu_has_fast_bf16
-from tests.conftest import ROOT
+from tests.conftest import run_bench
 from tests.preprocess.fixtures import ldc_text, sample_trees
-
-BENCH = ROOT / "bench" / "chart_vs_benepar.py"
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +31,7 @@ def shared(tmp_path_factory):
 
 
 def _bench(*args: object) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(BENCH), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return run_bench("chart_vs_benepar", *args)
 
 
 def test_the_induce_sides_train_check_and_parse(shared, tmp_path):

@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 import torch
 
-from tests.conftest import ROOT, bench_module
+from tests.conftest import bench_module, run_bench
 
 precision = bench_module("lstm_precision")
 TINY = ["--set", "model.d_model=16", "--set", "model.n_layers=1", "--set", "model.n_heads=2"]
 
 
 def _bench(*args: object) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(ROOT / "bench" / "lstm_precision.py"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return run_bench("lstm_precision", *args, timeout=300)
 
 
 def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from induce.runs.device import cpu_has_fast_bf16
-from tests.conftest import ROOT, bench_module
+from tests.conftest import bench_module, run_bench
 
-BENCH = ROOT / "bench" / "side_by_side.py"
 TINY = ["--set", "model.d_model=64", "--set", "model.n_layers=2"]
 
 
 def _bench(*args: object) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(BENCH), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return run_bench("side_by_side", *args)
 
 
 def test_the_induce_sides_train_and_parse_without_the_official_code(tmp_path):

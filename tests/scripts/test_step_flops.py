@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from tests.conftest import ROOT, bench_module
+from tests.conftest import bench_module, run_bench
 
 flops = bench_module("step_flops")
 TINY = ["--set", "model.d_model=32", "--set", "model.n_layers=1", "--set", "model.n_heads=2"]
@@ -68,8 +67,7 @@ def test_kinds_of_the_counters_operators():
 
 
 def _bench(*args: object) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(ROOT / "bench" / "step_flops.py"), *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return run_bench("step_flops", *args, timeout=300)
 
 
 def test_counts_both_models_at_a_tiny_size(tmp_path):

@@ -57,7 +57,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))  # its modules, when this file is imported elsewhere
-PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
+from sides import PRESETS  # noqa: E402  (bench/ is not a package: found on the path above)
+
 # (d_model, layers, heads, UDGN's head size) below the paper's 512, 8, 8, 128: runs on a CPU
 SIZES = {"paper": (512, 8, 8, 128), "small": (128, 4, 4, 64), "tiny": (64, 2, 2, 32)}
 # bench/ is not a package: its modules are imported from the path set above

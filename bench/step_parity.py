@@ -41,7 +41,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PRESETS = {"structformer": "structformer-udgn-repo", "udgn": "udgn-ptb-paper"}
+sys.path.insert(1, str(ROOT / "bench"))
+from sides import PRESETS  # noqa: E402  (bench/ is not a package: found on the path above)
+
 VOCAB, PAD, UNK, MASK = 500, 0, 1, 2
 
 

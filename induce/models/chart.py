@@ -3,11 +3,12 @@
 Sentence ``<start> w_1 .. w_n <stop>``:
 
 1. the content vector of each token is the sum of its lexical parts (Section 4): a
-   character model (``chars: lstm``, a bidirectional LSTM over the word's characters whose
-   final states are concatenated, the paper's best; ``concat``, the embeddings of the first and
-   last ``char_concat`` characters concatenated and projected), and optionally word and tag
-   embeddings (``words``, ``tags``), each with its dropout; words are replaced by ``<unk>``
-   with probability ``1 / (1 + count)`` in training (word dropout by frequency);
+   character model (``induce.models.chars``; ``chars: lstm``, a bidirectional LSTM over the
+   word's characters whose final states are concatenated, the paper's best; ``concat``, the
+   embeddings of the first and last ``char_concat`` characters concatenated and projected),
+   and optionally word and tag embeddings (``words``, ``tags``), each with its dropout;
+   words are replaced by ``<unk>`` with probability ``1 / (1 + count)`` in training (word
+   dropout by frequency);
 2. a learned position table; ``factored`` (Section 3) concatenates content and position
    (``x = [c; p]``) and keeps the halves apart in every projection: queries, keys and values
    of each head are ``[c W_c; p W_p]``, the output projection and the feed-forward block are
@@ -43,7 +44,8 @@ from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import SpanScores
 from induce.models.base import Loss, Model
-from induce.models.bilstm import Precision, lstm_call, lstm_dtype
+from induce.models.bilstm import Precision
+from induce.models.chars import CharConcat, CharLSTM
 from induce.structs.spans import hinge_loss
 
 START, STOP = "<start>", "<stop>"  # the sentence-boundary tokens of the word vocabulary
@@ -156,67 +158,6 @@ class ChartInput:
             keep=self.keep.to(device),
             tag_targets=None if targets is None else targets.to(device),
         )
-
-
-class _CharLSTM(nn.Module):
-    """``chars [B, T, W] -> [B, T, d_out]``: final states of a BiLSTM (Section 4)."""
-
-    def __init__(
-        self, n_chars: int, d_char: int, d_out: int, dropout: float, precision: Precision
-    ) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(n_chars, d_char, padding_idx=0)
-        self.lstm = nn.LSTM(d_char, d_out // 2, batch_first=True, bidirectional=True)
-        self.drop = nn.Dropout(dropout)
-        self.precision = precision
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        b, t, w = chars.shape
-        flat = chars.view(b * t, w)
-        if not self.training:  # each word type once (training keeps per-token dropout)
-            types, inverse = torch.unique(flat, dim=0, return_inverse=True)
-            return self._encode(types)[inverse].view(b, t, -1)
-        return self._encode(flat).view(b, t, -1)
-
-    def _encode(self, flat: torch.Tensor) -> torch.Tensor:
-        """``[N, W] -> [N, d_out]`` (rows of padding only: zeros)."""
-        sizes = (flat != 0).sum(-1)
-        real = sizes > 0
-        out = flat.new_zeros((flat.shape[0], 2 * self.lstm.hidden_size), dtype=torch.float)
-        if bool(real.any()):
-            packed = nn.utils.rnn.pack_padded_sequence(
-                self.drop(self.embed(flat[real])),
-                sizes[real].cpu(),
-                batch_first=True,
-                enforce_sorted=False,
-            )
-            dtype = lstm_dtype(self.precision, flat.device)
-            _, (h, _) = lstm_call(self.lstm, packed, dtype)  # h [2, words, d/2]
-            out = out.to(h.dtype)
-            out[real] = torch.cat([h[0], h[1]], -1)
-        return out
-
-
-class _CharConcat(nn.Module):
-    """``chars [B, T, W] -> [B, T, d_out]``: the first and last ``k`` characters' embeddings
-    concatenated (padded when shorter), then projected (Section 4)."""
-
-    def __init__(self, n_chars: int, d_char: int, k: int, d_out: int) -> None:
-        super().__init__()
-        self.k = k
-        self.embed = nn.Embedding(n_chars, d_char, padding_idx=0)
-        self.project = nn.Linear(2 * k * d_char, d_out)
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        b, t, w = chars.shape
-        k = self.k
-        sizes = (chars != 0).sum(-1, keepdim=True)  # [B, T, 1]
-        first = F.pad(chars, (0, max(0, k - w)))[..., :k]
-        # the last k characters, right-aligned: position p reads index size - k + p
-        index = sizes - k + torch.arange(k, device=chars.device)
-        last = torch.gather(F.pad(chars, (0, 1)), -1, torch.where(index >= 0, index, w))
-        parts = self.embed(torch.cat([first, last], -1))  # [B, T, 2k, d_char]
-        return self.project(parts.view(b, t, -1))
 
 
 class FeatureDropout(nn.Module):
@@ -348,9 +289,9 @@ class ChartParser(Model):
         n_chars = len(c.char_set)
         self.chars: nn.Module | None = None
         if c.chars == "lstm":
-            self.chars = _CharLSTM(n_chars, c.d_char, d, c.char_dropout, c.lstm_precision)
+            self.chars = CharLSTM(n_chars, c.d_char, d, c.char_dropout, c.lstm_precision)
         elif c.chars == "concat":
-            self.chars = _CharConcat(n_chars, c.d_char, c.char_concat, d)
+            self.chars = CharConcat(n_chars, c.d_char, c.char_concat, d)
         self.positions = nn.Embedding(c.max_length, c.d_position if c.factored else c.d_model)
         self.norm_in = nn.LayerNorm(c.d_model)
         self.drop_chars = _dropout(c, c.char_dropout)

@@ -285,16 +285,16 @@ def test_the_character_lstm_runs_in_the_configured_precision(monkeypatch, precis
     """Under a CUDA bf16 autocast ``auto`` takes the LSTM out of PyTorch's fp16 (decided by
     ``induce.models.bilstm.lstm_dtype``, tested there); under a CPU's autocast only
     ``float32`` does."""
-    from induce.models import chart
+    from induce.models import chars
 
     seen = []
-    call = chart.lstm_call
+    call = chars.lstm_call
 
     def spy(lstm, packed, dtype):
         seen.append(dtype)
         return call(lstm, packed, dtype)
 
-    monkeypatch.setattr(chart, "lstm_call", spy)
+    monkeypatch.setattr(chars, "lstm_call", spy)
     model, encoder, exs = build(lstm_precision=precision)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         model(encoder.batch([ex.words for ex in exs], [ex.tags for ex in exs]))

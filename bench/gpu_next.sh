@@ -73,7 +73,7 @@ speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
         SIDES="official,induce-bf16-$scope-graphs,induce-$scope-graphs"
     # UDGN's BiLSTM alone in bf16, fp16 (PyTorch's autocast) and fp32, replayed from graphs
-    step lstm-precision 45 python3 "$here/lstm_precision.py" --device cuda --size paper \
+    step lstm-precision 30 python3 "$here/lstm_precision.py" --device cuda --size paper \
         --shared "$kit/shared"
     limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
     [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}

@@ -14,7 +14,8 @@ from induce.models.bilstm import Precision, lstm_call, lstm_dtype
 
 
 class CharLSTM(nn.Module):
-    """``chars [B, T, W] -> [B, T, d_out]``: final states of a BiLSTM (Section 4)."""
+    """``chars [B, T, W] -> [B, T, d_out]``: final states of a BiLSTM (Section 4), run under
+    autocast in the dtype ``precision`` gives (``induce.models.bilstm.lstm_dtype``)."""
 
     def __init__(
         self, n_chars: int, d_char: int, d_out: int, dropout: float, precision: Precision

@@ -49,6 +49,14 @@ def shapes(args: argparse.Namespace) -> list[Any]:
     return [bucket(b, Buckets(), specials()).keep for b in work]
 
 
+def persistent_shape(rows: int) -> bool:
+    """Whether PyTorch would give an fp16 call of ``rows`` sentences cuDNN's persistent LSTM
+    kernel on an H100 or H200 (its ``use_persist_device_heuristics`` for compute capability
+    8.0 and up: a multiple of 8, at most 128; UDGN's dense calls meet the rest: one layer,
+    one direction, widths multiples of 128)."""
+    return rows % 8 == 0 and rows <= 128
+
+
 def step(model: Any, x: Any, keep: Any, precision: str) -> Any:
     """The BiLSTM's forward under bf16 autocast in ``precision`` (the model's own call), its
     backward from a fixed gradient; returns the output."""
@@ -194,9 +202,11 @@ def main() -> None:
     model = model.to(device).train()
     masks = shapes(args)
     rows = ", ".join(f"{k.shape[0]}x{k.shape[1]}" for k in masks[:4])
+    persistent = sum(persistent_shape(k.shape[0]) for k in masks)
     print(f"UDGN's parser BiLSTM ({model.lstm.num_layers} layers of {model.lstm.hidden_size}), "
           f"forward and backward, {len(masks)} batches ({rows}, ...), {args.device}, "
-          f"median of {args.rounds} rounds")  # fmt: skip
+          f"median of {args.rounds} rounds; {persistent} of the batches of a size for fp16's "
+          "persistent kernels")  # fmt: skip
     figures = {}
     for precision in args.precisions.split(","):
         dtype, diff = difference(model, masks[0], precision, device)
@@ -212,7 +222,8 @@ def main() -> None:
             flush=True,
         )
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        found = {"batches": len(masks), "persistent_batches": persistent, "precisions": figures}
+        Path(args.json).write_text(json.dumps(found, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):
         "--shared", tmp_path / "none", "--json", out, *TINY,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    figures = json.loads(out.read_text())
+    found = json.loads(out.read_text())
+    assert found["batches"] == 2 and 0 <= found["persistent_batches"] <= 2
+    figures = found["precisions"]
     assert list(figures) == ["auto", "autocast", "float32"]
     assert all(f["ms"] > 0 for f in figures.values())
     # a CPU's autocast runs the LSTM in bf16 (auto and autocast leave it there)
@@ -36,6 +38,10 @@ def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):
     assert figures["float32"]["max_diff_from_fp32"] == 0.0
     assert 0 < figures["auto"]["max_diff_from_fp32"] < 0.05
     assert len(done.stdout.splitlines()) == 5  # the heading, the columns, a line a precision
+
+
+def test_the_persistent_kernels_sizes_are_pytorchs():
+    assert [n for n in range(1, 300) if precision.persistent_shape(n)] == list(range(8, 129, 8))
 
 
 def test_the_shapes_are_the_graphs_buckets():

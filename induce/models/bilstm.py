@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 
-from induce.models.layers import autocast_active
+from induce.models.layers import autocast_active, full_precision
 
 # how the parser BiLSTM runs under autocast (UDGNConfig.lstm_precision): see lstm_dtype
 Precision = Literal["auto", "float32", "autocast"]
@@ -113,9 +113,8 @@ def padded_bilstm(
 def _outside_autocast(
     device: torch.device, dtype: torch.dtype | None
 ) -> contextlib.AbstractContextManager[object]:
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, enabled=False)
+    """Autocast's region left when a ``dtype`` is given (``full_precision``), else kept."""
+    return contextlib.nullcontext() if dtype is None else full_precision(device)
 
 
 def _direction(

@@ -57,16 +57,20 @@ def persistent_shape(rows: int) -> bool:
     return rows % 8 == 0 and rows <= 128
 
 
-def step(model: Any, x: Any, keep: Any, precision: str) -> Any:
-    """The BiLSTM's forward under bf16 autocast in ``precision`` (the model's own call), its
-    backward from a fixed gradient; returns the output."""
+def forward(model: Any, x: Any, keep: Any, precision: str) -> Any:
+    """The BiLSTM's forward under bf16 autocast in ``precision``, as the model calls it."""
     import torch
 
     from induce.models.bilstm import lstm_dtype, padded_bilstm
 
     with torch.autocast(x.device.type, dtype=torch.bfloat16, cache_enabled=False):
         dtype = lstm_dtype(precision, x.device)
-        out = padded_bilstm(model.lstm, x, keep, model.parser_drop, dtype)
+        return padded_bilstm(model.lstm, x, keep, model.parser_drop, dtype)
+
+
+def step(model: Any, x: Any, keep: Any, precision: str) -> Any:
+    """``forward`` and its backward from a fixed gradient; returns the output."""
+    out = forward(model, x, keep, precision)
     out.float().sum().backward()
     return out
 
@@ -131,7 +135,6 @@ def measure(model: Any, masks: list[Any], precision: str, args: argparse.Namespa
                 x, k = inputs[tuple(keep.shape)]
                 step(model, x, k, precision)
 
-    if device.type != "cuda":
         run()  # a first pass: oneDNN prepares its kernels (on a GPU the capture did)
     rounds = [timed(run, device) for _ in range(args.rounds)]
     model.zero_grad(set_to_none=True)
@@ -143,7 +146,7 @@ def difference(model: Any, keep: Any, precision: str, device: Any) -> tuple[str,
     fp32's (no autocast, dropout off) on one batch."""
     import torch
 
-    from induce.models.bilstm import lstm_dtype, padded_bilstm
+    from induce.models.bilstm import padded_bilstm
 
     torch.manual_seed(1)
     x = torch.randn(*keep.shape, model.lstm.input_size, device=device)
@@ -151,9 +154,7 @@ def difference(model: Any, keep: Any, precision: str, device: Any) -> tuple[str,
     model.eval()
     with torch.no_grad():
         exact = padded_bilstm(model.lstm, x, keep, model.parser_drop)
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            dtype = lstm_dtype(precision, device)
-            out = padded_bilstm(model.lstm, x, keep, model.parser_drop, dtype)
+        out = forward(model, x, keep, precision)
     model.train()
     return str(out.dtype).removeprefix("torch."), float((out.float() - exact).abs().max())
 

@@ -332,7 +332,8 @@ class FileLock:
         take it for a stale lock and remove it (two holders; seen as a spurious warning in
         a race test).  Where hard links are not supported: created with ``O_EXCL``."""
         # not a TEMP_PREFIX name: the holder's clean-up of stale temporaries must not take it
-        fd, tmp = tempfile.mkstemp(prefix=f"{self.path.name}-", suffix=".pid", dir=self.path.parent)
+        prefix, suffix = self._temporary
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=self.path.parent)
         try:
             with os.fdopen(fd, "w") as handle:
                 handle.write(f"{os.getpid()}\n")
@@ -349,12 +350,18 @@ class FileLock:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
+    @property
+    def _temporary(self) -> tuple[str, str]:
+        """The prefix and suffix of the file ``_create`` links into place."""
+        return f"{self.path.name}-", ".pid"
+
     def owns(self, entry: Path) -> bool:
         """Whether ``entry`` (a file beside the lock) is the lock or the temporary file of a
         process taking it at this instant (``_create``): what a folder holding its own lock
         may hold and still count as empty."""
-        name, lock = entry.name, self.path.name
-        return name == lock or (name.startswith(f"{lock}-") and name.endswith(".pid"))
+        prefix, suffix = self._temporary
+        name = entry.name
+        return name == self.path.name or (name.startswith(prefix) and name.endswith(suffix))
 
     def _take_over_if_stale(self) -> None:
         pid = _lock_pid(self.path)

@@ -14,7 +14,7 @@ from typing import Any, TextIO, TypeVar
 
 import typer
 
-from induce.data.errors import ConfigError, InduceError, InduceWarning
+from induce.data.errors import ConfigError, InduceError, InduceWarning, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,10 +65,16 @@ def handle_errors(command: F) -> F:
 
         forget_inputs()  # each command protects its own inputs from its outputs
         _show_library_warnings()
+        stdout = sys.stdout
+        sys.stdout = _Stdout(stdout)
         try:
             _guard_outputs(kwargs, outputs)
-            return command(*args, **kwargs)
+            result = command(*args, **kwargs)
+            sys.stdout.flush()  # what is still buffered fails here, not as Python exits
+            return result
         except InduceError as err:
+            if isinstance(err, _StdoutError):
+                _discard(stdout)
             fail(error_text(err))
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
@@ -77,8 +83,53 @@ def handle_errors(command: F) -> F:
             # `induce ... | head`: the reader went away; that is not an error of ours.
             sys.stderr.close()
             raise typer.Exit(0) from None
+        finally:
+            sys.stdout = stdout
 
     return wrapper  # type: ignore[return-value]
+
+
+class _StdoutError(InputError):
+    """Standard output cannot be written (a full disk, a device error)."""
+
+
+class _Stdout:
+    """Standard output while a command runs: a write that fails is the one-line error that a
+    failed ``--output`` gives (``-: cannot write: No space left on device``), not an
+    ``OSError`` traceback; a closed pipe stays a ``BrokenPipeError`` (the command ends
+    quietly).  Everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _StdoutError(f"cannot write: {err.strerror}", "-") from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _StdoutError(f"cannot write: {err.strerror}", "-") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _discard(stream: TextIO) -> None:
+    """Point the file descriptor under ``stream`` at the null device, so that the text still
+    buffered is dropped as Python exits instead of failing again (with a second message)."""
+    with contextlib.suppress(OSError, ValueError):  # no descriptor: a test's captured stream
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
 
 
 # The options that name a file a command writes (the folders that --out creates have guards
@@ -171,6 +222,14 @@ def emit_report(
     elif render_text is not None:
         sys.stdout.write(render_text())
     sys.stdout.flush()
+
+
+def check_weights(weights: str) -> None:
+    """``--weights`` names a checkpoint that runs keep (checked before a model loads)."""
+    from induce.data.config import check_choice
+    from induce.runs.config import WEIGHT_CHOICES
+
+    check_choice(weights, WEIGHT_CHOICES, "weights")
 
 
 def one_of(pred: str | None, baseline: str | None) -> None:

@@ -192,17 +192,17 @@ def trees(
         unbinarize=unbinarize,
         binarize=factor,
     )
-    done, dropped = convert_trees(source, ops)
-    if dropped:
-        warn(f"{dropped} sentence(s) left without words were dropped")
+    done = convert_trees(source, ops)
+    if done.dropped:
+        warn(f"{done.dropped} sentence(s) left without words were dropped")
     if to == "ptb":
         from induce.data.ptb import format_trees
 
-        _emit(format_trees(done), output)
+        _emit(format_trees(done.trees), output)
     elif to == "text":
         from induce.convert.trees import text_lines
 
-        _emit(text_lines(done), output)
+        _emit(text_lines(done.trees), output)
     else:
         from induce.convert.trees import distance_records
         from induce.data.jsonl import format_jsonl

@@ -7,7 +7,14 @@ from typing import Any
 
 import typer
 
-from induce.cli.common import emit_report, handle_errors, one_of, warn, with_progress
+from induce.cli.common import (
+    check_weights,
+    emit_report,
+    handle_errors,
+    one_of,
+    warn,
+    with_progress,
+)
 
 app = typer.Typer(
     help="Score trees or dependencies against a gold standard, the way the reference "
@@ -285,6 +292,7 @@ def mlm(
 ) -> None:
     """Masked-LM perplexity of a trained model on seeded masks (the papers' PPL column)."""
     _check_format(fmt, ("table", "json"))
+    check_weights(weights)
     from induce.evaluate.mlm import evaluate_mlm
 
     report = evaluate_mlm(
@@ -319,6 +327,7 @@ def likelihood(
     """A grammar's perplexity (the PCFG family): the likelihood or its ELBO bound per word, one
     end of sentence counted per sentence (the PCFG papers' PPL)."""
     _check_format(fmt, ("table", "json"))
+    check_weights(weights)
     from induce.evaluate.likelihood import evaluate_likelihood
 
     report = evaluate_likelihood(model, data, split, weights, device, batch_sentences)
@@ -348,7 +357,7 @@ def pcc(
     subtypes: bool = typer.Option(
         False, "--subtypes", help="Keep label subtypes (nsubj:pass); default: the universal part."
     ),
-    top: int = typer.Option(10, "--top", help="Labels in the table (most frequent first)."),
+    top: int = typer.Option(10, "--top", min=1, help="Labels in the table (most frequent first)."),
     plot: str | None = typer.Option(None, "--plot", help="Heat map PNG (needs matplotlib)."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
@@ -359,6 +368,7 @@ def pcc(
     """Pearson correlation between every attention head and every dependency label over the
     gold edges (UDGN Table 3): the best head for the most frequent labels."""
     _check_format(fmt, ("table", "json"))
+    check_weights(weights)
     from induce.data.config import choose
     from induce.data.extras import require
     from induce.evaluate.pcc import DIRECTIONS, head_label_correlation, plot_heatmap

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from induce.cli.common import handle_errors, warn
+from induce.cli.common import check_weights, handle_errors, warn
 from induce.data.architectures import decoder_help
 from induce.parse import Format, InputKind, Punct
 
@@ -105,6 +105,7 @@ def parse(
         raise ConfigError("--normalized is for text input, not CoNLL-U or trees")
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
+    check_weights(weights)
     run = model or _latest_run()
     parser = Parser(run, device, weights, decoder, bf16)
     parser.check_format(fmt)

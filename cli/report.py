@@ -30,9 +30,9 @@ def report(
     ),
 ) -> None:
     """Mean (std) over seeds of each setting's results (RUN/eval/*.json from `induce evaluate
-    --json`, else the best validation record), as markdown on stdout."""
+    --json`, else the best validation record), as markdown on stdout.  Name each run once."""
     from induce.data.files import atomic_write
-    from induce.reporting import aggregate, read_run, to_csv, to_latex, to_markdown
+    from induce.reporting import aggregate, read_runs, to_csv, to_latex, to_markdown
 
     if plot:
         from induce.data.extras import require
@@ -40,7 +40,7 @@ def report(
 
         check_path(plot)
         require("matplotlib", "plot")  # before any run is read
-    table = aggregate([read_run(run) for run in runs])
+    table = aggregate(read_runs(runs))
     text = to_markdown(table)
     sys.stdout.write(text)
     if markdown:

@@ -17,8 +17,8 @@ def sample(
     max_words: int = typer.Option(
         100,
         "--max-words",
-        help="Longest sentence kept; a longer draw is drawn again (a PCFG may put mass on "
-        "unbounded derivations).",
+        help="Longest sentence kept, 2 or more (a grammar's root rewrites to two symbols); a "
+        "longer draw is drawn again (a PCFG may put mass on unbounded derivations).",
     ),
     output: str | None = typer.Option(None, "--output", "-o", help="File [default: stdout]."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),

@@ -4,8 +4,14 @@ registry's ``samples``: the PCFG family), top-down from its root."""
 from __future__ import annotations
 
 from induce.data.architectures import architecture
+from induce.data.config import SEED, check_choice
 from induce.data.errors import ConfigError
+from induce.runs.config import WEIGHT_CHOICES
 from induce.runs.directory import open_run
+
+# The shortest sentence a grammar of the family derives: its root always rewrites to two
+# symbols (binary rules), each of which derives a word or more.
+SHORTEST = 2
 
 
 def sample_sentences(
@@ -21,8 +27,15 @@ def sample_sentences(
     ``seed``; words as the model's vocabulary writes them."""
     if count < 1:
         raise ConfigError(f"must be 1 or more, got {count}", setting="count")
-    if max_words < 1:
-        raise ConfigError(f"must be 1 or more, got {max_words}", setting="max_words")
+    if max_words < SHORTEST:
+        raise ConfigError(
+            f"must be {SHORTEST} or more, got {max_words}: a grammar's root rewrites to two "
+            f"symbols, so every sentence it draws has {SHORTEST} words or more",
+            setting="max_words",
+        )
+    if not SEED.holds(seed):
+        raise ConfigError(f"must be {SEED.describe()}, got {seed}", setting="seed")
+    check_choice(weights, WEIGHT_CHOICES, "weights")
     run = open_run(run_path)
     if not architecture(run.config.arch).samples:
         raise ConfigError(f"a {run.config.arch} model has no grammar to draw sentences from")

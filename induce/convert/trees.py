@@ -64,27 +64,45 @@ def transform(tree: Tree, ops: TreeOps) -> Tree | None:
     return out
 
 
-def convert_trees(path: str, ops: TreeOps) -> tuple[list[Tree], int]:
+@dataclass
+class ConvertedTrees:
+    """The trees :func:`convert_trees` kept, where each started in its input, and how many
+    it dropped."""
+
+    trees: list[Tree]
+    where: list[tuple[str, int]]  # (file, line) of each kept tree
+    dropped: int
+
+
+def convert_trees(path: str, ops: TreeOps) -> ConvertedTrees:
     """Every tree of ``path`` (a file, a directory of LDC files, ``-``) transformed, and how
     many were dropped: trees left without words (or empty lines) are left out, as
     ``convert_deps`` leaves out such sentences, so that both outputs stay aligned."""
     trees = read_trees(path)
     if not len(trees):
         raise InputError("no trees in the file", path)
-    present = [t for t in trees.trees if t is not None]
-    done = []
-    for k, tree in enumerate(present, 1):
-        done.append(transform(tree, ops))
-        every("converting trees", k, len(present))
-    kept = [t for t in done if t is not None]
-    return kept, len(trees) - len(kept)
+    present = [k for k, t in enumerate(trees.trees) if t is not None]
+    kept: list[Tree] = []
+    where: list[tuple[str, int]] = []
+    for count, k in enumerate(present, 1):
+        tree = trees.trees[k]
+        assert tree is not None
+        done = transform(tree, ops)
+        if done is not None:
+            kept.append(done)
+            where.append(trees.where(k))
+        every("converting trees", count, len(present))
+    return ConvertedTrees(kept, where, len(trees) - len(kept))
 
 
-def distance_records(trees: list[Tree]) -> list[dict]:
-    """``{"words", "tags", "distances"}`` per tree (Definition 3.1)."""
+def distance_records(done: ConvertedTrees) -> list[dict]:
+    """``{"words", "tags", "distances"}`` per tree (Definition 3.1); a tree without words
+    (``(TOP)``, ``()``) has none: an :class:`InputError` at its line."""
     out = []
-    for tree in trees:
+    for tree, (source, line) in zip(done.trees, done.where):
         pos = tree.pos()
+        if not pos:
+            raise InputError("empty sentence: no word to give distances", source, line)
         out.append(
             {
                 "words": [w for w, _ in pos],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from induce.data.errors import ConfigError
+from induce.data.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -42,6 +42,22 @@ def load_resource_yaml(*parts: str) -> Any:
     if not ref.is_file():
         raise ConfigError(f"no shipped setting {'/'.join(parts)}")
     return yaml.safe_load(ref.read_text(encoding="utf-8"))
+
+
+def parse_yaml(text: str, path: str) -> Any:
+    """The YAML ``text`` of the file ``path``; bad syntax is an :class:`InputError` of one
+    line naming the file and the line of the problem (PyYAML's own message spans several)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or err.context or "bad syntax"
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(f"not valid YAML: {problem}", path, line) from None
+    except (yaml.YAMLError, RecursionError) as err:  # nesting deeper than Python's stack
+        raise InputError(f"not valid YAML ({err.__class__.__name__})", path) from None
 
 
 def resource_names(*folder: str, suffix: str = ".yaml") -> list[str]:
@@ -114,23 +130,34 @@ class Bounds:
     low_open: bool = False  # low itself is excluded
     high_open: bool = False
 
-    def check(self, value: float, where: str) -> None:
+    def holds(self, value: float) -> bool:
         low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
         high_ok = self.high is None or (value < self.high if self.high_open else value <= self.high)
-        if not (low_ok and high_ok):
+        return low_ok and high_ok
+
+    def check(self, value: float, where: str) -> None:
+        if not self.holds(value):
             raise ConfigError(f"{where}: must be {self.describe()}, got {value!r}")
 
     def describe(self) -> str:
         if self.high is None:
-            return f"{'above' if self.low_open else 'at least'} {self.low:g}"
+            return f"{'above' if self.low_open else 'at least'} {_number(self.low)}"
         left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-        return f"in {left}{self.low:g}, {self.high:g}{right}"
+        return f"in {left}{_number(self.low)}, {_number(self.high)}{right}"
+
+
+def _number(value: float | None) -> str:
+    """A bound as written: an integer in full (a seed's 2**64 - 1), a float short."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 # The kinds of number settings.  A plain ``int`` setting is a count: 0 or more.
 Size = Annotated[int, Bounds(1)]  # a width, a number of layers or heads, a token budget
 Rate = Annotated[float, Bounds(0.0, 1.0, high_open=True)]  # a dropout or masking probability
 Positive = Annotated[float, Bounds(0.0, low_open=True)]  # a scale that must not vanish
+# a random seed: what torch.manual_seed takes (it refuses 2**64 and more), from 0
+SEED = Bounds(0, 2**64 - 1)
+Seed = Annotated[int, SEED]
 
 
 def from_mapping(cls: type[T], data: Any, source: str) -> T:

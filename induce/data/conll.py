@@ -112,13 +112,28 @@ def _make_tree(
     path: str,
     line: int,
     trees: bool = True,
+    word_lines: Sequence[int] | None = None,
 ) -> DepTree:
-    """``trees=False``: any head assignment in range (predictions of argmax decoding)."""
+    """``trees=False``: any head assignment in range (predictions of argmax decoding).
+
+    A problem is an :class:`InputError` at ``line``, the sentence's first line, or, when it
+    is one word's head (out of range, the word itself) and ``word_lines`` gives each word's
+    line, at that word's line."""
     problem = (dependency_problem if trees else head_range_problem)(heads)
     if problem:
         what = "a dependency tree" if trees else "a head assignment"
+        bad = _bad_head(heads)
+        if word_lines is not None and bad is not None:
+            line = word_lines[bad]
         raise InputError(f"not {what}: {problem}", path, line)
     return DepTree(tuple(words), tuple(heads), tuple(tags), tuple(labels), trees)
+
+
+def _bad_head(heads: Sequence[int]) -> int | None:
+    """The index of the first word whose head is out of range or itself (the word
+    :func:`~induce.data.types.head_range_problem` names), or ``None``."""
+    n = len(heads)
+    return next((i for i, h in enumerate(heads) if not 0 <= h <= n or h == i + 1), None)
 
 
 @dataclass
@@ -129,15 +144,19 @@ class _Columns:
     tags: list[str] = field(default_factory=list)
     heads: list[int] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # the line of each word
 
-    def add(self, word: str, tag: str, head: int, label: str) -> None:
+    def add(self, word: str, tag: str, head: int, label: str, line: int) -> None:
         self.words.append(word)
         self.tags.append(tag)
         self.heads.append(head)
         self.labels.append(label)
+        self.lines.append(line)
 
     def tree(self, path: str, line: int, trees: bool = True) -> DepTree:
-        return _make_tree(self.words, self.heads, self.tags, self.labels, path, line, trees)
+        return _make_tree(
+            self.words, self.heads, self.tags, self.labels, path, line, trees, self.lines
+        )
 
 
 def _int(value: str, what: str, path: str, line: int) -> int:
@@ -161,7 +180,7 @@ def parse_malt(text: str, path: str, trees: bool = True) -> DepFile:
                     start + offset,
                 )
             head = _int(cols[2], "head", path, start + offset)
-            sentence.add(cols[0], cols[1], head, cols[3] if len(cols) == 4 else "_")
+            sentence.add(cols[0], cols[1], head, cols[3] if len(cols) == 4 else "_", start + offset)
         sentences.append(sentence.tree(path, start, trees))
         lines.append(start)
     return DepFile(path, "malt", sentences, lines)
@@ -190,7 +209,7 @@ def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
                 raise InputError(f"token IDs must run 1, 2, 3, ...; got {cols[0]}", path, number)
             tag = cols[tag_col] if cols[tag_col] != "_" else cols[3]
             head = _int(cols[head_col], "HEAD", path, number)
-            sentence.add(cols[1], tag, head, cols[head_col + 1])
+            sentence.add(cols[1], tag, head, cols[head_col + 1], number)
         if words:
             sentences.append(sentence.tree(path, start, trees))
             lines.append(start)
@@ -251,6 +270,9 @@ def parse_conllu_block(block: Sequence[str], start: int, path: str) -> TokenList
                 parser = parsers.get(name)
                 token[name] = parser(cols, i) if parser is not None else cols[i]
         except ParseException as err:
+            if name == "head":  # conllu's "... not a valid value for parse_int_value."
+                why = f"HEAD must be an integer, got {cols[i]!r}"
+                raise InputError(f"CoNLL-U: {why}", path, number) from None
             raise InputError(f"CoNLL-U: {_CONLLU_COLUMNS[i]}: {err}", path, number) from None
         if token["id"] is None:
             raise InputError(f"CoNLL-U: ID must be a number, got {cols[0]!r}", path, number)
@@ -277,6 +299,7 @@ def parse_conllu(text: str, path: str, trees: bool = True) -> DepFile:
         tags: list[str] = []
         heads: list[int] = []
         labels: list[str] = []
+        word_lines: list[int] = []
         for token, line in zip(tokens, token_lines):
             if not isinstance(token["id"], int):
                 continue  # multiword token or empty node: kept in ``raw`` only
@@ -289,9 +312,10 @@ def parse_conllu(text: str, path: str, trees: bool = True) -> DepFile:
             tags.append(xpos if xpos not in (None, "_") else (upos or "_"))
             heads.append(token["head"])
             labels.append(token["deprel"] or "_")
+            word_lines.append(line)
         if not words:
             continue
-        sentences.append(_make_tree(words, heads, tags, labels, path, start, trees))
+        sentences.append(_make_tree(words, heads, tags, labels, path, start, trees, word_lines))
         lines.append(start)
         raw.append(tokens)
     return DepFile(path, "conllu", sentences, lines, raw=raw)

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import FileLock, read_text
+from induce.data.files import FileLock, read_text, remember_input
 from induce.data.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -121,6 +121,20 @@ class DatasetWriter:
                     "exists and is not an induce dataset: only a dataset is replaced",
                     str(self.out),
                 )
+            foreign = _foreign_entries(self.out)
+            if foreign is None:
+                raise InputError(
+                    f"its {MANIFEST} cannot be read, so which files are the dataset's is not "
+                    "known: remove the folder yourself to replace it",
+                    str(self.out),
+                )
+            if foreign:
+                raise InputError(
+                    f"holds {', '.join(foreign[:3])}{', ...' if len(foreign) > 3 else ''}, "
+                    "which the dataset's manifest does not list: replacing the dataset would "
+                    "delete them; move them out first",
+                    str(self.out),
+                )
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -185,6 +199,26 @@ class DatasetWriter:
             os.replace(self.tmp, self.out)
         self.done = True
         return self.out
+
+
+def _foreign_entries(folder: Path) -> list[str] | None:
+    """What is in the dataset ``folder`` besides its manifest and the files it lists (sorted;
+    folders end in ``/``); ``None`` when the manifest cannot be read."""
+    import yaml
+
+    try:
+        manifest = yaml.safe_load((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        return None
+    known = {MANIFEST, *map(str, files)}
+    return sorted(
+        entry.name + ("/" if entry.is_dir() else "")
+        for entry in folder.iterdir()
+        if entry.name not in known
+    )
 
 
 def _umask() -> int:
@@ -287,6 +321,7 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
         target = folder / str(name)
         if not target.is_file():
             raise InputError(f"{name} is missing", str(folder))
+        remember_input(str(target))  # no output of this command may replace the data
         if verify:
             found = _describe(target)
             if found != expected:

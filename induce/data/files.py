@@ -249,6 +249,7 @@ def _replacing(name: str) -> Iterator[str]:
     """A temporary file beside ``name``, flushed to disk and renamed over it when the block
     succeeds, removed when it fails (``name`` already checked by :func:`_target`)."""
     folder = os.path.dirname(os.path.abspath(name))
+    mode = _mode_for(name)
     try:
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as err:
@@ -258,9 +259,7 @@ def _replacing(name: str) -> Iterator[str]:
         yield tmp
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
-        umask = os.umask(0)  # mkstemp makes the file private; give it the usual mode
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, mode)  # mkstemp makes the file private
         os.replace(tmp, name)
     except BaseException as err:
         # Interrupted or failed: the target stays as it was and the partial file goes.
@@ -269,6 +268,23 @@ def _replacing(name: str) -> Iterator[str]:
         if isinstance(err, OSError):
             raise InputError(f"cannot write: {err.strerror}", name) from None
         raise
+
+
+def _mode_for(name: str) -> int:
+    """The permissions the new ``name`` gets: those of the file it replaces, which must be
+    writable (a rename would otherwise replace a file its owner protected), else the usual
+    ``0o666`` less the umask."""
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+    except OSError as err:
+        raise InputError(f"cannot write: {err.strerror}", name) from None
+    if not os.access(name, os.W_OK):
+        raise InputError("cannot write: the file is read-only", name)
+    return stat.S_IMODE(st.st_mode)
 
 
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> int:

@@ -99,8 +99,12 @@ def _parse_trees(text: str, path: str, labelled: bool, blank_lines_are_sentences
     trees, starts, ends = reader.trees, reader.starts, reader.ends
     if not blank_lines_are_sentences or any(s != e for s, e in zip(starts, ends)):
         return TreeFile(path, list(trees), starts)
+    # the text's lines: a final newline ends the last line (it starts no other), and an
+    # empty text has none (not one blank line: an empty prediction is no failed parse)
+    if text.endswith("\n") or not text:
+        token_lines.pop()
     blank = [not tokens for tokens in token_lines]
-    return _one_tree_per_line(trees, starts, ends, blank, text.endswith("\n"), path)
+    return _one_tree_per_line(trees, starts, ends, blank, path)
 
 
 class _TreeReader:
@@ -193,7 +197,6 @@ def _one_tree_per_line(
     starts: list[int],
     ends: list[int],
     blank: list[bool],
-    final_newline: bool,
     path: str,
 ) -> TreeFile:
     """Every blank line before or between trees is an empty sentence (``None``); blank lines
@@ -214,8 +217,7 @@ def _one_tree_per_line(
         out.append(tree)
         lines.append(start)
         previous_end = end
-    last = len(blank) - 1 if final_newline else len(blank)  # after the final newline
-    return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:last]))
+    return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:]))
 
 
 def _check_words(tree: Tree, labelled: bool, path: str, line: int) -> None:

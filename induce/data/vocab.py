@@ -59,16 +59,35 @@ class Vocabulary:
 
     @classmethod
     def from_json(cls, text: str, path: str = "vocab.json") -> Vocabulary:
+        """A vocabulary as :meth:`to_json` writes it, checked: its tokens are distinct
+        strings, among them ``<unk>`` (every unknown word's id) and each of its
+        ``specials`` (``<unk> <pad> <mask>`` where the file names none).  A problem is one
+        line naming ``path`` (:class:`InputError`)."""
         try:
             data = json.loads(text)
-            return cls(
-                list(data["tokens"]),
-                dict(data.get("counts", {})),
-                tuple(data.get("specials", SPECIALS)),
-                dict(data.get("settings", {})),
-            )
-        except (ValueError, KeyError, TypeError) as err:
+        except (ValueError, RecursionError) as err:
             raise InputError(f"not a vocabulary file ({err.__class__.__name__})", path) from None
+        if not isinstance(data, dict) or "tokens" not in data:
+            raise InputError('not a vocabulary file: expected an object with "tokens"', path)
+        tokens = data["tokens"]
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise InputError('not a vocabulary file: "tokens" must be a list of strings', path)
+        specials = data.get("specials", list(SPECIALS))
+        if not isinstance(specials, list) or not all(isinstance(t, str) for t in specials):
+            raise InputError('not a vocabulary file: "specials" must be a list of strings', path)
+        counts, settings = data.get("counts", {}), data.get("settings", {})
+        for key, value in (("counts", counts), ("settings", settings)):
+            if not isinstance(value, dict):
+                raise InputError(f'not a vocabulary file: "{key}" must be an object', path)
+        seen: set[str] = set()
+        for token in tokens:
+            if token in seen:
+                raise InputError(f"the vocabulary lists the token {token!r} twice", path)
+            seen.add(token)
+        missing = [t for t in (UNK, *specials) if t not in seen]
+        if missing:
+            raise InputError(f"the vocabulary has no {missing[0]} token", path)
+        return cls(tokens, dict(counts), tuple(specials), dict(settings))
 
 
 def build_vocabulary(

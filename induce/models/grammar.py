@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from induce.data.errors import ConfigError
 from induce.decode.scores import BestDerivations, GrammarScores
 from induce.models.base import Loss, Model
 from induce.structs import derivative
@@ -128,6 +129,35 @@ def draw_sentence(
         left, right = children(symbol)
         stack += [right, left]  # the left child on top
     return words
+
+
+# Draws too long for max_words that sampling accepts before it gives up, per sentence asked
+# for and at least: a grammar that almost never derives a sentence that short would
+# otherwise be drawn from forever.
+REJECTIONS_PER_SENTENCE, MIN_REJECTIONS = 1_000, 10_000
+
+
+def draw_sentences(
+    count: int, draw: Callable[[], list[int] | None], max_words: int
+) -> list[list[int]]:
+    """``count`` sentences of ``draw()`` (``None``: a draw longer than ``max_words`` words,
+    drawn again); a :class:`ConfigError` on ``max_words`` once the rejected draws pass
+    ``MIN_REJECTIONS + REJECTIONS_PER_SENTENCE x count``."""
+    out: list[list[int]] = []
+    allowed, rejected = MIN_REJECTIONS + REJECTIONS_PER_SENTENCE * count, 0
+    while len(out) < count:
+        words = draw()
+        if words is not None:
+            out.append(words)
+            continue
+        rejected += 1
+        if rejected > allowed:
+            raise ConfigError(
+                f"{max_words} is too few words for this grammar: {len(out)} of {count} "
+                f"sentences drawn, {rejected:,} draws longer; allow more words",
+                setting="max_words",
+            )
+    return out
 
 
 def read_outs(

@@ -43,7 +43,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from induce.data.config import Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import GrammarScores
-from induce.models.grammar import GrammarModel, draw_sentence, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, draw_sentences, read_outs
 from induce.structs import LOG
 from induce.structs import pcfg as inside_algorithm
 
@@ -196,8 +196,9 @@ class CompoundPCFG(GrammarModel):
         rng = random.Random(seed)
         generator = torch.Generator().manual_seed(seed)
         tables: tuple[list[float], list[list[float]], list[list[float]]] | None = None
-        out: list[list[int]] = []
-        while len(out) < count:
+
+        def draw() -> list[int] | None:
+            nonlocal tables
             if tables is None or c.z_dim > 0:
                 z = None
                 if c.z_dim > 0:
@@ -209,10 +210,9 @@ class CompoundPCFG(GrammarModel):
                     self._emissions(z)[0].exp().tolist(),
                 )
             roots, rules, emissions = tables
-            words = draw_sentence(roots, emissions, _pair_drawer(rules, rng), c.nt, rng, max_words)
-            if words is not None:
-                out.append(words)
-        return out
+            return draw_sentence(roots, emissions, _pair_drawer(rules, rng), c.nt, rng, max_words)
+
+        return draw_sentences(count, draw, max_words)
 
     def _emissions(self, z: torch.Tensor | None) -> torch.Tensor:
         """``[rows, T, V]``: log p(word | T)."""

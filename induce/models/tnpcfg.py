@@ -33,7 +33,7 @@ from torch import nn
 
 from induce.data.config import Size
 from induce.decode.scores import GrammarScores, RankScores
-from induce.models.grammar import GrammarModel, draw_sentence, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, draw_sentences, read_outs
 from induce.structs import derivative
 from induce.structs import pcfg as inside_algorithm
 from induce.structs import spans as span_cky
@@ -220,17 +220,15 @@ class LowRankPCFG(GrammarModel):
             (c,) = rng.choices(range(len(left[0])), right[r])
             return b, c
 
-        out: list[list[int]] = []
-        while len(out) < count:
+        def draw() -> list[int] | None:
             if not tables or self.compound:  # a compound grammar: a new z for each draw
                 g = self.prior_grammar(generator)
                 parts = (g.roots, g.head, g.left, g.right, g.emissions)
-                tables = [t.exp().tolist() for t in parts]
+                tables[:] = [t.exp().tolist() for t in parts]
             roots, emissions = tables[0], tables[4]
-            words = draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
-            if words is not None:
-                out.append(words)
-        return out
+            return draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
+
+        return draw_sentences(count, draw, max_words)
 
 
 class TNPCFG(LowRankPCFG):

@@ -106,7 +106,7 @@ def preprocess_bllip(
             shared = _shared_vocabulary(definition, sections, options, root, progress)
         splits = SplitWriter(writer, tokenizer)
         checksums = _read_plan(splits, plan, options, progress)
-        splits.check(("train", "valid", "test"))
+        splits.check(("train", "valid", "test"), dict.fromkeys(("train", "valid", "test"), root))
         vocab = (
             shared if shared is not None else splits.vocabulary(options.min_freq, options.max_vocab)
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -172,13 +172,23 @@ class SplitWriter:
             w.write_lines(f"{split}.trees", trees)
         return len(lines)
 
-    def check(self, required: Iterable[str]) -> None:
+    def check(
+        self,
+        required: Iterable[str],
+        sources: Mapping[str, str | Sequence[str] | None] | None = None,
+    ) -> None:
+        """Every ``required`` split has a sentence with words; the error names the file(s)
+        or folder a split was read from where ``sources`` gives them (split -> paths)."""
         for split in required:
             if not self.splits.get(split) or not self.splits[split].sentences:
+                source = (sources or {}).get(split)
+                if source is not None and not isinstance(source, str):
+                    source = ", ".join(str(s) for s in source)
                 raise InputError(
                     f"the {split} split is empty: no sentence with words (if "
                     "the files have sentences, the tag filter may have removed "
-                    "every word: try the tag set 'all')"
+                    "every word: try the tag set 'all')",
+                    source or None,
                 )
 
     def vocabulary(self, min_freq: int, max_size: int | None) -> Vocabulary:

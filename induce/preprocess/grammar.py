@@ -112,11 +112,11 @@ def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
     """Read an unindented line into ``g``; the symbols of the lexicon block it opens, if any
     (indented lines after it are rows of that block)."""
     if line.startswith("start "):
-        g.start = line.split()[1]
+        g.start = _no_bracket(line.split()[1], g.source, number)
     elif line.startswith("zipf "):
         g.zipf = _number(line.split()[1], g.source, number)
     elif m := _LEXICON.match(line):
-        block = m.group(1).split()
+        block = [_no_bracket(symbol, g.source, number) for symbol in m.group(1).split()]
         for symbol in block:
             g.lexicon.setdefault(symbol, Choices())
             g.lines.setdefault(symbol, number)
@@ -140,11 +140,12 @@ def _rule(g: Grammar, lhs: str, rhs: list[str], weight: float, line: int) -> Non
     """``LHS -> RHS | weight``: an alias's alternative or a phrase's rule."""
     if not weight > 0 or weight == float("inf"):
         raise InputError("a rule's weight must be a positive number", g.source, line)
+    _no_bracket(lhs, g.source, line)
     g.lines.setdefault(lhs, line)
     if lhs.startswith("@"):
         if len(rhs) != 1 or "*" in rhs[0] or ":" in rhs[0]:
             raise InputError("an alias rewrites to exactly one plain symbol", g.source, line)
-        g.aliases.setdefault(lhs, Choices()).add(rhs[0], weight)
+        g.aliases.setdefault(lhs, Choices()).add(_no_bracket(rhs[0], g.source, line), weight)
     else:
         g.rules.setdefault(lhs, Choices()).add(_children(rhs, g.source, line), weight)
 
@@ -160,7 +161,7 @@ def _children(rhs: list[str], source: str, line: int) -> tuple[Child, ...]:
     out = []
     for item in rhs:
         if item.endswith("*"):
-            out.append(Child(item[:-1], True, ""))
+            out.append(Child(_no_bracket(item[:-1], source, line), True, ""))
         else:
             symbol, sep, label = item.partition(":")
             if not sep or not label:
@@ -170,7 +171,7 @@ def _children(rhs: list[str], source: str, line: int) -> tuple[Child, ...]:
                     source,
                     line,
                 )
-            out.append(Child(symbol, False, label))
+            out.append(Child(_no_bracket(symbol, source, line), False, label))
     if sum(c.head for c in out) != 1:
         raise InputError("a rule needs exactly one head child (marked with *)", source, line)
     return tuple(out)
@@ -179,6 +180,8 @@ def _children(rhs: list[str], source: str, line: int) -> tuple[Child, ...]:
 def _lexicon_row(
     items: list[str], block: list[str], lexicon: dict[str, Choices[str]], source: str, line: int
 ) -> None:
+    for word in items:
+        _no_bracket(word, source, line)
     if len(block) == 1:
         for word in items:
             lexicon[block[0]].add(word, 1.0)
@@ -191,6 +194,19 @@ def _lexicon_row(
         )
     for symbol, word in zip(block, items):
         lexicon[symbol].add(word, 1.0)
+
+
+def _no_bracket(item: str, source: str, line: int) -> str:
+    """``item``, a word or symbol, which the trees print as it is: a bracket in it would
+    leave them unbalanced."""
+    if "(" in item or ")" in item:
+        raise InputError(
+            f"{item!r}: words and symbols are written into the trees as they are, so they "
+            "may not contain brackets (write -LRB- and -RRB-, as the treebank does)",
+            source,
+            line,
+        )
+    return item
 
 
 def _check(g: Grammar) -> None:

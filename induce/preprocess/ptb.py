@@ -153,7 +153,10 @@ def preprocess_ptb(
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer, vocab=options.vocab)
         checksums = _read_splits(splits, files, options, progress)
-        splits.check(options.splits())
+        # the file a split was read from, or the treebank when there are several
+        splits.check(
+            options.splits(), {s: f[0] if len(f) == 1 else treebank for s, f in files.items()}
+        )
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)

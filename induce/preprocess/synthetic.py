@@ -81,7 +81,7 @@ def preprocess_synthetic(
                     chunk, deps = [], []
                     if progress:
                         progress("sampling sentences", done, total)
-        splits.check(("train", "valid", "test"))
+        splits.check(sizes, dict.fromkeys(sizes, grammar.source))
         vocab = splits.vocabulary(1, None)
         source = {
             "grammar": grammar.source,

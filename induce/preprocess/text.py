@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from induce.data.config import check_choice, check_choices
+from induce.data.conll import parse_conllu_block
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
@@ -32,23 +33,47 @@ Token = tuple[str, str]  # (tag or "", word)
 
 
 def detect_text_format(path: str, text: str) -> TextFormat:
-    """``conllu`` (a ``.conllu`` file, or every line a comment or 10 tab-separated columns),
-    ``columns`` (sentences separated by blank lines, 2-6 fields a line, the second a tag:
-    no lower-case letter, as in the CoNLL-2000 files) or ``lines`` (one sentence a line).
-    Naming the format overrides the guess."""
+    """The format of a text corpus file, from its name or its first 200 non-blank lines.
+
+    * ``conllu`` (CoNLL-X reads alike): a ``.conllu`` file, or one with CoNLL rows (6 or
+      more tab-separated fields, the first starting with a digit) that either starts like
+      one (its first line a ``#`` comment or a CoNLL row) or has them for at least half of
+      its lines that are not comments;
+    * ``columns``: sentences separated by blank lines, and at least 90% of the lines 2-6
+      fields with a tag second (no lower-case letter, as in the CoNLL-2000 files);
+    * ``lines`` (one sentence a line) otherwise.
+
+    A file that looks like CoNLL-U or columns is read as that even where a line does not
+    fit, so that line is an error naming it rather than a reason to read every row as a
+    sentence.  Naming the format overrides the guess."""
     if path.endswith(".conllu"):
         return "conllu"
     sample = [line for line in text.split("\n", 400)[:400] if line.strip()][:200]
     if not sample:
         return "lines"
-    if all(len(line.split("\t")) == 10 or line.startswith("#") for line in sample):
+    rows = [line for line in sample if not line.startswith("#")]
+    conll = sum(1 for line in rows if _conll_row(line))
+    if conll and (sample[0].startswith("#") or _conll_row(sample[0]) or 2 * conll >= len(rows)):
         return "conllu"
-    if "\n\n" in text[:50000] and all(
-        2 <= len(fields) <= 6 and not _LOWER.search(fields[1])
-        for fields in (line.split() for line in sample)
-    ):
-        return "columns"
+    if "\n\n" in text[:50000]:
+        fitting = sum(1 for line in sample if _column_misfit(line.split()) is None)
+        if 10 * fitting >= 9 * len(sample):
+            return "columns"
     return "lines"
+
+
+def _conll_row(line: str) -> bool:
+    """A token row of CoNLL-U or CoNLL-X, maybe short of a column or two."""
+    return line[:1].isascii() and line[:1].isdigit() and line.count("\t") >= 5
+
+
+def _column_misfit(fields: list[str]) -> str | None:
+    """Why a line is not a row of a word-and-tag column file; ``None`` when it is one."""
+    if not 2 <= len(fields) <= 6:
+        return f"has {len(fields)} field{'s' if len(fields) != 1 else ''}, not 2 to 6"
+    if _LOWER.search(fields[1]):
+        return f"has a lower-case tag ({fields[1]!r})"
+    return None
 
 
 def read_sentences(
@@ -58,7 +83,8 @@ def read_sentences(
     tags are the XPOS column, or UPOS where XPOS is ``_``."""
     check_choice(fmt, TEXT_FORMATS, "fmt")
     text = read_file(path, stats)
-    if fmt == "auto":
+    guessed = fmt == "auto"
+    if guessed:
         fmt = detect_text_format(path, text)
     if fmt == "lines":
         for number, line in enumerate(text.split("\n"), 1):
@@ -66,9 +92,10 @@ def read_sentences(
             if words:
                 yield number, [("", w) for w in words]
         return
-    token: Callable[[str, str, int], Token | None] = (
-        _conllu_token if fmt == "conllu" else _column_token
-    )
+    token: Callable[[str, str, int], Token | None] = _conllu_token
+    if fmt == "columns":
+        # a guess holds every line to the shape that made it
+        token = _guessed_column_token if guessed else _column_token
     yield from _blank_line_sentences(text, path, token)
 
 
@@ -97,14 +124,23 @@ def _blank_line_sentences(
 
 def _conllu_token(line: str, path: str, number: int) -> Token | None:
     """The tag (XPOS, else UPOS) and word of a CoNLL-U line; ``None`` for comments,
-    multiword tokens and empty nodes."""
+    multiword tokens (``1-2``) and empty nodes (``1.1``).  A line other than a plain word
+    line (10 non-empty columns, a number for ID) goes through the dependency reader's
+    :func:`~induce.data.conll.parse_conllu_block`, so a wrong one is the error ``convert``
+    and ``evaluate`` give for it, with the file and line."""
     if line.startswith("#"):
         return None
     cols = line.split("\t")
-    if len(cols) != 10:
-        raise InputError(f"CoNLL-U needs 10 tab-separated columns, got {len(cols)}", path, number)
-    if not cols[0].isdigit():
-        return None
+    ident = cols[0]  # a word's: 1, 2, ... in ASCII digits (str methods: faster than a regex)
+    if (
+        len(cols) != 10
+        or "" in cols
+        or not (ident.isdigit() and ident.isascii())
+        or ident[0] == "0"
+    ):
+        token = parse_conllu_block([line.rstrip("\r")], number, path)[0]
+        if not isinstance(token["id"], int):
+            return None
     return (cols[4] if cols[4] != "_" else cols[3]), cols[1]
 
 
@@ -112,6 +148,20 @@ def _column_token(line: str, path: str, number: int) -> Token:
     """Word first, then its tag when there is one (the CoNLL-2000 files)."""
     cols = line.split()
     return (cols[1] if len(cols) > 1 else ""), cols[0]
+
+
+def _guessed_column_token(line: str, path: str, number: int) -> Token:
+    """A row of a file guessed to be word-and-tag columns; one that is not is an error."""
+    cols = line.split()
+    problem = _column_misfit(cols)
+    if problem is not None:
+        raise InputError(
+            f"the file looks like word-and-tag columns, but this line {problem}; "
+            "name the text format if the file is something else",
+            path,
+            number,
+        )
+    return cols[1], cols[0]
 
 
 @dataclass(frozen=True)
@@ -166,7 +216,7 @@ def preprocess_text(
                 result = read_tree_file(tree_path, norm, options.skip_bad)
                 stats.checksums.extend(result.stats.checksums)
                 splits.add_file(split, result)
-        splits.check(["train"] + [s for s in ("valid", "test") if sources[s]])
+        splits.check(["train"] + [s for s in ("valid", "test") if sources[s]], sources)
         vocab = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)
@@ -211,7 +261,7 @@ def preprocess_mikolov(
         for split, path in paths.items():
             for _, pairs in read_sentences(str(path), stats, "lines"):
                 splits.add(split, None, [w for _, w in pairs])
-        splits.check(("train", "valid", "test"))
+        splits.check(("train", "valid", "test"), {s: str(p) for s, p in paths.items()})
         vocab = splits.vocabulary(min_freq, max_vocab)
         data = manifest(
             "mikolov",

@@ -16,6 +16,7 @@ from induce.reporting.table import (
     cells,
     ordered,
     read_run,
+    read_runs,
     setting_labels,
     to_csv,
     to_latex,
@@ -30,9 +31,10 @@ if TYPE_CHECKING:
 def report(runs: list[str | Path] | str | Path) -> pd.DataFrame:
     """The table of ``induce report`` for run directories ``runs``: one row per setting
     (``model``, ``protocol``, ``gold``, ``runs``) and a ``(metric, "mean")`` and
-    ``(metric, "std")`` column per number."""
+    ``(metric, "std")`` column per number.  A run named twice is refused (it would count as
+    two seeds)."""
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
-    return aggregate([read_run(run) for run in paths])
+    return aggregate(read_runs(paths))
 
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "cells",
     "ordered",
     "read_run",
+    "read_runs",
     "report",
     "run_dataset",
     "run_rows",

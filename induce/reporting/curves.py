@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.errors import ConfigError
-from induce.reporting.table import read_run, setting_labels
+from induce.reporting.table import read_runs, setting_labels
 from induce.runs.directory import METRICS as METRICS_FILE
 from induce.runs.directory import read_metrics
 
@@ -46,7 +46,7 @@ class Curve:
 
 def curves(runs: list[str | Path]) -> list[Curve]:
     """Every metric the runs logged, one curve per setting and metric."""
-    results = [read_run(run) for run in runs]
+    results = read_runs(runs)
     groups: dict[str, list[int]] = {}
     for k, result in enumerate(results):
         groups.setdefault(result.setting, []).append(k)

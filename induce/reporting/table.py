@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,13 +71,43 @@ def read_run(path: str | Path) -> RunResults:
             raise InputError("not JSON: nested too deeply", str(file)) from None
         if not isinstance(data, dict):
             raise InputError("not a report of induce evaluate: expected a JSON object", str(file))
+        settings = data.get("settings")
+        if settings is not None and not isinstance(settings, dict):
+            raise InputError("settings is not a mapping of settings", str(file))
         found = _headline(file, data)
         out.values.update(found)
-        scheme = (data.get("settings") or {}).get("gold_scheme")
+        scheme = (settings or {}).get("gold_scheme")
+        if scheme is not None and not isinstance(scheme, str):
+            raise InputError("settings.gold_scheme is not the name of a scheme", str(file))
         if scheme:
-            out.gold.update({key: str(scheme) for key in found})
+            out.gold.update({key: scheme for key in found})
     if not any(k in out.values for k in ("UF1", "PPL")):
         out.values.update(_validation(folder))
+    return out
+
+
+def read_runs(paths: Iterable[str | Path]) -> list[RunResults]:
+    """:func:`read_run` of each run directory, each run once: the same directory named twice
+    (``r`` and ``./r/``, or through a link) would be counted as two seeds, its numbers twice
+    in the mean and a standard deviation made up of nothing, and is refused."""
+    seen: dict[tuple[int, int], str] = {}
+    out = []
+    for path in paths:
+        try:
+            status = os.stat(path)
+            identity: tuple[int, int] | None = (status.st_dev, status.st_ino)
+        except (OSError, ValueError):
+            identity = None  # read_run says what is wrong with it
+        if identity is not None and identity in seen:
+            first = seen[identity]
+            also = f" (also as {first})" if first != str(path) else ""
+            raise InputError(
+                f"the run directory is named twice{also}: it would count as two seeds",
+                str(path),
+            )
+        out.append(read_run(path))
+        if identity is not None:
+            seen[identity] = str(path)
     return out
 
 

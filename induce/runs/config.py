@@ -14,7 +14,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from induce.data.config import Size, from_mapping, load_resource_yaml, resource_names
+from induce.data.config import (
+    Seed,
+    Size,
+    from_mapping,
+    load_resource_yaml,
+    parse_yaml,
+    resource_names,
+)
 from induce.data.errors import ConfigError
 
 
@@ -86,7 +93,7 @@ class TrainConfig:
     patience: int = 0  # early stopping after N validations without a better loss (0: off)
     log_every: int = 50  # updates between log lines / metrics.jsonl train records
     checkpoint_every: int = 200  # updates between last/ checkpoints (0: only at validation)
-    seed: int = 1111
+    seed: Seed = 1111  # torch.manual_seed's: 0 to 2**64 - 1
     parse_metrics: bool = True  # UF1 / UAS on validation when the dataset has gold trees
     bf16: bool = False  # autocast to bfloat16 on CUDA (ignored on CPU)
     # autocast to bfloat16 on a CPU with AMX or AVX512-BF16 (ignored elsewhere: emulated
@@ -190,6 +197,9 @@ def with_defaults(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 _PAPER = "-ptb-paper"
+
+# The checkpoints of a run that parse, sample and evaluate load, by name (``--weights``).
+WEIGHT_CHOICES = ("best", "last")
 
 
 def architectures() -> list[str]:
@@ -359,8 +369,6 @@ def _preset(arch: str | None, preset: str) -> dict[str, Any]:
 def _read_file(preset: str) -> dict[str, Any]:
     from pathlib import Path
 
-    import yaml
-
     from induce.data.errors import InputError
     from induce.data.files import read_text
 
@@ -370,10 +378,7 @@ def _read_file(preset: str) -> dict[str, Any]:
             f"got {preset!r}",
             setting="preset",
         )
-    try:
-        data = yaml.safe_load(read_text(preset))
-    except yaml.YAMLError as err:
-        raise InputError(f"not valid YAML: {' '.join(str(err).split())}", preset) from None
+    data = parse_yaml(read_text(preset), preset)
     if not isinstance(data, dict):
         raise InputError("a config file is a mapping (arch, model, data, optim, train)", preset)
     return data

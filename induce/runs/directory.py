@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from induce.data.config import check_choice, parse_yaml
 from induce.data.dataset import Dataset, load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import (
@@ -41,7 +42,7 @@ from induce.data.files import (
 )
 from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
-from induce.runs.config import RunConfig, load_config
+from induce.runs.config import WEIGHT_CHOICES, RunConfig, load_config
 
 if TYPE_CHECKING:  # torch is imported only where weights are read or written
     import torch
@@ -74,6 +75,7 @@ class Run:
 
     def weights(self, which: str = "best") -> Path:
         """The weights file of the ``best`` or ``last`` checkpoint."""
+        check_choice(which, WEIGHT_CHOICES, "weights")
         pointer = read_pointer(self.path)
         if pointer is not None and pointer.get(which):
             return self.path / pointer[which] / WEIGHTS
@@ -164,22 +166,12 @@ def write_run_files(
 
 def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The run's ``config.yaml`` as written (no defaults filled in, nothing checked)."""
-    import yaml
-
     folder = Path(path)
     file = folder / CONFIG
     if not file.is_file():
         raise InputError(f"not an induce run directory: no {CONFIG}", str(folder))
-    text = read_text(file)
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        problem = err.problem or err.context or "bad syntax"
-        line = mark.line + 1 if mark is not None else None
-        raise InputError(f"not valid YAML: {problem}", str(file), line) from None
-    except (yaml.YAMLError, RecursionError) as err:
-        raise InputError(f"not valid YAML ({err.__class__.__name__})", str(file)) from None
+    raw = parse_yaml(read_text(file), str(file))
+    _remember_run_files(folder)
     if not isinstance(raw, dict):
         kinds = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
         what = "empty" if raw is None else f"a YAML {kinds.get(type(raw), type(raw).__name__)}"
@@ -201,6 +193,10 @@ def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -
         raise InputError("the run's settings are not valid YAML", str(folder)) from None
     if "arch" not in raw:
         raise InputError(f"{CONFIG} names no architecture", str(folder))
+    try:  # the file's own settings first: a fault there is the file's, not an override's
+        load_config(str(raw["arch"]), None, base=raw)
+    except ConfigError as err:
+        raise InputError(str(err), str(folder / CONFIG)) from None
     config = load_config(str(raw["arch"]), overrides, base=raw)
     if not (folder / VOCAB).is_file():
         raise InputError(f"the run has no {VOCAB}", str(folder))
@@ -208,12 +204,23 @@ def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -
     return Run(folder, config, vocab, dataset or {})
 
 
+def _remember_run_files(folder: Path) -> None:
+    """Every file of the run as an input of the running command: no output of it may replace
+    the run's history, weights or trainer state (``parse -o RUN/metrics.jsonl``)."""
+    for name in (METRICS, STATE):
+        remember_input(str(folder / name))
+    for sub in (CHECKPOINTS, "best", "last"):  # "best", "last": the earlier layout
+        for top, _, names in os.walk(folder / sub):
+            for name in names:
+                remember_input(os.path.join(top, name))
+
+
 def save_weights(model: torch.nn.Module, path: Path) -> None:
     from safetensors.torch import save_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    with atomic_path(path) as tmp:
+    with atomic_path(path, own=True) as tmp:  # the trainer's own checkpoint
         save_file(tensors, tmp, metadata={"format": "induce-run/1"})
 
 
@@ -226,6 +233,7 @@ def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) 
         tensors = load_file(str(path), device=device or "cpu")
     except Exception as err:  # safetensors raises its own error types
         raise InputError(f"cannot read the weights: {err}", str(path)) from None
+    remember_input(str(path))  # no output of this command may replace the model it runs
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     wrong = [k for k, v in tensors.items() if k in expected and tuple(v.shape) != expected[k]]
     if wrong:
@@ -248,7 +256,7 @@ def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) 
 def save_state(state: dict[str, Any], path: Path) -> None:
     import torch
 
-    with atomic_path(path) as tmp:
+    with atomic_path(path, own=True) as tmp:  # the trainer's own state
         torch.save(state, tmp)
 
 
@@ -259,9 +267,10 @@ def load_state(path: Path) -> dict[str, Any]:
         raise InputError("the run has no checkpoint to resume from", str(path))
     try:
         state: dict[str, Any] = torch.load(path, weights_only=True, map_location="cpu")
-        return state
     except Exception as err:
         raise InputError(f"cannot read the trainer state: {err}", str(path)) from None
+    remember_input(str(path))
+    return state
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

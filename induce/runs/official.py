@@ -59,6 +59,33 @@ RELATIVE = 256  # the reference's relative bias: column 256 + |i - j| of a [H, 5
 # -- key mapping ---------------------------------------------------------------------------
 
 
+def shape_of(
+    tensors: dict[str, torch.Tensor], key: str, dims: str, file: str, what: str
+) -> tuple[int, ...]:
+    """The shape of ``tensors[key]``, a tensor whose shape sizes the model, checked against
+    ``dims`` (its axes' names, ``"V, D"``: as many axes, none empty).  Otherwise the file is
+    not an official ``what`` checkpoint, and an :class:`InputError` names the tensor."""
+    if key not in tensors:
+        raise InputError(f"not an official {what} checkpoint: no {key}", file)
+    shape = tuple(tensors[key].shape)
+    if len(shape) != len(dims.split(",")) or 0 in shape:
+        raise InputError(
+            f"not an official {what} checkpoint: {key} is of shape {list(shape)}, "
+            f"expected [{dims}]",
+            file,
+        )
+    return shape
+
+
+class Weights(dict[str, torch.Tensor]):
+    """induce's weights by name, each remembering the official tensor it was made of (for
+    messages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origin: dict[str, str] = {}
+
+
 class _Mapping:
     """Official tensors consumed one by one into induce names; what is never consumed is
     unexpected, what is asked for and absent is missing."""
@@ -67,13 +94,12 @@ class _Mapping:
         self.left = dict(tensors)
         self.file, self.what = file, what
         self.missing: list[str] = []
-        self.out: dict[str, torch.Tensor] = {}
+        self.out = Weights()
 
-    def need(self, key: str) -> torch.Tensor:
-        """A tensor that sizes the model: absent, nothing can be built."""
-        if key not in self.left:
-            raise InputError(f"not an official {self.what} checkpoint: no {key}", self.file)
-        return self.left[key]
+    def need(self, key: str, dims: str) -> tuple[int, ...]:
+        """The shape of a tensor that sizes the model (``dims`` names its axes, ``"V, D"``):
+        absent, of another rank or with an empty axis, nothing can be built."""
+        return shape_of(self.left, key, dims, self.file, self.what)
 
     def take(self, key: str) -> torch.Tensor:
         if key not in self.left:
@@ -83,6 +109,7 @@ class _Mapping:
 
     def put(self, name: str, key: str) -> None:
         self.out[name] = self.take(key)
+        self.out.origin[name] = key
 
     def count(self, pattern: str) -> int:
         """How many ``i`` have ``pattern.format(i)`` among the keys."""
@@ -125,15 +152,14 @@ def map_structformer(
     ``4D -> D``), ``parser_layers.k.0.conv [D, D, w]``, ``distance_ff`` / ``height_ff``,
     ``_rel_weight [L, H, R]``, ``_scaler [2]``."""
     m = _Mapping(tensors, file, "StructFormer")
-    rel = m.need("_rel_weight")
-    d_model = m.need("emb.weight").shape[1]
-    n_layers, n_heads, n_rel = rel.shape
+    n_layers, n_heads, n_rel = m.need("_rel_weight", "L, H, R")
+    d_model = m.need("emb.weight", "V, D")[1]
     if m.count("layers.{}.self_attn.q_proj.weight") != n_layers:
         raise InputError(f"_rel_weight is of {n_layers} layers, the encoder is not", file)
     google = "layers.0.norm.weight" in m.left  # the UDGN repository's has no affine norms
     relative = "layers.0.self_attn.relative_bias" in m.left
     absolute = "pos_emb.weight" in m.left
-    rows = m.left["pos_emb.weight"].shape[0] if absolute else POSITIONS
+    rows = m.need("pos_emb.weight", "P, D")[0] if absolute else POSITIONS
     if relative and absolute:
         raise ConfigError("the checkpoint has position embeddings and a relative bias")
     if weight_act not in WEIGHT_ACTS:
@@ -141,12 +167,12 @@ def map_structformer(
     n_parser = m.count("parser_layers.{}.0.conv.weight")
     settings: dict[str, Any] = {
         **dict(d_model=d_model, n_layers=n_layers, n_heads=n_heads, relation_weight=weight_act),
-        "d_ff": m.need("layers.0.feedforward.1.weight").shape[0] if n_layers else 4 * d_model,
+        "d_ff": m.need("layers.0.feedforward.1.weight", "F, D")[0],
         "preset": GOOGLE_STRUCTFORMER if google else UDGN_REPO_STRUCTFORMER,
         "position": "relative" if relative else "absolute" if absolute else "none",
         "max_length": RELATIVE - 1 if relative else rows,
         "n_parser_layers": n_parser,
-        "conv_size": m.need("parser_layers.0.0.conv.weight").shape[2] if n_parser else 9,
+        "conv_size": m.need("parser_layers.0.0.conv.weight", "D, D, W")[2] if n_parser else 9,
         "relations": _relations(relations, n_rel),
         "norm_affine": google,
     }
@@ -173,9 +199,15 @@ def _encoder_layer(m: _Mapping, prefix: str, google: bool, relative: bool) -> No
     attn = prefix + "self_attn."
     for part in ("weight", "bias"):  # q, k, v stacked in that order: [3D, D]
         qkv = [m.take(f"{attn}{p}_proj.{part}") for p in "qkv"]
+        if all(q.numel() for q in qkv) and (
+            qkv[0].dim() == 0 or any(q.shape != qkv[0].shape for q in qkv)
+        ):
+            shapes = ", ".join(str(list(q.shape)) for q in qkv)
+            raise InputError(f"{attn}q/k/v_proj.{part} are of shapes {shapes}", m.file)
         m.out[f"{prefix}attn.qkv.{part}"] = (
             torch.cat(qkv) if all(q.numel() for q in qkv) else qkv[0]
         )
+        m.out.origin[f"{prefix}attn.qkv.{part}"] = f"{attn}q/k/v_proj.{part}"
         m.put(f"{prefix}attn.out.{part}", f"{attn}out_proj.{part}")
         m.put(f"{prefix}ff.0.{part}", f"{prefix}feedforward.1.{part}")
         m.put(f"{prefix}ff.3.{part}", f"{prefix}feedforward.4.{part}")
@@ -183,7 +215,13 @@ def _encoder_layer(m: _Mapping, prefix: str, google: bool, relative: bool) -> No
             if google:  # the UDGN repository's are non-affine: model.norm_affine false
                 m.put(f"{prefix}{name}.{part}", f"{prefix}{key}.{part}")
     if relative:  # column 256 + |i - j| -> row |i - j|: [256, H]
-        m.out[f"{prefix}attn.relative.bias.weight"] = m.take(attn + "relative_bias")[:, RELATIVE:].T
+        key = attn + "relative_bias"
+        if key in m.left:
+            m.need(key, "H, 512")
+            m.out[f"{prefix}attn.relative.bias.weight"] = m.take(key)[:, RELATIVE:].T
+            m.out.origin[f"{prefix}attn.relative.bias.weight"] = key
+        else:
+            m.missing.append(key)
 
 
 def _relations(relations: Sequence[str] | None, n_rel: int) -> list[str]:
@@ -215,16 +253,16 @@ def map_udgn(
     if relations is not None or weight_act != "softmax":
         raise ConfigError("relations and weight_act describe a StructFormer, not a UDGN")
     m = _Mapping(tensors, file, "UDGN")
-    d_model = m.need("emb.weight").shape[1]
+    d_model = m.need("emb.weight", "V, D")[1]
     n_layers = m.count("layers.{}.self_attn.proj.weight")
     if n_layers < 1:
         raise InputError("not an official UDGN checkpoint: no layers.0.self_attn.proj", file)
-    n_heads = m.need("layers.0.self_attn.rels_bias").shape[1]
-    width = m.need("layers.0.self_attn.out_proj.weight").shape[1]
-    if width % n_heads or m.need("layers.0.self_attn.proj.weight").shape[0] != 4 * width:
+    n_heads = m.need("layers.0.self_attn.rels_bias", "2, H")[1]
+    width = m.need("layers.0.self_attn.out_proj.weight", "D, H d")[1]
+    if width % n_heads or m.need("layers.0.self_attn.proj.weight", "4 H d, D")[0] != 4 * width:
         raise InputError("the attention projections do not fit 4 parts of H heads", file)
     absolute = "pos_emb.weight" in m.left
-    rows = m.left["pos_emb.weight"].shape[0] if absolute else POSITIONS
+    rows = m.need("pos_emb.weight", "P, D")[0] if absolute else POSITIONS
     settings: dict[str, Any] = {
         **dict(d_model=d_model, head_size=width // n_heads, n_layers=n_layers, n_heads=n_heads),
         **dict(n_parser_layers=m.count("parser_layers.weight_ih_l{}"), preset=UDGN),
@@ -282,7 +320,7 @@ def import_checkpoint(
         raise InputError(why, str(dictionary))
     base = load_config(arch, preset=settings.pop("preset")).to_dict()
     merged = {**base["model"], **settings}  # the preset's, where the tensors say nothing
-    base["model"] = dataclasses.asdict(model_config(arch, merged))  # every setting, written
+    base["model"] = model_settings(arch, merged, str(path))  # every setting, written
     config = load_config(arch, base=base)
     # the reference's ids are kept as they are: induce finds its specials by name
     vocab = Vocabulary(words, specials=(UNK, PAD, MASK), settings={"source": str(dictionary)})
@@ -299,16 +337,37 @@ def import_checkpoint(
     return write_imported_run(Path(out), config, vocab, record, model)
 
 
+def model_settings(arch: str, settings: dict[str, Any], file: str) -> dict[str, Any]:
+    """Every ``model:`` setting of ``arch``, its sizes read from the tensors of ``file``:
+    sizes that make no valid model (heads that do not divide the width) are the file's
+    fault, an :class:`InputError` naming it."""
+    try:
+        return dataclasses.asdict(model_config(arch, settings))
+    except ConfigError as err:
+        raise InputError(f"its tensors' sizes make no valid {arch}: {err}", file) from None
+
+
 def fill_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -> None:
-    """Every induce parameter from ``weights``, shapes checked (a mapping bug otherwise)."""
+    """Every induce parameter from ``weights``, shapes checked against the model the sizes
+    read from the tensors built: a tensor of another shape is named (the official name,
+    where ``weights`` are a mapper's :class:`Weights`)."""
     own = model.state_dict()
     missing = sorted(set(own) - set(weights))
     unexpected = sorted(set(weights) - set(own))
     wrong = [k for k in own if k in weights and tuple(weights[k].shape) != tuple(own[k].shape)]
-    if missing or unexpected or wrong:
+    if missing or unexpected:
         raise InputError(
             f"the weights do not fill the induce model: missing {missing[:4]}, unexpected "
-            f"{unexpected[:4]}, wrong shape {wrong[:4]}",
+            f"{unexpected[:4]}",
+            file,
+        )
+    if wrong:
+        first = wrong[0]
+        name = weights.origin.get(first, first) if isinstance(weights, Weights) else first
+        more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
+        raise InputError(
+            f"{name} is of shape {list(weights[first].shape)}, where the sizes of the other "
+            f"tensors make it {list(own[first].shape)}{more}",
             file,
         )
     model.load_state_dict({k: v.contiguous() for k, v in weights.items()})

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from induce.data.errors import ConfigError, InputError
+from induce.data.files import remember_input
 
 # -- the checkpoint ------------------------------------------------------------------------
 
@@ -22,8 +23,11 @@ def read_state_dict(
     """The official model's tensors by name, from a state dict (torch or safetensors) or,
     with ``trust_pickle``, from the reference's pickled ``[model, criterion, ...]``."""
     file = Path(path)
+    if file.is_dir():
+        raise InputError("is a directory, expected a checkpoint file", str(file))
     if not file.is_file():
         raise InputError("no such file", str(file))
+    remember_input(str(file))  # no output of this command may replace it
     if file.suffix == ".safetensors":
         from safetensors.torch import load_file
 
@@ -31,6 +35,12 @@ def read_state_dict(
             return dict(load_file(str(file)))
         except Exception as err:
             raise InputError(f"cannot read the safetensors file: {err}", str(file)) from None
+    if not _pickled(file):
+        raise InputError(
+            "not a PyTorch checkpoint: neither the zip archive nor the pickle that torch.save "
+            "writes",
+            str(file),
+        )
     try:
         obj = torch.load(file, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:  # it names classes: a whole pickled model
@@ -43,9 +53,28 @@ def read_state_dict(
             ) from None
         obj = load_code_pickle(file)
     except Exception as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else err.__class__.__name__
-        raise InputError(f"not a PyTorch checkpoint: {first}", str(file)) from None
+        raise InputError(f"not a PyTorch checkpoint: {_first_line(err)}", str(file)) from None
     return _tensors_of(obj, file)
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else err.__class__.__name__
+
+
+def _pickled(file: Path) -> bool:
+    """Whether ``file`` is what ``torch.save`` writes: a zip archive, or (the legacy format)
+    a pickle, which starts with the PROTO opcode.  Text or random bytes are neither, and
+    unpickling them fails for that reason, not for the classes a model pickle names."""
+    import zipfile
+
+    try:
+        if zipfile.is_zipfile(file):
+            return True
+        with open(file, "rb") as handle:
+            return handle.read(1) == b"\x80"
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(file)) from None
 
 
 def load_code_pickle(file: Path) -> Any:

@@ -16,7 +16,6 @@ number with its separators as one ``N`` (``Normalization.numbers: whole``).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from induce.data.normalize import Normalization, load_tagset
 from induce.data.vocab import PAD, UNK, Vocabulary
 from induce.models import build_model, model_config
 from induce.runs.config import load_config
-from induce.runs.official import fill_weights, write_imported_run
+from induce.runs.official import fill_weights, model_settings, shape_of, write_imported_run
 from induce.runs.official_files import load_code_pickle, read_state_dict
 
 # the grammars of the registry (npcfg, cpcfg)
@@ -50,18 +49,20 @@ def import_pcfg_checkpoint(
         raise ConfigError(f"must be one of {', '.join(ARCHS)}", setting="arch")
     tensors = read_state_dict(path, trust_pickle)
     words = _words(path, dictionary, trust_pickle)
+    if UNK not in words:  # every unknown word's id: a run without it cannot parse
+        raise InputError(f"the vocabulary has no {UNK} token", str(dictionary or path))
     sizes = _sizes(tensors, str(path), arch)
     if "z_dim" in sizes:
         compound = model_config(arch, {}).z_dim > 0  # the architecture's: N-PCFG z_dim 0
         if (sizes["z_dim"] > 0) != compound:
             kind = "a compound PCFG" if sizes["z_dim"] else "an N-PCFG"
             raise InputError(f"the checkpoint is {kind}, not --arch {arch}", str(path))
-    rows = _vocabulary_rows(tensors)
+    rows = _vocabulary_rows(tensors, str(path))
     if rows != len(words):
         why = f"{len(words)} words, the checkpoint {rows}: another corpus's dictionary"
         raise InputError(why, str(dictionary or path))
     base = load_config(arch).to_dict()
-    base["model"] = dataclasses.asdict(model_config(arch, {**base["model"], **sizes}))
+    base["model"] = model_settings(arch, {**base["model"], **sizes}, str(path))
     config = load_config(arch, base=base)
     specials = tuple(t for t in (UNK, PAD) if t in words)
     vocab = Vocabulary(words, specials=specials, settings={"source": str(dictionary or path)})
@@ -93,6 +94,14 @@ ARCHS_OF = {
     "a compound-pcfg model": ("npcfg", "cpcfg"),
 }
 
+# the official code each kind of checkpoint comes from, for messages
+_OFFICIAL = {
+    "a compound Simple PCFG": "TN-PCFG (SC-PCFG)",
+    "a Simple PCFG": "TN-PCFG (Simple PCFG)",
+    "a TN-PCFG": "TN-PCFG",
+    "a compound-pcfg model": "compound-pcfg",
+}
+
 
 def _sizes(tensors: dict[str, torch.Tensor], file: str, arch: str) -> dict[str, int]:
     """The grammar's sizes from the tensor shapes, for a checkpoint of ``arch``'s kind.  A
@@ -105,36 +114,47 @@ def _sizes(tensors: dict[str, torch.Tensor], file: str, arch: str) -> dict[str, 
         )
     if arch not in ARCHS_OF[kind]:
         raise InputError(f"the checkpoint is {kind}: give its --arch", file)
+    what = _OFFICIAL[kind]
+
+    def shape(key: str, dims: str) -> tuple[int, ...]:
+        return shape_of(tensors, key, dims, file, what)
+
     sizes: dict[str, Any]
     if kind in ("a Simple PCFG", "a compound Simple PCFG"):
-        symbols, s_dim = tensors["rule_state_emb"].shape
+        symbols, s_dim = shape("rule_state_emb", "N + T, S")
         if symbols % 3:
             raise InputError(f"{symbols} symbols: not the official T = 2N", file)
         sizes = {"nt": symbols // 3, "t": 2 * symbols // 3, "s_dim": s_dim}
         if kind == "a compound Simple PCFG":
-            sizes["z_dim"] = tensors["enc_out.weight"].shape[0] // 2
-            sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
-            sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
+            sizes["z_dim"] = shape("enc_out.weight", "2 Z, 2 H")[0] // 2
+            sizes["w_dim"] = shape("enc_emb.weight", "V, W")[1]
+            sizes["h_dim"] = shape("enc_rnn.weight_hh_l0", "4 H, H")[1]
     elif kind == "a TN-PCFG":
-        t, s_dim = tensors["term_emb"].shape
-        nt, rank = tensors["root_mlp.3.weight"].shape[0], tensors["parent_mlp.2.weight"].shape[0]
+        t, s_dim = shape("term_emb", "T, S")
+        nt, rank = shape("root_mlp.3.weight", "N, S")[0], shape("parent_mlp.2.weight", "R, S")[0]
         sizes = {"nt": nt, "t": t, "rank": rank, "s_dim": s_dim}
     else:
-        nt, s_dim = tensors["nt_emb"].shape
-        z_dim = tensors["rule_mlp.weight"].shape[1] - s_dim
-        sizes = {"nt": nt, "t": tensors["t_emb"].shape[0], "s_dim": s_dim, "z_dim": z_dim}
+        nt, s_dim = shape("nt_emb", "N, S")
+        z_dim = shape("rule_mlp.weight", "N (N+T)^2, S + Z")[1] - s_dim
+        if z_dim < 0:
+            raise InputError(
+                f"rule_mlp.weight takes {z_dim + s_dim} inputs, fewer than nt_emb's {s_dim}",
+                file,
+            )
+        sizes = {"nt": nt, "t": shape("t_emb", "T, S")[0], "s_dim": s_dim, "z_dim": z_dim}
         if z_dim > 0:
-            sizes["w_dim"] = tensors["enc_emb.weight"].shape[1]
-            sizes["h_dim"] = tensors["enc_rnn.weight_hh_l0"].shape[1]
+            sizes["w_dim"] = shape("enc_emb.weight", "V, W")[1]
+            sizes["h_dim"] = shape("enc_rnn.weight_hh_l0", "4 H, H")[1]
     return {k: int(v) for k, v in sizes.items()}
 
 
-def _vocabulary_rows(tensors: dict[str, torch.Tensor]) -> int:
+def _vocabulary_rows(tensors: dict[str, torch.Tensor], file: str) -> int:
     """The vocabulary size the emission layer was built for."""
     for key, axis in (("vocab_emb", 1), ("term_mlp.3.weight", 0), ("vocab_mlp.3.weight", 0)):
-        if key in tensors and tensors[key].dim() == 2:
-            return int(tensors[key].shape[axis])
-    raise InputError("no emission layer in the checkpoint", "")
+        if key in tensors:
+            dims = "S, V" if axis else "V, S"
+            return int(shape_of(tensors, key, dims, file, "PCFG")[axis])
+    raise InputError("no emission layer in the checkpoint", file)
 
 
 def _words(

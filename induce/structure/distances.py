@@ -110,8 +110,11 @@ def tree_distances(tree: Tree) -> list[int]:
     (a preterminal has height 0, a constituent one more than its highest child).  A node's
     splits outrank every split below it, so Algorithm 1 rebuilds a binary tree exactly; the
     splits of an n-ary node tie, and Algorithm 1 then binarises it (``ties="left"``: right-
-    factored, ``ties="right"``: left-factored).  Iterative: deep trees are fine.
+    factored, ``ties="right"``: left-factored).  Iterative: deep trees are fine.  A tree
+    without words (``(TOP)``) has no distances: ``ValueError``.
     """
+    if not tree.preterminals():
+        raise ValueError("no words")
     if tree.is_preterminal:
         return []
     out: list[int] = []

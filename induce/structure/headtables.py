@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from induce.data.config import load_resource_yaml, resource_names
+from induce.data.config import load_resource_yaml, parse_yaml, resource_names
 from induce.data.errors import ConfigError
 from induce.data.files import read_text
 from induce.structure.headrules import DIRECTIONS, HeadRule, HeadTable, LabelRule, LabelScheme
@@ -20,17 +20,7 @@ def load_head_table(spec: str) -> HeadTable:
     if spec in resource_names("headrules"):
         return head_table(load_resource_yaml("headrules", f"{spec}.yaml"), f"{spec}.yaml")
     if os.path.isfile(spec):
-        import yaml
-
-        try:
-            data = yaml.safe_load(read_text(spec))
-        except yaml.MarkedYAMLError as err:
-            mark = err.problem_mark or err.context_mark
-            where = f"{spec}:{mark.line + 1}" if mark is not None else spec
-            raise ConfigError(f"{where}: not valid YAML: {err.problem}") from None
-        except (yaml.YAMLError, RecursionError) as err:
-            raise ConfigError(f"{spec}: not valid YAML ({err.__class__.__name__})") from None
-        return head_table(data, spec)
+        return head_table(parse_yaml(read_text(spec), spec), spec)
     raise ConfigError(
         f"unknown head table {spec!r}: give "
         f"{' or '.join(resource_names('headrules'))}, or a YAML file"

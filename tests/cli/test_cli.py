@@ -107,6 +107,12 @@ def test_baselines_command_uses_the_builtin_treebank():
             ["brackets"],
             "2 sentences in the gold file",
         ),
+        # an empty file is no sentence, not one blank line (one failed parse)
+        (
+            {"gold.mrg": GOLD.splitlines()[0] + "\n", "pred.mrg": ""},
+            ["brackets"],
+            "1 sentences in the gold file",
+        ),
         ({"gold.mrg": GOLD, "pred.mrg": "(S (NN a)\n"}, ["brackets"], "pred.mrg:1: unbalanced"),
         ({"gold.mrg": GOLD, "pred.mrg": b"(S (NN \xff))\n"}, ["brackets"], "not valid UTF-8"),
         (
@@ -179,6 +185,51 @@ def test_evaluate_does_not_import_torch(write, command, gold, pred):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
+
+
+def _induce(*args: str, stdout) -> subprocess.Popen:
+    """``induce ARGS`` in a fresh process (standard output where the caller says)."""
+    code = (
+        f"import sys\nfrom induce.cli.app import main\nsys.argv = ['induce', *{args!r}]\nmain()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+OUTPUTS = [
+    ["convert", "trees", "{gold}"],
+    ["evaluate", "brackets", "{gold}", "{gold}"],  # a Rich table
+    ["evaluate", "brackets", "{gold}", "{gold}", "-f", "json"],
+]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", OUTPUTS, ids=lambda a: " ".join(a[:2] + a[4:]))
+def test_a_full_standard_output_is_one_line(write, args):
+    gold = write("gold.mrg", GOLD)
+    with open("/dev/full", "w") as full:
+        done = _induce(*(a.format(gold=gold) for a in args), stdout=full)
+        _, err = done.communicate(timeout=120)
+    assert done.returncode == 2, err  # as -o /dev/full
+    assert err.splitlines() == ["error: -: cannot write: No space left on device"], err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [OUTPUTS[0], ["evaluate", "brackets", "{gold}", "{gold}", "-f", "evalb"]],
+    ids=lambda a: " ".join(a[:2] + a[4:]),
+)
+def test_a_closed_pipe_ends_quietly(write, args):
+    # more than a pipe holds (64 KiB), so that a write meets the closed end
+    gold = write("gold.mrg", GOLD * 2000)
+    done = _induce(*(a.format(gold=gold) for a in args), stdout=subprocess.PIPE)
+    assert done.stdout is not None
+    done.stdout.read(10)
+    done.stdout.close()  # `induce ... | head -c 10`
+    err = done.stderr.read() if done.stderr else ""
+    assert done.wait(timeout=120) == 0 and err == "", err
 
 
 def test_paths_are_not_read_as_markup(tmp_path):

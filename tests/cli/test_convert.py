@@ -175,6 +175,23 @@ def test_trees_to_distances_and_back(write):
     assert again == ("(X (X (DT The) (NN dog)) (X (MD will) (X (VB bark) (X (TO to) (VB eat)))))")
 
 
+@pytest.mark.parametrize("empty", ["(TOP)", "()", "(TOP (NP))", "(S (NP) (VP))"])
+def test_trees_without_words_have_no_distances(write, tmp_path, empty):
+    """A tree without a word has no distances: one line at its own line, as convert
+    headrules says it (it used to be an IndexError in tree_distances)."""
+    source = write("t.mrg", "(S (NN a) (VB b))\n" + empty + "\n")
+    out = tmp_path / "d.jsonl"
+    for command in ("trees", "headrules"):
+        extra = ["--to", "distances"] if command == "trees" else []
+        result = run("convert", command, source, *extra, "-o", str(out))
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert lines == [f"error: {source}:2: " + lines[0].split(":2: ", 1)[1]], lines
+        assert "empty sentence: no word to" in lines[0]
+        assert not out.exists()
+    assert run("convert", "trees", source).stdout.splitlines()[1] == empty  # as it was
+
+
 def test_deep_trees_and_long_sentences(write):
     n = 3000
     record = {

@@ -88,9 +88,10 @@ def test_detect_format(name, text, fmt):
         (
             CONLLX.replace("2\tdog\t_\tNN\tNN\t_\t3", "2\tdog\t_\tNN\tNN\t_\t2"),
             "conllx",
-            1,
-            "its own head",
+            2,  # a word's head: that word's line
+            "word 2 is its own head",
         ),
+        ("a\tDT\t0\nb\tNN\t7\n", "malt", 2, "word 2 has head 7, outside 0..2"),
         ("1\ta\t_\tDT\n", "conllx", 1, "10 columns"),
         (
             "1\ta\t_\tDT\tDT\t_\t0\troot\t_\t_\n3\tb\t_\tNN\tNN\t_\t1\tdep\t_\t_\n",
@@ -103,6 +104,30 @@ def test_detect_format(name, text, fmt):
             "conllu",
             6,
             "CoNLL-U",
+        ),
+        (  # the word's own line, not the sentence's first (its # sent_id comment)
+            CONLLU.replace("4\thome\thome\tADV\t_\t_\t3", "4\thome\thome\tADV\t_\t_\t9"),
+            "conllu",
+            7,
+            "word 4 has head 9, outside 0..5",
+        ),
+        (
+            CONLLU.replace("2\tn't\tnot\tPART\tRB\t_\t3", "2\tn't\tnot\tPART\tRB\t_\t2"),
+            "conllu",
+            5,
+            "word 2 is its own head",
+        ),
+        (
+            CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\tx"),
+            "conllu",
+            6,
+            "CoNLL-U: HEAD must be an integer, got 'x'",
+        ),
+        (
+            CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "3\tgo\tgo\tVERB\tVB\t_\t1"),
+            "conllu",
+            1,  # a cycle or no root is the sentence's: its first line
+            "no root",
         ),
         (
             CONLLU.replace("3\tgo\tgo\tVERB\tVB\t_\t0", "9\tgo\tgo\tVERB\tVB\t_\t0"),
@@ -233,3 +258,11 @@ def test_evaluate_and_convert_short_conllu_rows(write, tmp_path):
         assert result.exception is None or isinstance(result.exception, SystemExit)
         assert result.stderr == f"error: {short}:1: CoNLL-U needs 10 tab-separated columns, got 3\n"
         assert not out.exists()
+
+
+def test_a_predicted_head_out_of_range_is_found_at_its_line():
+    """Predictions (head assignments, not necessarily trees) name the word's line too."""
+    text = "# sent_id = 1\n1\ta\t_\tDT\tDT\t_\t2\t_\t_\t_\n2\tb\t_\tNN\tNN\t_\t3\t_\t_\t_\n"
+    with pytest.raises(InputError) as err:
+        parse_deps(text, "p.conllu", "conllu", trees=False)
+    assert str(err.value) == "p.conllu:3: not a head assignment: word 2 has head 3, outside 0..2"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from induce.data.config import from_mapping
+from induce.data.config import SEED, from_mapping, parse_yaml
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import atomic_write, decode_utf8
 from induce.data.text import parse_text
@@ -36,6 +36,32 @@ def test_atomic_write_interrupted_leaves_nothing(tmp_path, monkeypatch):
         atomic_write(target, "new")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "shared.txt"
+    target.write_text("old")
+    target.chmod(0o664)
+    atomic_write(target, "new")
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o664
+    fresh = tmp_path / "fresh.txt"
+    atomic_write(fresh, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_atomic_write_refuses_a_file_its_owner_made_read_only(tmp_path, monkeypatch):
+    """The rename would replace a read-only file that ``open`` could not write (root may
+    write anything: the file system's answer is stood in for)."""
+    target = tmp_path / "frozen.txt"
+    target.write_text("keep")
+    target.chmod(0o444)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m: False if p == str(target) else real(p, m))
+    with pytest.raises(InputError, match="frozen.txt: cannot write: the file is read-only"):
+        atomic_write(target, "new")
+    assert target.read_text() == "keep" and sorted(tmp_path.iterdir()) == [target]
 
 
 def test_atomic_write_missing_folder(tmp_path):
@@ -79,3 +105,24 @@ def test_strict_settings():
         from_mapping(_Settings, {"name": "x", "size": "4"}, "cfg.yaml")
     with pytest.raises(ConfigError, match="size: expected an integer"):
         from_mapping(_Settings, {"name": "x", "size": True}, "cfg.yaml")
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("arch: udgn\nmodel: [1, 2\n", "cfg.yaml:3: not valid YAML: expected ',' or ']'"),
+        ("a: 1\n  b: 2\n", "cfg.yaml:2: not valid YAML: mapping values are not allowed here"),
+        ("a: [" * 5000, "cfg.yaml: not valid YAML (RecursionError)"),
+    ],
+)
+def test_bad_yaml_is_one_line_with_file_and_line(text, fragment):
+    with pytest.raises(InputError) as caught:
+        parse_yaml(text, "cfg.yaml")
+    assert str(caught.value).startswith(fragment) and "\n" not in str(caught.value)
+    assert parse_yaml("a: 1\n", "cfg.yaml") == {"a": 1}
+
+
+def test_a_seed_is_what_torch_manual_seed_takes():
+    assert SEED.holds(0) and SEED.holds(2**64 - 1)
+    assert not SEED.holds(2**64) and not SEED.holds(-1)
+    assert SEED.describe() == "in [0, 18446744073709551615]"  # in full, not 1.84467e+19

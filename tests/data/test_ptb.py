@@ -67,6 +67,13 @@ def test_trailing_blank_lines_are_counted_not_kept():
     assert parse_trees("(S (A a))\n").trailing_blank_lines == 0
 
 
+def test_an_empty_file_has_no_line_at_all():
+    # not one blank line (a failed parse that would pad a one-sentence prediction)
+    empty = parse_trees("")
+    assert len(empty) == 0 and empty.trailing_blank_lines == 0
+    assert parse_trees("\n").trailing_blank_lines == 1  # one blank line is one
+
+
 def test_preterminal_split_over_lines_and_spaces_inside_brackets():
     tf = parse_trees("(S (NN\n dog) ( VB  runs ) )")
     assert tf.trees[0] == Tree("S", [Tree("NN", ["dog"]), Tree("VB", ["runs"])])

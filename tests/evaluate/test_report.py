@@ -60,6 +60,14 @@ def _report(tmp_path, run):
         ),
         (None, None, {"x": "[1, 2]"}, "x.json: not a report of induce evaluate"),
         (None, None, {"x": '"uas"'}, "x.json: not a report of induce evaluate"),
+        (None, None, {"x": '{"settings": 5, "all": "x"}'}, "x.json: settings is not a mapping"),
+        (None, None, {"x": '{"settings": [], "uas": 1}'}, "x.json: settings is not a mapping"),
+        (
+            None,
+            None,
+            {"d": '{"settings": {"gold_scheme": 5}, "uas": 50, "uuas": 60}'},
+            "d.json: settings.gold_scheme is not the name of a scheme",
+        ),
         (
             None,
             _lines({**BEST, "valid_ppl": "45.5"}),
@@ -124,3 +132,26 @@ def test_keys_a_run_predates_and_thread_counts_do_not_split_a_setting(tmp_path):
     assert read_run(old).setting == read_run(new).setting
     assert read_run(other).setting != read_run(old).setting  # a real difference still counts
     assert [read_run(r).seed for r in (old, new, other)] == [1, 2, 3]
+
+
+def test_a_run_named_twice_is_refused(tmp_path, monkeypatch):
+    """``report r r ./r r/`` used to count one run as four seeds (a std of 0.00 out of
+    nothing); the same directory under another name or through a link is refused."""
+    from induce.data.errors import InputError
+    from induce.reporting import report
+
+    a = _run(tmp_path / "a", metrics=_lines(BEST))
+    _run(tmp_path / "b", config="arch: udgn\ntrain:\n  seed: 2\n", metrics=_lines(LATER))
+    (tmp_path / "link").symlink_to(a, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    for names in (["a", "b", "a"], ["a", "./a/"], ["b", str(a), "link"], ["a", "a/../a"]):
+        result = CliRunner().invoke(app, ["report", *names, "--markdown", "t.md"])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+        assert "the run directory is named twice" in result.stderr
+        assert "it would count as two seeds" in result.stderr
+        assert not (tmp_path / "t.md").exists()
+        with pytest.raises(InputError, match="named twice"):
+            report(names)
+    done = CliRunner().invoke(app, ["report", "a", "b"])
+    assert done.exit_code == 0 and "| udgn | custom | 2 |" in done.stdout, done.output

@@ -8,6 +8,8 @@ import math
 import pytest
 import torch
 
+from induce.data.errors import ConfigError
+from induce.models import grammar
 from induce.models.grammar import WordBatch
 from induce.models.pcfg import CompoundPCFG, PCFGConfig
 from tests.structs.oracles import derivation_score, derivations, reduce
@@ -115,6 +117,22 @@ def test_training_reaches_every_parameter_and_lowers_the_loss():
             )
         optimizer.step()
     assert float(loss.detach()) < first and math.isfinite(float(loss.detach()))
+
+
+@pytest.mark.parametrize("z_dim", [0, 2])
+def test_sampling_gives_up_on_a_length_the_grammar_cannot_meet(z_dim, monkeypatch):
+    """A root always rewrites to two children: no sentence has one word, and a sampler that
+    drew again forever would hang (``induce sample --max-words 1``).  It counts the draws it
+    rejects and stops with a settings error on ``max_words``."""
+    monkeypatch.setattr(grammar, "MIN_REJECTIONS", 30)
+    monkeypatch.setattr(grammar, "REJECTIONS_PER_SENTENCE", 5)
+    with pytest.raises(ConfigError, match=r"^max_words 1 is too few words.*0 of 2 .* 41 draws"):
+        _model(z_dim).sample(2, seed=0, max_words=1)
+
+
+def test_draw_sentences_counts_only_rejected_draws():
+    draws = iter([None, [1, 2], None, None, [3, 4]])
+    assert grammar.draw_sentences(2, lambda: next(draws), 5) == [[1, 2], [3, 4]]
 
 
 @pytest.mark.parametrize("z_dim", [0, 2])

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from induce.data.errors import ConfigError
+from induce.models import grammar
 from induce.models.grammar import WordBatch
 from induce.models.simplepcfg import SimplePCFG, SimplePCFGConfig
 from induce.models.tnpcfg import TNPCFG, LowRankPCFG, TNPCFGConfig
@@ -150,6 +151,15 @@ def test_gradients_are_the_same_bits_run_after_run_on_two_threads():
     finally:
         torch.set_num_threads(threads)
     assert all(torch.equal(runs[0], other) for other in runs[1:])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sampling_gives_up_on_a_length_the_grammar_cannot_meet(kind, monkeypatch):
+    """No sentence has one word: the sampler stops with a settings error, not a hang."""
+    monkeypatch.setattr(grammar, "MIN_REJECTIONS", 30)
+    monkeypatch.setattr(grammar, "REJECTIONS_PER_SENTENCE", 5)
+    with pytest.raises(ConfigError, match=r"^max_words 1 is too few words"):
+        _model(kind).sample(2, seed=0, max_words=1)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -151,6 +151,28 @@ def test_bad_grammars_name_the_line(text, message):
         parse_grammar(text, "g.grammar")
 
 
+@pytest.mark.parametrize(
+    "text, line, shown",
+    [
+        ("S -> NN* NN:dep | 1\nlexicon NN:\n ( a\n", 3, "'('"),
+        ("S -> NN* | 1\nlexicon NN: a b) c\n", 2, "'b)'"),
+        ("lexicon NN VB:\n  dog run\n  (x) go\nS -> NN* VB:x | 1\n", 3, "'(x)'"),
+        ("S -> N(N* | 1\nlexicon N(N: a\n", 1, "'N(N'"),
+        ("S -> NN* | 1\nlexicon NN) DT:\n a the\n", 2, "'NN)'"),
+        ("S(x -> NN* | 1\nstart S(x\nlexicon NN: a\n", 1, "'S(x'"),
+    ],
+)
+def test_brackets_in_words_and_symbols_are_refused(text, line, shown):
+    """Words and labels are written into PTB trees as they are: a bracket in one would
+    unbalance the .trees files (the treebank writes -LRB- and -RRB-)."""
+    with pytest.raises(InputError) as err:
+        parse_grammar(text, "g.grammar")
+    assert str(err.value).startswith(f"g.grammar:{line}: {shown}: ")
+    assert "-LRB-" in str(err.value) and "\n" not in str(err.value)
+    g = parse_grammar("S -> NN* NN:dep | 1\nlexicon NN:\n -LRB- a\n", "g.grammar")
+    assert g.lexicon["NN"].items == ["-LRB-", "a"]
+
+
 def test_unknown_builtin_grammar():
     with pytest.raises(InputError, match="no built-in grammar"):
         load_grammar("klingon")

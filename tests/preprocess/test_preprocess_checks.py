@@ -255,3 +255,113 @@ def test_format_option_and_upos_tags(tmp_path):
     assert (
         bad.exit_code == 2 and "--format must be one of auto, columns, conllu, lines" in bad.stderr
     )
+
+
+CONLLU_TWO = (
+    "# sent_id = 1\n"
+    "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
+    "2\tdog\tdog\tNOUN\tNN\t_\t0\troot\t_\t_\n\n"
+)
+
+
+@pytest.mark.parametrize("ident", ["one", "2x", "1.5.5", "01", "_"])
+def test_conllu_ids_that_are_not_ids_are_errors(tmp_path, ident):
+    """Only multiword tokens (N-M) and empty nodes (N.M) are skipped; any other ID that is not
+    a number is the error convert and evaluate give, not a word silently left out."""
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(CONLLU_TWO.replace("1\tThe", f"{ident}\tThe"))
+    out = tmp_path / "o"
+    result = run("preprocess", "text", "--train", str(bad), "-o", str(out))
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith(f"error: {bad}:2: CoNLL-U: ID")
+    assert result.stderr == run("convert", "deps", str(bad), "--to", "conllx").stderr
+    assert len(result.stderr.splitlines()) == 1 and not out.exists()
+
+
+def test_conllu_multiword_tokens_and_empty_nodes_are_skipped(tmp_path):
+    corpus = tmp_path / "mw.conllu"
+    corpus.write_text(
+        "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "1\tdo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_\n"
+        "2\tn't\tnot\tPART\tRB\t_\t3\tneg\t_\t_\n"
+        "3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\t_\n"
+        "3.1\tgone\t_\tVERB\tVBN\t_\t_\t_\t3:conj\t_\n\n"
+    )
+    out = tmp_path / "o"
+    assert run("preprocess", "text", "--train", str(corpus), "-o", str(out)).exit_code == 0
+    assert list(load_dataset(out).sentences("train")) == [["do", "n't", "go"]]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # CoNLL-U with a broken row (7 columns), first a comment or a good row: CoNLL-U
+        (
+            "# sent_id = 1\n" + "1\tHi\t_\tINTJ\tUH\t_\t0\n" + "2\t!\t_\t_\t.\t_\t1\tp\t_\t_\n",
+            "conllu",
+        ),
+        ("1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n2\t!\t_\t_\t.\t_\t1\n\n", "conllu"),
+        # most rows are CoNLL rows, the first one is not
+        ("1\tHi\n" + "2\t!\t_\t_\t.\t_\t1\tp\t_\t_\n" * 3, "conllu"),
+        # every token row one column short: still CoNLL-U (its error names the line)
+        ("# text = Hi\n1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\n\n", "conllu"),
+        # plain text with tabs, a comment first, even a row of ten tab-separated fields
+        ("# a title\nsome\ttext\there\nmore text\n", "lines"),
+        ("a\tb\tc\td\te\tf\tg\th\ti\tj\n" + "plain words\n" * 3, "lines"),
+        ("words\twith a tab\n1\t2\t3\t4\t5\t6\t7\t8\t9\t10\nand more\nand more\n", "lines"),
+        # one row of a column file that does not fit: still columns (the row is an error)
+        ("The DT B-NP\ncat NN I-NP\n\nDogs NNS B-NP\nbark VBP B-VP\n" * 3 + "oops\n\n", "columns"),
+    ],
+)
+def test_text_format_guess_keeps_to_a_mostly_fitting_format(text, expected):
+    assert detect_text_format("corpus.txt", text) == expected
+
+
+def test_a_guessed_format_reports_the_row_that_does_not_fit(tmp_path):
+    """A CoNLL-U or column file named .txt with one bad row is read as what it is, and the
+    row is an error with its line: not read as plain lines, comments and all."""
+    conllu = tmp_path / "mc.txt"
+    rows = "".join(
+        f"# sent_id = {k}\n1\tHi\t_\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+        "2\t!\t_\tPUNCT\t.\t_\t1\tp\t_\t_\n\n"
+        for k in range(1, 4)
+    )
+    conllu.write_text(
+        rows.replace("2\t!\t_\tPUNCT\t.\t_\t1\tp\t_\t_\n", "2\t!\t_\tPUNCT\t.\t_\t1\n", 1)
+    )
+    out = tmp_path / "o"
+    result = run("preprocess", "text", "--train", str(conllu), "-o", str(out))
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == f"error: {conllu}:3: CoNLL-U needs 10 tab-separated columns, got 7\n"
+    conllu.write_text(rows)
+    assert run("preprocess", "text", "--train", str(conllu), "-o", str(out)).exit_code == 0
+    assert list(load_dataset(out).sentences("train")) == [["hi"]] * 3  # "!" is punctuation
+
+    chunks = tmp_path / "chunks.txt"
+    chunks.write_text("The DT B-NP\ncat NN I-NP\n\n" * 5 + "Dogs NNS B-NP\nbark\n\n")
+    result = run("preprocess", "text", "--train", str(chunks), "-o", str(tmp_path / "c"))
+    assert result.exit_code == 2 and not (tmp_path / "c").exists()
+    assert result.stderr.startswith(f"error: {chunks}:17: ") and "1 field" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    named = run(
+        "preprocess",
+        "text",
+        "--train",
+        str(chunks),
+        "-o",
+        str(tmp_path / "c"),
+        "--format",
+        "columns",
+    )
+    assert named.exit_code == 0, named.output
+
+    plain = tmp_path / "plain.txt"
+    plain.write_text("# notes\nThe cat\tsat .\n\nA dog ran\n")
+    out = tmp_path / "p"
+    assert run("preprocess", "text", "--train", str(plain), "-o", str(out)).exit_code == 0
+    assert list(load_dataset(out).sentences("train")) == [
+        ["#", "notes"],
+        ["the", "cat", "sat", "."],
+        ["a", "dog", "ran"],
+    ]

@@ -187,3 +187,41 @@ def test_grammars_and_limits_that_give_no_sentence(tmp_path):
         assert result.stderr == f"error: {message}\n"
         assert not out.exists()
     make(tmp_path, "five", "--grammar", str(four), "--max-words", "5")
+
+
+def test_a_bracket_in_a_word_is_refused_before_anything_is_written(tmp_path):
+    grammar = tmp_path / "g.grammar"
+    grammar.write_text("start S\nS -> NN* NN:dep | 1\nlexicon NN:\n ( a\n")
+    out = tmp_path / "dss2"
+    result = CliRunner().invoke(
+        app,
+        [
+            "preprocess",
+            "synthetic",
+            "-o",
+            str(out),
+            "-n",
+            "5",
+            "--valid",
+            "2",
+            "--test",
+            "2",
+            "--grammar",
+            str(grammar),
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith(f"error: {grammar}:4: '(': ")
+    assert len(result.stderr.splitlines()) == 1 and not out.exists()
+
+
+def test_an_empty_split_names_the_grammar(tmp_path):
+    grammar = tmp_path / "untagged.grammar"  # tags print empty: the tag filter drops every word
+    grammar.write_text("S -> .x* .y:dep | 1\nlexicon .x: a\nlexicon .y: b\n")
+    out = tmp_path / "syn"
+    result = CliRunner().invoke(
+        app, ["preprocess", "synthetic", "-o", str(out), "-n", "5", "--grammar", str(grammar)]
+    )
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith(f"error: {grammar}: the train split is empty: ")

@@ -139,6 +139,37 @@ def test_parse_with_weights_of_another_shape(setup, tmp_path):
     assert "differ in shape" in result.stderr and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "old, new, fragment",
+    [
+        ("arch: udgn", "arch: nope", "unknown architecture 'nope'"),
+        ("d_model: 32", "d_model: abc", "d_model: expected an integer"),
+        ("d_model: 32", "d_model: 32\n  bogus: 1", "bogus"),
+    ],
+)
+def test_a_runs_bad_settings_name_its_config_file(setup, tmp_path, old, new, fragment):
+    """A fault in the run's own ``config.yaml`` is the file's: the message names it (an
+    override's fault names the flag, as before)."""
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    config = (run / "config.yaml").read_text()
+    assert old in config
+    (run / "config.yaml").write_text(config.replace(old, new, 1))
+    (tmp_path / "in.txt").write_text("the bill passed\n")
+    result = _invoke("parse", tmp_path / "in.txt", "-m", run)
+    _one_error(result)
+    assert result.stderr.startswith(f"error: {run / 'config.yaml'}: ") and fragment in result.stderr
+
+
+def test_weights_other_than_best_or_last_are_refused_by_the_library(setup):
+    from induce.data.errors import ConfigError
+    from induce.runs.directory import open_run
+
+    _, _, runs = setup
+    with pytest.raises(ConfigError, match="weights must be one of best, last"):
+        open_run(runs["udgn"]).weights("middle")
+
+
 def test_parse_a_transformer_run(setup, tmp_path):
     _, _, runs = setup
     (tmp_path / "in.txt").write_text("the bill passed\n")
@@ -174,3 +205,42 @@ def test_a_weights_file_that_is_not_one(setup, tmp_path):
     open_run(run).weights("best").write_bytes(b"\x00garbage")
     (tmp_path / "in.txt").write_text("the bill passed\n")
     _one_error(_invoke("parse", tmp_path / "in.txt", "-m", run))
+
+
+def _renamed(tokens: list, old: str, new: object) -> list:
+    return [new if t == old else t for t in tokens]
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (lambda v: {**v, "tokens": []}, "no <unk> token"),
+        (lambda v: {**v, "tokens": _renamed(v["tokens"], "<unk>", "<UNK>")}, "no <unk> token"),
+        (lambda v: {**v, "tokens": _renamed(v["tokens"], "<pad>", "<PAD>")}, "no <pad> token"),
+        (lambda v: {**v, "tokens": _renamed(v["tokens"], "<mask>", "m")}, "no <mask> token"),
+        (lambda v: {**v, "tokens": _renamed(v["tokens"], "the", 7)}, "list of strings"),
+        (lambda v: {**v, "tokens": "the bill"}, "list of strings"),
+        (lambda v: {**v, "tokens": v["tokens"] + ["the"]}, "'the' twice"),
+        (lambda v: {**v, "specials": [1]}, "list of strings"),
+        (lambda v: {**v, "counts": []}, '"counts" must be an object'),
+        (lambda v: v["tokens"], 'an object with "tokens"'),
+    ],
+    ids=["empty", "no-unk", "no-pad", "no-mask", "int-token", "text", "twice", "specials"]
+    + ["counts", "list"],
+)
+def test_parse_with_a_bad_vocabulary(setup, tmp_path, change, fragment):
+    """A run's vocab.json without the specials batching needs, or not a vocabulary: one line
+    naming the file (it used to be a KeyError '<unk>' in Vocabulary.id)."""
+    import json
+
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    vocab = json.loads((run / "vocab.json").read_text())
+    assert "the" in vocab["tokens"]
+    (run / "vocab.json").write_text(json.dumps(change(vocab)))
+    before = _digest(run)
+    (tmp_path / "in.txt").write_text("the bill passed\n")
+    result = _invoke("parse", tmp_path / "in.txt", "-m", run, "-o", tmp_path / "out")
+    _one_error(result)
+    assert f"{run / 'vocab.json'}: " in result.stderr and fragment in result.stderr
+    assert not (tmp_path / "out").exists() and _digest(run) == before

@@ -187,3 +187,58 @@ def test_parse_refuses_a_batch_budget_below_one(trained, tmp_path, budget):
     args = ["parse", str(text), "--model", str(run), "--batch-tokens", budget, "-o", str(out)]
     _one_error(CliRunner().invoke(app, [*args, "--device", "cpu"]))
     assert not out.exists()
+
+
+def _run_file(run: Path, data: Path, name: str) -> Path:
+    """A file of the trained run or its dataset, named by its role."""
+    from induce.runs.directory import STATE, read_pointer
+
+    pointer = read_pointer(run)
+    assert pointer is not None
+    return {
+        "weights": run / pointer["best"] / "model.safetensors",
+        "trainer state": run / pointer["last"] / STATE,
+        "metrics": run / "metrics.jsonl",
+        "test split": data / "test.txt",
+        "training split": data / "train.txt",
+    }[name]
+
+
+# outputs aimed at a file that the command loads while it works (not a path on its command
+# line: the guard before the work cannot see them): refused when the output is written,
+# with nothing replaced
+LOADED = [
+    ("parse", "--output", "weights"),
+    ("parse", "--output", "trainer state"),
+    ("parse", "--output", "metrics"),
+    ("report", "--csv", "weights"),
+    ("report", "--latex", "metrics"),
+    ("report", "--markdown", "trainer state"),
+    ("evaluate pcc", "--json", "weights"),
+    ("evaluate mlm", "--json", "test split"),
+    ("evaluate mlm", "--json", "training split"),
+    ("evaluate mlm", "--json", "weights"),
+]
+
+
+@pytest.mark.parametrize("command, flag, target", LOADED, ids=[" ".join(c) for c in LOADED])
+def test_an_output_aimed_at_a_file_the_command_loads_is_refused(
+    trained, tmp_path, command, flag, target
+):
+    run, data = trained
+    files, args = COMMANDS[command]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    if command == "report":  # the trained run, not the fixture's stand-in
+        args = lambda d, run, data: ["report", str(run)]  # noqa: E731
+    if command == "evaluate mlm":  # a test split of words the run knows: some get masked
+        text, data = str(data / "train.txt"), tmp_path / "data"
+        made = ["preprocess", "text", "--train", text, "--test", text, "--vocab", str(run)]
+        assert CliRunner().invoke(app, [*made, "-o", str(data)]).exit_code == 0
+    path = _run_file(run, data, target)
+    before = [_digest(run), _digest(data)]
+    result = CliRunner().invoke(app, [*args(tmp_path, run, data), flag, str(path)])
+    _one_error(result)
+    assert "will not overwrite a file this command reads" in result.stderr
+    assert [_digest(run), _digest(data)] == before

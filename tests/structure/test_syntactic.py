@@ -129,5 +129,8 @@ def test_bad_scores():
             parse_distances(LEAVES[:3], [1.0, bad], [1, 2, 3])
     with pytest.raises(ValueError, match="no words"):
         split_tree([], [])
+    for empty in (Tree("TOP", []), Tree("", []), Tree("S", [Tree("NP", []), Tree("VP", [])])):
+        with pytest.raises(ValueError, match="no words"):  # was an IndexError
+            tree_distances(empty)
     with pytest.raises(ValueError, match="not projective"):
         projective_tree(LEAVES[:4], [3, 0, 2, 1])  # the arc 4 -> 1 covers the root

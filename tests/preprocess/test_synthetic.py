@@ -20,24 +20,15 @@ from induce.reporting import baseline_rows
 
 def make(tmp_path, name="syn", *extra):
     out = tmp_path / name
-    result = CliRunner().invoke(
-        app,
-        [
-            "preprocess",
-            "synthetic",
-            "-o",
-            str(out),
-            "-n",
-            "300",
-            "--valid",
-            "60",
-            "--test",
-            "40",
-            *extra,
-        ],
-    )
+    result = synthetic(out, "300", "60", "40", *extra)
     assert result.exit_code == 0, result.output
     return out
+
+
+def synthetic(out, sentences, valid, test, *extra):
+    """``induce preprocess synthetic`` into ``out`` with that many sentences in the splits."""
+    args = ["-o", str(out), "-n", sentences, "--valid", valid, "--test", test, *extra]
+    return CliRunner().invoke(app, ["preprocess", "synthetic", *args])
 
 
 def test_layout_and_determinism(tmp_path):
@@ -193,23 +184,7 @@ def test_a_bracket_in_a_word_is_refused_before_anything_is_written(tmp_path):
     grammar = tmp_path / "g.grammar"
     grammar.write_text("start S\nS -> NN* NN:dep | 1\nlexicon NN:\n ( a\n")
     out = tmp_path / "dss2"
-    result = CliRunner().invoke(
-        app,
-        [
-            "preprocess",
-            "synthetic",
-            "-o",
-            str(out),
-            "-n",
-            "5",
-            "--valid",
-            "2",
-            "--test",
-            "2",
-            "--grammar",
-            str(grammar),
-        ],
-    )
+    result = synthetic(out, "5", "2", "2", "--grammar", str(grammar))
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stderr.startswith(f"error: {grammar}:4: '(': ")

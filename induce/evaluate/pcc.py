@@ -44,6 +44,8 @@ def head_label_correlation(
     the best head of the ``top`` most frequent labels."""
     if direction not in DIRECTIONS:
         raise ConfigError(f"must be one of {', '.join(DIRECTIONS)}", setting="direction")
+    if top < 1:  # a slice by 0 or less would drop labels without a word
+        raise ConfigError(f"must be 1 or more, got {top}", setting="top")
     run = open_run(run_path)
     if not architecture(run.config.arch).attention:
         raise ConfigError(f"a {run.config.arch} model records no attention weights to correlate")

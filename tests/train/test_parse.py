@@ -174,6 +174,17 @@ def test_head_label_correlation(runs, tmp_path, arch):
     assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
 
 
+@pytest.mark.parametrize("top", [0, -1])
+def test_head_label_correlation_refuses_a_top_below_one(runs, top):
+    """The library's own check (the command line has ``--top`` ``min=1``): a slice by 0 or
+    less would give an empty table or drop the last label without a word."""
+    from induce.data.errors import ConfigError
+    from induce.evaluate.pcc import head_label_correlation
+
+    with pytest.raises(ConfigError, match=f"^top must be 1 or more, got {top}$"):
+        head_label_correlation(str(runs["udgn"]), "unread.conllu", top=top)
+
+
 @needs_shared("reference", "dev-sample", "words_nopunct.txt")
 def test_parse_then_evaluate_on_the_reference_words(runs, tmp_path):
     folder = SHARED / "reference" / "dev-sample"

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import FileLock, read_text, remember_input
+from induce.data.files import FileLock, current_umask, read_text, remember_input
 from induce.data.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class DatasetWriter:
         (self.tmp / MANIFEST).write_text(
             yaml.safe_dump(full, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
-        os.chmod(self.tmp, 0o777 & ~_umask())
+        os.chmod(self.tmp, 0o777 & ~current_umask())
         if self.out.exists():  # replacing a dataset (force): swap, then remove the old one
             old = self.tmp.with_suffix(".old")
             os.replace(self.out, old)
@@ -219,12 +219,6 @@ def _foreign_entries(folder: Path) -> list[str] | None:
         for entry in folder.iterdir()
         if entry.name not in known
     )
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _describe(path: Path) -> dict[str, Any]:

@@ -270,6 +270,13 @@ def _replacing(name: str) -> Iterator[str]:
         raise
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it, so set back at once)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _mode_for(name: str) -> int:
     """The permissions the new ``name`` gets: those of the file it replaces, which must be
     writable (a rename would otherwise replace a file its owner protected), else the usual
@@ -277,9 +284,7 @@ def _mode_for(name: str) -> int:
     try:
         st = os.stat(name)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~current_umask()
     except OSError as err:
         raise InputError(f"cannot write: {err.strerror}", name) from None
     if not os.access(name, os.W_OK):

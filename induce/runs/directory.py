@@ -194,10 +194,11 @@ def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -
     if "arch" not in raw:
         raise InputError(f"{CONFIG} names no architecture", str(folder))
     try:  # the file's own settings first: a fault there is the file's, not an override's
-        load_config(str(raw["arch"]), None, base=raw)
+        config = load_config(str(raw["arch"]), None, base=raw)
     except ConfigError as err:
         raise InputError(str(err), str(folder / CONFIG)) from None
-    config = load_config(str(raw["arch"]), overrides, base=raw)
+    if overrides:
+        config = load_config(str(raw["arch"]), overrides, base=raw)
     if not (folder / VOCAB).is_file():
         raise InputError(f"the run has no {VOCAB}", str(folder))
     vocab = Vocabulary.from_json(read_text(folder / VOCAB), str(folder / VOCAB))

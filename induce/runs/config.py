@@ -41,6 +41,13 @@ class DataConfig:
     # mask draws averaged for validation/test perplexity (run r uses eval_seed + r; the UDGN
     # code averages 5 random draws, the StructFormer code uses one)
     eval_runs: Size = 1
+    # validation's masks during training.  fixed: the same draws (from eval_seed) at every
+    # evaluation, so the curve moves with the model only; fresh: new draws at each one (run r
+    # at update s from eval_seed + s * eval_runs + r), as the official StructFormer and UDGN
+    # code draws them at random, which moves its plateau schedule and best checkpoint with
+    # the draw.  Reproducible either way (a resumed run repeats them); test and `induce
+    # evaluate` always draw from eval_seed
+    eval_masks: Literal["fixed", "fresh"] = "fixed"
     # padded: count x longest <= batch_tokens; summed: the reference code's batchify
     # (longest first, summed lengths < batch_tokens)
     batching: Literal["padded", "summed"] = "summed"

@@ -155,6 +155,7 @@ class MaskedLMTrainer(Trainer):
             self.device,
             self.world,
             self.autocast,
+            self.state["step"],
         )
         result: dict[str, Any] = {
             "step": self.state["step"],

@@ -25,17 +25,18 @@ def validation_loss(
     device: torch.device,
     world: dd.World,
     cast: Cast,
+    step: int = 0,
 ) -> tuple[float, int]:
     """``(mean cross-entropy over masked tokens, masked token count)`` over all processes,
-    masks drawn from ``data.eval_seed``; with ``data.eval_runs`` > 1 the mean of the runs'
-    losses (run ``r`` masks from ``eval_seed + r``, as the UDGN code averages 5 random
-    draws) and the masked tokens of all runs."""
+    masks drawn from ``validation_seed(data, step)``; with ``data.eval_runs`` > 1 the mean of
+    the runs' losses (run ``r`` masks from that seed ``+ r``, as the UDGN code averages 5
+    random draws) and the masked tokens of all runs."""
     return masked_lm_loss(
         model,
         sentences,
         specials,
         data.mask_rate,
-        data.eval_seed,
+        validation_seed(data, step),
         data.eval_runs,
         data.eval_batch_tokens,
         device,
@@ -44,6 +45,16 @@ def validation_loss(
         world.size,
         lambda total, count: dd.sum_all(world, total, float(count), device=device),
     )
+
+
+def validation_seed(data: DataConfig, step: int) -> int:
+    """The seed of validation's first mask draw after ``step`` updates: ``data.eval_seed``
+    (``eval_masks: fixed``), or a new block of ``eval_runs`` seeds per update count
+    (``fresh``: the official code's new random masks at every evaluation, made
+    reproducible)."""
+    if data.eval_masks == "fixed":
+        return data.eval_seed
+    return data.eval_seed + step * data.eval_runs
 
 
 def parse_split(

@@ -17,6 +17,7 @@ from induce.data.errors import ConfigError
 from induce.evaluate.mlm import evaluate_mlm
 from induce.runs.config import load_config
 from induce.train.engine import TrainOptions, build_trainer, train
+from induce.train.validation import validation_seed
 from tests.train.helpers import last_state, make_dataset, tiny, weights_file
 
 
@@ -83,8 +84,13 @@ def _stopped_then_resumed(part, data, settings, stop):
     return part
 
 
-def test_a_resumed_run_ends_bit_identical(data, tmp_path):
-    settings = tiny("structformer") + ["train.max_steps=14", "train.eval_every=5"]
+@pytest.mark.parametrize("masks", ["fixed", "fresh"])
+def test_a_resumed_run_ends_bit_identical(data, tmp_path, masks):
+    settings = tiny("structformer") + [
+        "train.max_steps=14",
+        "train.eval_every=5",
+        f"data.eval_masks={masks}",
+    ]
     whole = tmp_path / "whole"
     train(TrainOptions(str(whole), "structformer", str(data), settings, device="cpu"))
 
@@ -96,6 +102,28 @@ def test_a_resumed_run_ends_bit_identical(data, tmp_path):
     assert [r["loss"] for r in _records(whole, "train")] == [
         r["loss"] for r in _records(part, "train")
     ]
+
+
+def test_fresh_validation_masks_are_new_at_each_update_count_and_repeat_on_it(data, tmp_path):
+    """``data.eval_masks: fresh`` draws validation's masks anew at every evaluation, as the
+    official code does, from the update count (so a resumed run repeats them); ``fixed``
+    draws the same ones every time."""
+    losses = {}
+    for masks in ("fixed", "fresh"):
+        settings = tiny("structformer") + [f"data.eval_masks={masks}", "data.eval_runs=2"]
+        trainer = build_trainer(
+            TrainOptions(str(tmp_path / masks), "structformer", str(data), settings, device="cpu")
+        )
+        losses[masks] = []
+        for step in (10, 20, 10):  # the same weights evaluated "after" 10, 20, 10 updates
+            trainer.state["step"] = step
+            losses[masks].append(trainer.evaluate()[1])
+    fixed, fresh = losses["fixed"], losses["fresh"]
+    assert fixed[0] == fixed[1] == fixed[2]
+    assert fresh[0] != fresh[1] and fresh[0] == fresh[2]
+    assert fresh[0] != fixed[0]
+    with pytest.raises(ConfigError, match="eval_masks"):
+        load_config("udgn", ["data.eval_masks=random"])
 
 
 def _ramp(warmup: int, steps: int, *extra: str) -> list[str]:
@@ -201,7 +229,19 @@ def test_command_line(data, tmp_path):
     reports = [json.loads(r.stdout) for r in ppl]
     assert reports[0] == reports[1] and reports[2]["perplexity"] > 1
     best = [r for r in _records(out, "eval") if r["best"]][-1]
-    assert reports[0]["perplexity"] == pytest.approx(best["valid_ppl"], rel=1e-4)
+    # the paper preset's validation masks are drawn anew at each evaluation (eval_masks:
+    # fresh); evaluate mlm with that evaluation's seed gives its perplexity back
+    settings = load_config("transformer")
+    assert settings.data.eval_masks == "fresh"
+    again = evaluate_mlm(
+        str(out),
+        str(data),
+        "valid",
+        device="cpu",
+        seed=validation_seed(settings.data, best["step"]),
+    )
+    assert again["perplexity"] == pytest.approx(best["valid_ppl"], rel=1e-4)
+    assert reports[0]["perplexity"] != pytest.approx(best["valid_ppl"], rel=1e-4)
     # --runs N: the mean of N draws' losses, draw r from seed + r
     draws = [
         evaluate_mlm(str(out), str(data), "valid", device="cpu", seed=s, runs=1)

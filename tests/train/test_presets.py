@@ -38,6 +38,12 @@ def test_paper_presets_are_the_reference_protocol():
     fast = load_config(None, preset="udgn-ptb-fast")
     assert (fast.train.patience, fast.train.bf16, fast.data.batching) == (10, True, "padded")
     assert fast.model == udgn.model and fast.optim == udgn.optim
+    # the official code draws new validation masks at every evaluation; the -fast presets
+    # keep one draw, so that early stopping watches the model, not the draw
+    for name in ("udgn-ptb-paper", "structformer-ptb-paper", "transformer-ptb-paper"):
+        assert load_config(None, preset=name).data.eval_masks == "fresh", name
+    for name in ("udgn-ptb-fast", "structformer-ptb-fast"):
+        assert load_config(None, preset=name).data.eval_masks == "fixed", name
 
 
 def test_a_preset_that_changes_arch_replaces_the_model_block():

@@ -10,11 +10,14 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import typer
 
 from induce.data.errors import ConfigError, InduceError, InduceWarning, InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,6 +123,20 @@ class _Stdout:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def stdout_console(**options: Any) -> Console:
+    """A Rich console on standard output (user text never read as markup) whose closed pipe
+    ends the command as every command's does, quietly with exit 0 (``induce ... | head``):
+    Rich's own handler exits with 1."""
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _PipeConsole(highlight=False, markup=False, **options)
 
 
 def _discard(stream: TextIO) -> None:

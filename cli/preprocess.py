@@ -8,7 +8,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 
-from induce.cli.common import handle_errors, progress_bar, warn
+from induce.cli.common import handle_errors, progress_bar, stdout_console, warn
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -135,7 +135,6 @@ def _write(out: str, job: Callable[[Any], dict[str, Any]]) -> None:
 
 
 def _summary(data: dict, out: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"Dataset {out} ({data['kind']})", title_justify="left")
@@ -151,7 +150,7 @@ def _summary(data: dict, out: str) -> None:
             str(c["dropped_without_words"]),
             str(c["skipped_bad_trees"]),
         )
-    console = Console(highlight=False, markup=False)
+    console = stdout_console()
     console.print(table)
     console.print(f"vocabulary: {data['vocabulary']['size']} entries")
     for split, spec in data.get("splits", {}).items():

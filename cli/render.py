@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from induce.cli.common import stdout_console
+
 
 def _pct(value: float | None, missing: str = "-nan") -> str:
     """2 decimals; ``-nan`` (EVALB's word for 0/0) or ``missing`` where there is no value."""
@@ -46,7 +48,7 @@ def shorten(path: str, room: int) -> str:
 def _console() -> Console:
     # Paths and labels come from users: never read them as Rich markup ("exp[lr=1e-3]").
     # --wide: no wrapping at the terminal's width (a pipe gets the full lines)
-    return Console(highlight=False, markup=False, soft_wrap=WIDE, width=100_000 if WIDE else None)
+    return stdout_console(soft_wrap=WIDE, width=100_000 if WIDE else None)
 
 
 def brackets(report: dict) -> None:

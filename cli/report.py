@@ -30,8 +30,10 @@ def report(
     ),
 ) -> None:
     """Mean (std) over seeds of each setting's results (RUN/eval/*.json from `induce evaluate
-    --json`, else the best validation record), as markdown on stdout.  Name each run once."""
-    from induce.data.files import atomic_write
+    --json`, else the best validation record), as markdown on stdout.  Name each run once:
+    a run named twice, a copy, or one setting's seed run twice would count as two seeds,
+    and is refused."""
+    from induce.data.files import atomic_write, check_writable
     from induce.reporting import aggregate, read_runs, to_csv, to_latex, to_markdown
 
     if plot:
@@ -41,6 +43,8 @@ def report(
         check_path(plot)
         require("matplotlib", "plot")  # before any run is read
     table = aggregate(read_runs(runs))
+    # the runs' files are inputs now: an output over one is refused before the table prints
+    check_writable([markdown, csv, latex, plot])
     text = to_markdown(table)
     sys.stdout.write(text)
     if markdown:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from induce.cli.common import handle_errors
+from induce.cli.common import handle_errors, stdout_console
 from induce.data.architectures import names
 from induce.data.config import resource_names
 from induce.data.errors import ConfigError
@@ -171,6 +171,7 @@ def train(
     import time
 
     from induce.runs import remember_run
+    from induce.runs.config import load_config
     from induce.train.engine import RunExistsError, TrainOptions
     from induce.train.engine import train as run_training
 
@@ -178,14 +179,15 @@ def train(
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
     if resume is None and config in (None, "paper", "demo"):
         arch = arch or "udgn"  # a named preset or a config file says its own
+    overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
+    overrides += [f"train.init_from={Path(init_from).resolve()}"] if init_from else []
     if resume is None and data is None:
-        data = _builtin_data()
         config = config or "demo"
+        load_config(arch, overrides, preset=config)  # a wrong setting before the data is made
+        data = _builtin_data()
     if resume is None and out is None:
         name = arch or Path(config or "run").stem
         out = f"runs/{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
-    overrides += [f"train.init_from={Path(init_from).resolve()}"] if init_from else []
     options = TrainOptions(
         out=out or resume or "",
         arch=arch,
@@ -229,7 +231,6 @@ def _builtin_data() -> str:
 def _final_table(run: str) -> None:
     """The run's validation scores (best and last) next to the baselines, on stdout: every
     run ends with a table, whatever its model and dataset measure (perplexity at least)."""
-    from rich.console import Console
     from rich.table import Table
 
     from induce.reporting import baseline_rows, run_dataset, run_rows
@@ -264,6 +265,6 @@ def _final_table(run: str) -> None:
         label = f"{r.name} ({step})" if step else r.name
         values = (getattr(r, key) for _, key in columns)
         table.add_row(label, *("" if v is None else f"{v:.2f}" for v in values))
-    Console(highlight=False, markup=False).print(table)
+    stdout_console().print(table)
     hint = f"   (parse with: induce parse FILE --model {run})" if trees else ""
     typer.echo(f"run directory: {run}{hint}")

@@ -223,6 +223,15 @@ def _target(name: str, own: bool = False) -> str:
     return "replace"
 
 
+def check_writable(paths: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Raise the error that writing each of ``paths`` (``None``: not asked for) would raise,
+    before anything is written: a command that prints and then writes files checks them
+    all first, so that a refused file does not come after the printed part."""
+    for path in paths:
+        if path is not None:
+            _target(os.fspath(path))
+
+
 def atomic_write(path: str | os.PathLike[str], text: str, own: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` all at once: temporary file, then rename (written
     through for a device or FIFO; ``-``: standard output).  ``own``: see :func:`_target`."""

@@ -29,6 +29,7 @@ MIKOLOV_FILES = {"train": "ptb.train.txt", "valid": "ptb.valid.txt", "test": "pt
 TextFormat = Literal["auto", "lines", "conllu", "columns"]
 TEXT_FORMATS: tuple[TextFormat, ...] = get_args(TextFormat)
 _LOWER = re.compile(r"[a-z]")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")  # a sentence break, also in a CRLF file
 Token = tuple[str, str]  # (tag or "", word)
 
 
@@ -38,7 +39,9 @@ def detect_text_format(path: str, text: str) -> TextFormat:
     * ``conllu`` (CoNLL-X reads alike): a ``.conllu`` file, or one with CoNLL rows (6 or
       more tab-separated fields, the first starting with a digit) that either starts like
       one (its first line a ``#`` comment or a CoNLL row) or has them for at least half of
-      its lines that are not comments;
+      its lines that are not comments; also one whose first rows are CoNLL rows with spaces
+      for tabs (numbered 1, 2, 3, six fields or more), so that the first is the error,
+      not a sentence of ten words;
     * ``columns``: sentences separated by blank lines, and at least 90% of the lines 2-6
       fields with a tag second (no lower-case letter, as in the CoNLL-2000 files);
     * ``lines`` (one sentence a line) otherwise.
@@ -55,11 +58,24 @@ def detect_text_format(path: str, text: str) -> TextFormat:
     conll = sum(1 for line in rows if _conll_row(line))
     if conll and (sample[0].startswith("#") or _conll_row(sample[0]) or 2 * conll >= len(rows)):
         return "conllu"
-    if "\n\n" in text[:50000]:
+    if _spaced_conll(rows):  # read as CoNLL-U, its first row is the error (not 10 words)
+        return "conllu"
+    if _BLANK_LINE.search(text[:50000]):
         fitting = sum(1 for line in sample if _column_misfit(line.split()) is None)
         if 10 * fitting >= 9 * len(sample):
             return "columns"
     return "lines"
+
+
+def _spaced_conll(rows: list[str]) -> bool:
+    """CoNLL rows whose columns are spaces, not tabs (a copy through an editor or a web
+    page): the first three rows at least six fields long, numbered 1, 2, 3."""
+    fields = [row.split() for row in rows[:3]]
+    return (
+        len(fields) == 3
+        and all(len(f) >= 6 for f in fields)
+        and [f[0] for f in fields] == ["1", "2", "3"]
+    )
 
 
 def _conll_row(line: str) -> bool:
@@ -92,7 +108,7 @@ def read_sentences(
             if words:
                 yield number, [("", w) for w in words]
         return
-    token: Callable[[str, str, int], Token | None] = _conllu_token
+    token: Callable[[str, str, int, int], Token | None] = _conllu_token
     if fmt == "columns":
         # a guess holds every line to the shape that made it
         token = _guessed_column_token if guessed else _column_token
@@ -100,10 +116,10 @@ def read_sentences(
 
 
 def _blank_line_sentences(
-    text: str, path: str, token: Callable[[str, str, int], Token | None]
+    text: str, path: str, token: Callable[[str, str, int, int], Token | None]
 ) -> Iterator[tuple[int, list[Token]]]:
-    """Sentences separated by blank lines, a token a line (``token`` reads it, ``None`` for
-    a line that holds none)."""
+    """Sentences separated by blank lines, a token a line (``token(line, path, number,
+    words so far in the sentence)`` reads it, ``None`` for a line that holds none)."""
     sentence: list[Token] = []
     start = 0
     for number, line in enumerate(text.split("\n"), 1):
@@ -112,7 +128,7 @@ def _blank_line_sentences(
                 yield start, sentence
                 sentence = []
             continue
-        pair = token(line, path, number)
+        pair = token(line, path, number, len(sentence))
         if pair is None:
             continue
         if not sentence:
@@ -122,12 +138,13 @@ def _blank_line_sentences(
         yield start, sentence
 
 
-def _conllu_token(line: str, path: str, number: int) -> Token | None:
-    """The tag (XPOS, else UPOS) and word of a CoNLL-U line; ``None`` for comments,
-    multiword tokens (``1-2``) and empty nodes (``1.1``).  A line other than a plain word
-    line (10 non-empty columns, a number for ID) goes through the dependency reader's
-    :func:`~induce.data.conll.parse_conllu_block`, so a wrong one is the error ``convert``
-    and ``evaluate`` give for it, with the file and line."""
+def _conllu_token(line: str, path: str, number: int, before: int) -> Token | None:
+    """The tag (XPOS, else UPOS) and word of a CoNLL-U line, the sentence's word ``before +
+    1``; ``None`` for comments, multiword tokens (``1-2``) and empty nodes (``1.1``).  A line
+    other than a plain word line (10 non-empty columns, a number for ID) goes through the
+    dependency reader's :func:`~induce.data.conll.parse_conllu_block`, so a wrong one is the
+    error ``convert`` and ``evaluate`` give for it, with the file and line; so is a word ID
+    out of its place (0, a repeat, a gap: a damaged or shuffled file)."""
     if line.startswith("#"):
         return None
     cols = line.split("\t")
@@ -141,16 +158,18 @@ def _conllu_token(line: str, path: str, number: int) -> Token | None:
         token = parse_conllu_block([line.rstrip("\r")], number, path)[0]
         if not isinstance(token["id"], int):
             return None
+    if int(ident) != before + 1:
+        raise InputError(f"token IDs must run 1, 2, 3, ...; got {int(ident)}", path, number)
     return (cols[4] if cols[4] != "_" else cols[3]), cols[1]
 
 
-def _column_token(line: str, path: str, number: int) -> Token:
+def _column_token(line: str, path: str, number: int, before: int) -> Token:
     """Word first, then its tag when there is one (the CoNLL-2000 files)."""
     cols = line.split()
     return (cols[1] if len(cols) > 1 else ""), cols[0]
 
 
-def _guessed_column_token(line: str, path: str, number: int) -> Token:
+def _guessed_column_token(line: str, path: str, number: int, before: int) -> Token:
     """A row of a file guessed to be word-and-tag columns; one that is not is an error."""
     cols = line.split()
     problem = _column_misfit(cols)

@@ -89,8 +89,11 @@ def read_run(path: str | Path) -> RunResults:
 def read_runs(paths: Iterable[str | Path]) -> list[RunResults]:
     """:func:`read_run` of each run directory, each run once: the same directory named twice
     (``r`` and ``./r/``, or through a link) would be counted as two seeds, its numbers twice
-    in the mean and a standard deviation made up of nothing, and is refused."""
+    in the mean and a standard deviation made up of nothing, and is refused; so are two
+    directories of one setting with one seed (a copied run, or a run repeated with its
+    seed: the same draws, so not a second sample either)."""
     seen: dict[tuple[int, int], str] = {}
+    seeds: dict[tuple[str, int | None], Path] = {}
     out = []
     for path in paths:
         try:
@@ -105,7 +108,15 @@ def read_runs(paths: Iterable[str | Path]) -> list[RunResults]:
                 f"the run directory is named twice{also}: it would count as two seeds",
                 str(path),
             )
-        out.append(read_run(path))
+        run = read_run(path)
+        twin = seeds.setdefault((run.setting, run.seed), run.path)
+        if twin is not run.path:
+            raise InputError(
+                f"the same settings and seed (train.seed {run.seed}) as {twin}: a copy or a "
+                "repeat of one run would count as two seeds",
+                str(path),
+            )
+        out.append(run)
         if identity is not None:
             seen[identity] = str(path)
     return out

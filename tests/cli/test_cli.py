@@ -232,6 +232,26 @@ def test_a_closed_pipe_ends_quietly(write, args):
     assert done.wait(timeout=120) == 0 and err == "", err
 
 
+def test_a_rich_table_into_a_closed_pipe_ends_quietly_too(write, tmp_path):
+    """Rich's own handler of a closed pipe exits with 1; a table command ends as the others
+    do (exit 0, nothing on stderr), after its work: the dataset is written."""
+    gold = write("gold.mrg", GOLD)
+    out = tmp_path / "data"
+    for args in (
+        ["evaluate", "brackets", gold, gold],
+        ["preprocess", "text", "--train", gold, "-o", str(out)],
+    ):
+        read, written = os.pipe()
+        os.close(read)  # `induce ... | true`: the reader is gone before the table is printed
+        try:
+            done = _induce(*args, stdout=written)
+        finally:
+            os.close(written)
+        err = done.stderr.read() if done.stderr else ""
+        assert done.wait(timeout=120) == 0 and err == "", (args, err)
+    assert (out / "manifest.yaml").is_file()
+
+
 def test_paths_are_not_read_as_markup(tmp_path):
     folder = tmp_path / "exp[lr=1e-3]" / "x[/bold]"
     folder.mkdir(parents=True)

@@ -155,3 +155,31 @@ def test_a_run_named_twice_is_refused(tmp_path, monkeypatch):
             report(names)
     done = CliRunner().invoke(app, ["report", "a", "b"])
     assert done.exit_code == 0 and "| udgn | custom | 2 |" in done.stdout, done.output
+
+
+def test_a_copied_run_is_refused(tmp_path, monkeypatch):
+    """A copy of a run (``cp -r a c``), or a run repeated with the same settings and seed,
+    is not a second seed: refused, naming both; the same seed in another setting is fine."""
+    import shutil
+
+    from induce.data.errors import InputError
+    from induce.reporting import report
+
+    a = _run(tmp_path / "a", metrics=_lines(BEST))
+    _run(tmp_path / "b", config="arch: udgn\ntrain:\n  seed: 2\n", metrics=_lines(LATER))
+    shutil.copytree(a, tmp_path / "c")
+    _run(tmp_path / "d", config="arch: udgn\ntrain:\n  seed: 1\n  threads: 4\n", metrics=b"")
+    monkeypatch.chdir(tmp_path)
+    for names, first in ((["a", "b", "c"], "a"), (["c", "d"], "c")):
+        result = CliRunner().invoke(app, ["report", *names, "--markdown", "t.md"])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.count("\n") == 1 and result.stdout == ""
+        assert f"{names[-1]}: the same settings and seed (train.seed 1) as {first}" in (
+            result.stderr
+        )
+        assert not (tmp_path / "t.md").exists()
+        with pytest.raises(InputError, match="a copy or a repeat of one run"):
+            report(names)
+    _run(tmp_path / "e", config="arch: udgn\nmodel:\n  d_model: 64\ntrain:\n  seed: 1\n")
+    done = CliRunner().invoke(app, ["report", "a", "b", "e"])
+    assert done.exit_code == 0, done.output

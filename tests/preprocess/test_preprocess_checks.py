@@ -279,6 +279,24 @@ def test_conllu_ids_that_are_not_ids_are_errors(tmp_path, ident):
     assert len(result.stderr.splitlines()) == 1 and not out.exists()
 
 
+@pytest.mark.parametrize(
+    "first, second, got", [("0", "1", 0), ("1", "1", 1), ("1", "3", 3), ("2", "1", 2)]
+)
+def test_conllu_word_ids_out_of_place_are_errors(tmp_path, first, second, got):
+    """Word IDs run 1, 2, 3, ... in each sentence: an ID 0, a repeat or a gap is a damaged
+    or shuffled file, the error convert and evaluate give (it was read as it stood)."""
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(
+        CONLLU_TWO.replace("1\tThe", f"{first}\tThe").replace("2\tdog", f"{second}\tdog")
+    )
+    out = tmp_path / "o"
+    result = run("preprocess", "text", "--train", str(bad), "-o", str(out))
+    assert result.exit_code == 2 and not out.exists()
+    line = 2 if first != "1" else 3
+    assert result.stderr == f"error: {bad}:{line}: token IDs must run 1, 2, 3, ...; got {got}\n"
+    assert result.stderr == run("convert", "deps", str(bad), "--to", "conllx").stderr
+
+
 def test_conllu_multiword_tokens_and_empty_nodes_are_skipped(tmp_path):
     corpus = tmp_path / "mw.conllu"
     corpus.write_text(
@@ -312,10 +330,36 @@ def test_conllu_multiword_tokens_and_empty_nodes_are_skipped(tmp_path):
         ("words\twith a tab\n1\t2\t3\t4\t5\t6\t7\t8\t9\t10\nand more\nand more\n", "lines"),
         # one row of a column file that does not fit: still columns (the row is an error)
         ("The DT B-NP\ncat NN I-NP\n\nDogs NNS B-NP\nbark VBP B-VP\n" * 3 + "oops\n\n", "columns"),
+        # a column file with Windows line ends: its blank lines are blank too
+        ("The DT B-NP\r\ncat NN I-NP\r\n\r\nDogs NNS B-NP\r\nbark VBP B-VP\r\n", "columns"),
+        # CoNLL-U whose tabs became spaces: CoNLL-U, whose first row is then the error
+        (
+            "# text = a b c\n1 a _ X X _ 0 root _ _\n2 b _ X X _ 1 d _ _\n3 c _ X X _ 1 d _ _\n",
+            "conllu",
+        ),
+        ("1 a a X X _ 0 root _ _\n2 b b X X _ 1 d _ _\n3 c c X X _ 1 d _ _\n\n", "conllu"),
+        # numbered sentences of plain text are not that
+        ("1 the cat sat on the mat\n2 a dog barked at the cat\n4 it ran off\n", "lines"),
     ],
 )
 def test_text_format_guess_keeps_to_a_mostly_fitting_format(text, expected):
     assert detect_text_format("corpus.txt", text) == expected
+
+
+def test_spaced_conllu_is_an_error_and_a_crlf_column_file_is_columns(tmp_path):
+    """CoNLL-U with spaces for tabs was read as one sentence a line (its rows trained on as
+    ten-word sentences); a column file with CRLF line ends was too (its blank lines hold a
+    carriage return)."""
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("# id 1\n1 a a X X _ 0 root _ _\n2 b b X X _ 1 d _ _\n3 c c X X _ 1 d _ _\n")
+    result = run("preprocess", "text", "--train", str(spaced), "-o", str(tmp_path / "s"))
+    assert result.exit_code == 2 and not (tmp_path / "s").exists()
+    assert result.stderr == f"error: {spaced}:2: CoNLL-U needs 10 tab-separated columns, got 1\n"
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes(b"The DT B-NP\r\ncat NN I-NP\r\n\r\nDogs NNS B-NP\r\nbark VBP B-VP\r\n\r\n")
+    out = tmp_path / "c"
+    assert run("preprocess", "text", "--train", str(crlf), "-o", str(out)).exit_code == 0
+    assert list(load_dataset(out).sentences("train")) == [["the", "cat"], ["dogs", "bark"]]
 
 
 def test_a_guessed_format_reports_the_row_that_does_not_fit(tmp_path):

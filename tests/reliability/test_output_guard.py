@@ -242,3 +242,4 @@ def test_an_output_aimed_at_a_file_the_command_loads_is_refused(
     _one_error(result)
     assert "will not overwrite a file this command reads" in result.stderr
     assert [_digest(run), _digest(data)] == before
+    assert result.stdout == ""  # no half of the output printed before the refusal

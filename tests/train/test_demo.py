@@ -31,6 +31,14 @@ def test_builtin_dataset_is_generated_once(cache):
     assert again == path and not generated
 
 
+def test_a_wrong_setting_without_data_is_refused_before_the_dataset_is_made(cache, tmp_path):
+    for args in (["--set", "model.bogus=1"], ["--arch", "lstm"], ["--config", "nothing.yaml"]):
+        result = CliRunner().invoke(app, ["train", *args, "--out", str(tmp_path / "r")])
+        assert result.exit_code == 2, result.output
+        assert "built-in dataset" not in result.output, args
+        assert not cache.exists() and not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("arch", ["udgn", "structformer"])
 def test_train_without_data_then_parse_without_model(cache, tmp_path, monkeypatch, arch):
     monkeypatch.chdir(tmp_path)

@@ -29,7 +29,8 @@
 # a CPU: DEVICE=cpu SIZES=small STEPS=2 WARMUP=1 ROUNDS=1 PARSE_SENTENCES=40.  PARTS picks
 # steps (default "tests train parse profiles"); SIDES the training sides (default: official,
 # induce, induce-bf16 and, on CUDA, the three graph sides); ARCHS the models of training and
-# parsing (default structformer,udgn); TRAIN_LIMIT the training step's limit; INDUCE_SETS
+# parsing (default structformer,udgn); TRAIN_LIMIT the training step's limit (PARSE_LIMIT,
+# PARSE_ROUNDS: parsing's limit, 150 s, and rounds, 1); INDUCE_SETS
 # induce settings for training and parsing (KEY=VALUE, space-separated: side_by_side --set).
 # The compiled step (train.compile, never yet measured on a GPU) is the sides
 # induce-compile-graphs and induce-bf16-compile-graphs: e.g. SIDES=official,induce-bf16-graphs,
@@ -81,8 +82,8 @@ has() { [[ $parts == *" $1 "* ]]; }
 has tests && step tests "${TESTS_LIMIT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/gpu
 has train && step train "${TRAIN_LIMIT:-240}" "${sbs[@]}" --rounds "$rounds" --steps "$steps" \
     --warmup "$warmup" --sides "$sides" --json "$out/train.json"
-has parse && step parse 150 "${sbs[@]}" --rounds 1 --no-train --parse \
-    --parse-sentences "$sentences" --json "$out/parse.json"
+has parse && step parse "${PARSE_LIMIT:-150}" "${sbs[@]}" --rounds "${PARSE_ROUNDS:-1}" \
+    --no-train --parse --parse-sentences "$sentences" --json "$out/parse.json"
 if [ -n "${KIM:-}" ]; then
     step pcfg "${PCFG_LIMIT:-150}" python3 "$here/pcfg_vs_official.py" --official "$KIM" \
         --device "$device" --lengths "${PCFG_LENGTHS:-10,20,30,40}" --rounds "$rounds" \

@@ -42,6 +42,10 @@ sentences/s of the official test loop (one sentence per forward of the whole mod
 then decodes with ``dms``, one Chu-Liu/Edmonds per candidate root via
 ``ufal.chu_liu_edmonds`` when installed) against ``induce``'s batched parser read-out
 (``induce.runs.inference.sentence_scores`` + the protocol's test decoder), fresh weights.
+Each side makes what its test loop reports: StructFormer's tree and heads; UDGN's heads
+alone (its official test scores DDA/UDA and makes no tree, so ``induce`` reads the heads
+with ``Scores.read_heads``, as ``induce parse -f conllu`` does, skipping the Eisner pass of
+the constituency read-out).
 """
 
 from __future__ import annotations
@@ -283,7 +287,7 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
         began = 0.0
         for part in (warm, sents):
             _sync(device)
-            began = time.perf_counter()
+            began, reading = time.perf_counter(), 0.0
             for index, scores in sentence_scores(
                 model,
                 part,
@@ -292,11 +296,19 @@ def parse_one(args: argparse.Namespace, side: str, arch: str, size: str) -> dict
                 device,
                 lambda: inference_autocast(device, bf16),
             ):
-                scores.read_out(words[index], decoder)
+                read = time.perf_counter()
+                if arch == "udgn":  # the official loop's output: heads, no tree
+                    scores.read_heads(words[index], decoder)
+                else:
+                    scores.read_out(words[index], decoder)
+                reading += time.perf_counter() - read
         note = decoder or "default"
     _sync(device)
     seconds = time.perf_counter() - began
-    return {"sentences_per_s": len(sents) / seconds, **_peaks(device), "decoder": note}
+    result = {"sentences_per_s": len(sents) / seconds, **_peaks(device), "decoder": note}
+    if side != "official":  # the host's decoding, the rest being the batches' forward passes
+        result["readout_share"] = reading / seconds
+    return result
 
 
 def run_child(args: argparse.Namespace, job: list[str]) -> dict[str, Any] | str:
@@ -419,6 +431,9 @@ def summary(arch: str, size: str, seen: dict[str, list[dict[str, Any]]], unit: s
             f"{f'{median / base:.2f}x' if base else '-':>7} {rss:>8.2f} {gpu:>8.2f}"
         )
         lines += [f"  compiling: {compiling(r['compile'])}" for r in results if "compile" in r]
+        shares = [r["readout_share"] for r in results if "readout_share" in r]
+        if shares:  # parsing: how much of the time the host's read-out took
+            lines.append(f"  read-out on the host: {'/'.join(f'{x:.0%}' for x in shares)}")
     return lines
 
 

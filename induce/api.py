@@ -65,6 +65,7 @@ class LoadedRun:
         self.path = run_dir
         self.parser = Parser(run_dir, device, weights)
         self.parser.check_format("conllu" if self.parser.has_heads else "ptb")
+        self.parser.trees = True  # a Parse has its tree whatever the heads come from
 
     def parse(
         self,

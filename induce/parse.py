@@ -89,10 +89,14 @@ class Parser:
             raise ConfigError(problem, setting="decoder")
         self.has_heads = scores_class.has_heads or self.reader.heads_by_rules
         self.rule_heads = False  # head-rule dependencies only where the output shows them
+        # whether parses carry their trees: not for CoNLL-U, which shows heads alone, so
+        # that a dependency parser skips its constituency read-out (UDGN: Eisner per batch)
+        self.trees = True
 
     def check_format(self, fmt: str) -> None:
         """CoNLL-U needs dependencies: a model that induces only constituency trees has none."""
         self.rule_heads = self.reader.heads_by_rules and fmt in ("conllu", "tree", "html")
+        self.trees = fmt != "conllu" or self.rule_heads  # head rules read the tree
         if fmt == "conllu" and not self.has_heads:
             raise ConfigError(
                 f"conllu needs dependencies, and a {self.run.config.arch} model induces "
@@ -193,6 +197,10 @@ class Parser:
         none: list[int] | None = [] if self.scores_class.has_heads or self.rule_heads else None
         if scores is None:
             return _with_punctuation(s, keep, none, None, None, punct, {} if want else None)
+        extra = scores.to_json() if want else None
+        if not self.trees:  # CoNLL-U: the heads alone
+            heads = scores.read_heads(shown, self.decoder)
+            return _with_punctuation(s, keep, heads, None, None, punct, extra)
         parse = scores.read_out(shown, self.decoder)
         heads, labels = parse.heads, None
         if self.rule_heads and parse.tree is not None:
@@ -200,7 +208,6 @@ class Parser:
 
             found = rule_heads(parse.tree)
             heads, labels = found.heads, found.labels
-        extra = scores.to_json() if want else None
         return _with_punctuation(s, keep, heads, labels, parse.tree, punct, extra)
 
 

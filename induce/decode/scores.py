@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from induce.data.errors import ConfigError
-from induce.decode.dependencies import arc_scores, decode_arcs
+from induce.decode.dependencies import arc_scores, decode, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
 from induce.decode.merges import divergence_distances, merge_distances, soft_levels
@@ -61,6 +61,11 @@ class Scores:
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
         raise NotImplementedError
+
+    def read_heads(self, words: Sequence[str], decoder: str | None = None) -> list[int] | None:
+        """``read_out(words, decoder).heads`` for an output that shows no tree (CoNLL-U); a
+        kind whose heads need no tree skips the constituency read-out."""
+        return self.read_out(words, decoder).heads
 
     def read_out_subwords(self, words: Sequence[str], align: Sequence[int]) -> SentenceParse | None:
         """The word-level parse from the scores of subwords (``align[i]``: the word of subword
@@ -177,6 +182,14 @@ class ArcScores(Scores):
         decoder = self.check_decoder(decoder)
         projective = None if self.batch is None else self.batch.eisner(self.row)
         return decode_arcs(words, self.arcs(), decoder, projective)
+
+    def read_heads(self, words: Sequence[str], decoder: str | None = None) -> list[int] | None:
+        """The heads alone: no Eisner for the constituency read-out (UDGN's own test loop
+        makes no tree either), unless the decoder is Eisner's."""
+        decoder = self.check_decoder(decoder)
+        if decoder == "eisner":
+            return self.read_out(words, decoder).heads
+        return decode(self.arcs(), decoder)
 
     def to_json(self) -> dict[str, Any]:
         return {"parents": self.parents.tolist(), "roots": self.roots.tolist()}

@@ -161,6 +161,33 @@ def test_a_batch_read_out_equals_the_sentence_by_sentence_one(decoder):
             assert shared[k].to_json() == scores.sentence(k, n).to_json()
 
 
+@pytest.mark.parametrize("decoder", ArcScores.decoders)
+def test_the_heads_alone_are_the_read_outs_and_run_no_eisner_they_do_not_need(decoder, monkeypatch):
+    """``read_heads`` (a CoNLL-U output: no tree shown) gives ``read_out``'s heads; only the
+    Eisner decoder runs Eisner, since the constituency read-out is skipped."""
+    import induce.decode.scores as scores_module
+
+    rng = np.random.default_rng(9)
+    lengths = [6, 1, 11, 4]
+    scores = _arc_batch(rng, lengths)
+    words = [[f"w{i}" for i in range(n)] for n in lengths]
+    expected = [row.read_out(w, decoder).heads for row, w in zip(scores.sentences(lengths), words)]
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return eisner_batch(*args)
+
+    monkeypatch.setattr(scores_module, "eisner_batch", counted)
+    got = [row.read_heads(w, decoder) for row, w in zip(scores.sentences(lengths), words)]
+    assert got == expected
+    assert len(calls) == (1 if decoder == "eisner" else 0)  # once for the whole batch
+    distances = DistanceScores(torch.randn(2, 5), torch.randn(2, 5), torch.rand(2, 5, 5))
+    for row in distances.sentences([5, 3]):  # the default: the read-out's heads
+        n = len(row.heights)
+        assert row.read_heads(words[0][:n]) == row.read_out(words[0][:n]).heads
+
+
 @pytest.mark.parametrize("decoder", DistanceScores.decoders)
 def test_distance_scores_in_a_batch(decoder):
     rng = np.random.default_rng(8)

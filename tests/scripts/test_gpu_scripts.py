@@ -36,7 +36,7 @@ def test_a_call_it_does_not_know_is_one_line_and_exit_2(args, tmp_path):
     done = _gpu_next(*args, out=tmp_path / "out")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
-    assert "one of speed, tests, profile" in done.stderr
+    assert "one of speed, tests, parse, profile" in done.stderr
     assert not (tmp_path / "out").exists()  # nothing done, nothing unpacked
 
 

@@ -37,6 +37,9 @@ def test_the_induce_sides_train_and_parse_without_the_official_code(tmp_path):
     for r in records:
         rate = r["tokens_per_s" if r["task"] == "train" else "sentences_per_s"]
         assert rate > 0 and r["peak_rss_gib"] > 0 and "peak_gpu_gib" not in r
+        if r["task"] == "parse":  # the host read-out's share of the parse
+            assert 0 < r["readout_share"] < 1
+    assert done.stdout.count("read-out on the host: ") == 2 * len(sides)
     lines = done.stdout.splitlines()
     assert sum("ratio to induce" in line for line in lines) == 2
     firsts = [line for line in lines if line.split()[2:3] == ["induce"]]

@@ -65,6 +65,29 @@ def test_jsonl_keeps_tokens_and_gives_trees(runs, tmp_path, arch, decoder):
     assert "scores" in first and records[1]["tree"] == ""
 
 
+@pytest.mark.parametrize("decoder", ["mst-uniform-root", "mst", "argmax", "eisner"])
+def test_conllu_has_the_heads_of_jsonl_without_the_constituency_read_out(
+    runs, tmp_path, decoder, monkeypatch
+):
+    """CoNLL-U shows no tree, so UDGN's parse skips the Eisner pass that only the tree needs
+    (the decoder's own Eisner excepted); the heads are those the other formats give."""
+    import induce.decode.scores as scores_module
+
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    common = [src, "-m", runs["udgn"], "--pretokenized", "--decoder", decoder]
+    whole = _run(*common, "-f", "jsonl")
+    assert whole.exit_code == 0, whole.output
+    heads = [json.loads(line)["heads"] for line in whole.stdout.splitlines()]
+    real, calls = scores_module.eisner_batch, []
+    monkeypatch.setattr(scores_module, "eisner_batch", lambda *a: calls.append(1) or real(*a))
+    conllu = _run(*common, "-f", "conllu")
+    assert conllu.exit_code == 0, conllu.output
+    rows = [line.split("\t") for line in conllu.stdout.splitlines() if line[:1].isdigit()]
+    assert [int(r[6]) for r in rows] == [h for sentence in heads for h in sentence]
+    assert len(calls) == (1 if decoder == "eisner" else 0)
+
+
 @pytest.mark.parametrize("decoder", ["merge", "divergence"])
 def test_combiner_parses_constituency_trees_only(runs, tmp_path, decoder):
     src = tmp_path / "in.txt"

@@ -44,8 +44,14 @@ def sentence_scores(
     for padding, UDGN's packed LSTM does not but runs small batches less efficiently, and
     every new batch shape costs oneDNN a new kernel.  As with any change of
     ``batch_tokens``, a sentence's scores may then differ from another batching's in the
-    last bits of float32."""
+    last bits of float32.
+
+    A batch's rows are given out after the next batch's forward pass is queued, so that on
+    a GPU the caller's read-out of one batch (on the host) runs while the device computes
+    the next, rather than one waiting for the other; on a CPU the order of work is all that
+    changes."""
     model.eval()
+    ready: list[tuple[int, Scores]] = []
     for batch in evaluation_batches(
         sentences, batch_tokens, specials, None, 0, max_padding=max_padding
     ):
@@ -55,8 +61,11 @@ def sentence_scores(
                 scores = model.structure(batch.ids, batch.keep)
             if scores is None:
                 raise TypeError(f"{type(model).__name__} has no parser")
+        yield from ready  # read out while this batch's forward pass runs on the device
+        with torch.inference_mode():  # the copy to the host waits for that pass
             rows = scores.sentences([len(sentences[index]) for index in batch.index])
-        yield from zip(batch.index, rows)
+        ready = list(zip(batch.index, rows))
+    yield from ready
 
 
 def masked_lm_training_loss(

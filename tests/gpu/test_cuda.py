@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from induce.models import MODELS
 from induce.models.bilstm import cudnn_runs_bf16_rnns, lstm_dtype, packed_bilstm, padded_bilstm
 from induce.runs.batches import Batch, Specials, make_batch
-from induce.runs.inference import masked_lm_training_loss
+from induce.runs.inference import masked_lm_training_loss, sentence_scores
 from induce.train.engine import TrainOptions, train
 from induce.train.graphs import GraphedLoss, compiled
 from tests.train.helpers import MASKED_LMS, last_state, make_dataset, quiet_model, tiny
@@ -429,6 +429,27 @@ def test_scores_cut_from_the_gpu_equal_the_cpu_ones(arch, strict_fp32):
         assert all(t.device.type == "cpu" for t in b.values())
         for name, value in a.items():
             assert _relative_error(value, b[name]) < 1e-4, name
+
+
+@pytest.mark.parametrize("arch", ["structformer", "udgn"])
+def test_the_pipelined_parse_on_the_gpu_gives_the_cpus_scores(arch, strict_fp32):
+    """``sentence_scores`` on CUDA gives a batch's rows while the next batch's forward pass
+    runs: every sentence's scores still equal the CPU's, none read before its copy landed."""
+    model = _model(arch).eval()
+    g = torch.Generator().manual_seed(3)
+    sentences = [
+        torch.randint(3, VOCAB, (int(n),), generator=g).tolist()
+        for n in torch.randint(1, 30, (90,), generator=g)
+    ]
+    cpu = dict(sentence_scores(model, sentences, SPECIALS, 120, torch.device("cpu")))
+    gpu_model = copy.deepcopy(model).cuda()
+    gpu = dict(sentence_scores(gpu_model, sentences, SPECIALS, 120, torch.device("cuda")))
+    assert sorted(gpu) == sorted(cpu) == list(range(len(sentences)))
+    for index, mine in cpu.items():
+        a, b = _tensors(mine), _tensors(gpu[index])
+        assert all(t.device.type == "cpu" for t in b.values())
+        for name, value in a.items():
+            assert _relative_error(value, b[name]) < 1e-4, (index, name)
 
 
 @pytest.fixture

@@ -61,3 +61,29 @@ def test_max_padding_none_keeps_the_evaluation_batches():
             scores = model.structure(batch.ids, batch.keep)
             for k, index in enumerate(batch.index):
                 assert got[index].to_json() == scores.sentence(k, len(sentences[index])).to_json()
+
+
+def test_a_batch_is_given_out_once_the_next_ones_forward_pass_is_queued():
+    """On a GPU the read-out of one batch then overlaps the device's next forward pass: the
+    rows of batch k come after the parser was called for batch k + 1 (the last batch's
+    after its own), all of them, in the batches' order."""
+    torch.manual_seed(0)
+    model = build_model("structformer", SIZES, 30, SPECIALS.pad).eval()
+    calls: list[int] = []
+    real = model.structure
+
+    def counted(ids: torch.Tensor, keep: torch.Tensor) -> object:
+        calls.append(len(ids))
+        return real(ids, keep)
+
+    model.structure = counted  # type: ignore[method-assign]
+    sentences = [[3 + (k % 20)] * ((5 * k) % 11 + 1) for k in range(30)]
+    batches = list(evaluation_batches(sentences, 40, SPECIALS, None, 0, max_padding=0.2))
+    assert len(batches) > 2
+    seen: list[tuple[int, int]] = []  # (sentence, parser calls when it came)
+    for index, _ in sentence_scores(model, sentences, SPECIALS, 40, torch.device("cpu")):
+        seen.append((index, len(calls)))
+    assert [index for index, _ in seen] == [i for b in batches for i in b.index]
+    for k, batch in enumerate(batches):
+        expected = min(k + 2, len(batches))
+        assert {count for index, count in seen if index in batch.index} == {expected}

@@ -371,13 +371,17 @@ def pcc(
     check_weights(weights)
     from induce.data.config import choose
     from induce.data.extras import require
+    from induce.data.files import check_writable
     from induce.evaluate.pcc import DIRECTIONS, head_label_correlation, plot_heatmap
 
     if plot:
         require("matplotlib", "plot")  # before the model runs, not after
+    outputs = [json_path if json_path != "-" else None, plot]
+    check_writable(outputs)  # a folder or a missing one: refused before the model runs
 
     chosen = choose(direction, DIRECTIONS, "direction")
     report = head_label_correlation(model, gold, chosen, device, weights, subtypes, top=top)
+    check_writable(outputs)  # the run's files are inputs now: none is replaced after printing
 
     def table() -> None:
         s = report["settings"]

@@ -49,8 +49,14 @@ def head_label_correlation(
     run = open_run(run_path)
     if not architecture(run.config.arch).attention:
         raise ConfigError(f"a {run.config.arch} model records no attention weights to correlate")
+    gold = read_deps(gold_path)  # before the model loads: a gold it cannot use is refused
+    if not any(label not in ("_", "") for tree in gold.sentences for label in tree.labels or ()):
+        raise InputError(
+            "the gold dependencies carry no labels (DEPREL is _ throughout): nothing to "
+            "correlate the heads with",
+            gold_path,
+        )
     model = run.load_language_model(weights, device)
-    gold = read_deps(gold_path)
     edges = _Edges(direction, subtypes)
     sentences = [_kept_words(tree, run) for tree in gold.sentences]
     order = [k for k, (_, ids) in enumerate(sentences) if len(ids) > 1]

@@ -74,12 +74,30 @@ class GrammarTrainer(Trainer):
             raise ConfigError("a grammar trains on batches of data.batch_sentences sentences")
         if not equal_length_batches([len(s) for s in self.train_ids], 1, 0):
             raise InputError("no training sentence of two words or more", str(self.dataset.path))
+        self._check_batches()
         torch.manual_seed(self.config.train.seed)
         model = build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)
         assert isinstance(model, GrammarModel)  # the registry's objective: likelihood
         self.model = model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.gold = self._validation_gold()
+
+    def _check_batches(self) -> None:
+        """Refuse settings that leave no batch in any epoch (the length limit only grows, so
+        the last epoch has the most): a run of no update would end "done", its untrained
+        model saved as the best."""
+        d = self.config.data
+        if len(self._plan(self.config.train.epochs - 1)) >= self.world.size:
+            return
+        limit = length_limit(
+            self.config.train.epochs - 1, d.max_length, d.length_step, d.final_max_length
+        )
+        raise ConfigError(
+            f"no training batch of {d.batch_sentences} sentences of one length (of two words or "
+            f"more) under a length limit of {limit or 'none'} words"
+            + (f" for {self.world.size} processes" if self.world.size > 1 else "")
+            + ": raise data.max_length or lower data.batch_sentences"
+        )
 
     def _validation_gold(self) -> Gold | None:
         if not (self.config.train.parse_metrics and self.world.main and self.valid_ids):
@@ -126,7 +144,13 @@ class GrammarTrainer(Trainer):
             "valid_kl": round(kl / max(sentences, 1), 4),
             "lr": self.optimizer.param_groups[0]["lr"],
         }
-        if self.gold is not None and not self.gold.problem and self.world.main:
+        # no parses of a diverged model (nan scores): the loop stops the run
+        if (
+            math.isfinite(per_word)
+            and self.gold is not None
+            and not self.gold.problem
+            and self.world.main
+        ):
             c = self.config
             result.update(
                 parse_split(

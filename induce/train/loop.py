@@ -275,6 +275,9 @@ class Trainer(CheckpointedRun):
         s = self.state
         s["validated_step"] = s["step"]
         record, figure = self.evaluate()
+        if not math.isfinite(figure):
+            self.record("eval", {**record, "best": False})
+            self._diverged(f"the validation figure is {figure}")
         if s["step"] >= self.config.train.warmup:  # the plateau schedule minimises
             self.scheduler.step(-figure if self.maximise else figure)
         best = s[self.best_key]
@@ -339,6 +342,10 @@ class Trainer(CheckpointedRun):
                 lr = self.optimizer.param_groups[0]["lr"]
                 logged = self.meter.record(s["step"], s["epoch"], lr, total)
                 self.record("train", {**logged, **self.train_facts})
+                # read at log time, where the meter reads the losses anyway (no extra wait
+                # for the device); every process logs at the same updates
+                if dd.any_all(self.world, not math.isfinite(logged["loss"]), self.device):
+                    self._diverged(f"the training loss is {logged['loss']}")
             stop = dd.any_all(self.world, self.stop_requested, self.device)
             if every and s["step"] % every == 0 and self.has_validation:
                 self.validate()
@@ -356,6 +363,15 @@ class Trainer(CheckpointedRun):
         else:
             self.save_checkpoint()
         return "epoch"
+
+    def _diverged(self, what: str) -> None:
+        """Stop a run whose loss is no longer a number, before its weights are saved: the
+        checkpoints written before stay, and none of nan weights becomes the best."""
+        raise ConfigError(
+            f"training diverged after {self.state['step']} updates: {what}; a lower optim.lr "
+            f"(now {self.config.optim.lr:g}) or gradient clipping (optim.clip) may help; the "
+            "checkpoints saved before are kept"
+        )
 
     def _finished(self, total: int) -> bool:
         t, s = self.config.train, self.state

@@ -51,6 +51,12 @@ class MaskedLMTrainer(Trainer):
             raise InputError("the training split is empty", str(self.dataset.path))
         limit = self.config.data.max_length
         usable = [i for i, s in enumerate(self.train_ids) if s and (not limit or len(s) <= limit)]
+        if not usable:
+            shortest = min(len(s) for s in self.train_ids if s)
+            raise ConfigError(
+                f"{limit} leaves no training sentence (the shortest has {shortest} words)",
+                setting="data.max_length",
+            )
         self.plan = [
             [usable[k] for k in batch]
             for batch in plan_batches(
@@ -165,7 +171,13 @@ class MaskedLMTrainer(Trainer):
             "masked_tokens": count,
             "lr": self.optimizer.param_groups[0]["lr"],
         }
-        if self.gold is not None and not self.gold.problem and self.world.main:
+        # no parses of a diverged model (nan scores): the loop stops the run
+        if (
+            math.isfinite(loss)
+            and self.gold is not None
+            and not self.gold.problem
+            and self.world.main
+        ):
             result.update(
                 parse_split(
                     self.model,

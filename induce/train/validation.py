@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import torch
 
 from induce.data.dataset import Dataset
+from induce.data.errors import ConfigError
 from induce.metrics.validation import Gold, ParseScorer
 from induce.models.base import Model
 from induce.models.masked_lm import MaskedLM
@@ -30,8 +31,16 @@ def validation_loss(
     """``(mean cross-entropy over masked tokens, masked token count)`` over all processes,
     masks drawn from ``validation_seed(data, step)``; with ``data.eval_runs`` > 1 the mean of
     the runs' losses (run ``r`` masks from that seed ``+ r``, as the UDGN code averages 5
-    random draws) and the masked tokens of all runs."""
-    return masked_lm_loss(
+    random draws) and the masked tokens of all runs.  A draw that masks no token has no
+    loss: refused, naming ``data.mask_rate``, rather than a validation figure of nan."""
+    counts: list[float] = []  # each draw's masked tokens over all processes
+
+    def reduce(total: float, count: int) -> Sequence[float]:
+        summed = dd.sum_all(world, total, float(count), device=device)
+        counts.append(summed[1])
+        return summed
+
+    loss, tokens = masked_lm_loss(
         model,
         sentences,
         specials,
@@ -43,8 +52,15 @@ def validation_loss(
         cast,
         world.rank,
         world.size,
-        lambda total, count: dd.sum_all(world, total, float(count), device=device),
+        reduce,
     )
+    if 0 in counts:
+        raise ConfigError(
+            f"{data.mask_rate:g} masked no token of the validation split in "
+            f"{counts.count(0)} of {data.eval_runs} draws: no validation loss",
+            setting="data.mask_rate",
+        )
+    return loss, tokens
 
 
 def validation_seed(data: DataConfig, step: int) -> int:

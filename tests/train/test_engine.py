@@ -376,3 +376,32 @@ def test_the_last_update_is_validated_even_when_a_checkpoint_was_just_written(da
         "done"
     )
     assert [r["step"] for r in _records(out, "eval")][-1] == 4
+
+
+@pytest.mark.parametrize(
+    "extra, found",
+    [
+        (["train.log_every=1"], "the training loss is nan"),
+        (["train.log_every=100", "train.eval_every=2"], "the validation figure is nan"),
+    ],
+)
+def test_a_diverged_run_stops_with_an_error_and_no_nan_best(data, tmp_path, extra, found):
+    """A loss that is no longer a number ended "done" with exit 0, its nan weights saved as
+    the best; the run now stops at the first nan it reads, keeping what was saved before."""
+    out = tmp_path / "run"
+    settings = tiny("structformer") + ["train.max_steps=6", "optim.lr=1e30", *extra]
+    with pytest.raises(ConfigError, match=f"training diverged after .*: {found}; a lower optim"):
+        train(TrainOptions(str(out), "structformer", str(data), settings, device="cpu"))
+    assert not (out / "checkpoint.json").exists()  # nothing of it saved, as best or last
+
+
+def test_validation_that_masks_no_token_is_refused(data, tmp_path):
+    settings = tiny("structformer") + ["train.max_steps=2", "data.mask_rate=1e-6"]
+    with pytest.raises(ConfigError, match="data.mask_rate 1e-06 masked no token of the valid"):
+        train(TrainOptions(str(tmp_path / "r"), "structformer", str(data), settings, device="cpu"))
+
+
+def test_a_length_limit_under_every_sentence_is_refused(data, tmp_path):
+    settings = tiny("udgn") + ["data.max_length=1"]
+    with pytest.raises(ConfigError, match="data.max_length 1 leaves no training sentence"):
+        build_trainer(TrainOptions(str(tmp_path / "r"), "udgn", str(data), settings, device="cpu"))

@@ -246,3 +246,19 @@ def test_bf16_is_refused_not_ignored(data, tmp_path, setting):
 
 def _cli_settings(arch: str) -> list[str]:
     return [item for setting in _settings(arch, 2) for item in ("--set", setting)]
+
+
+def test_settings_that_leave_no_batch_in_any_epoch_are_refused(data, tmp_path):
+    """A length limit under every sentence used to run empty epochs and end "done", the
+    untrained model saved as the best."""
+    from induce.data.errors import ConfigError
+
+    options = TrainOptions(
+        str(tmp_path / "r"), "npcfg", str(data), [*tiny("npcfg"), "data.max_length=1"]
+    )
+    with pytest.raises(ConfigError, match="no training batch of 4 sentences of one length"):
+        build_trainer(options)
+    # a curriculum that reaches the sentences by its last epoch is fine
+    grows = ["data.max_length=1", "data.length_step=5", "train.epochs=3", "train.max_steps=1"]
+    options = TrainOptions(str(tmp_path / "g"), "npcfg", str(data), tiny("npcfg") + grows)
+    assert train(options) == "done"

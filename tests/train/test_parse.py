@@ -197,6 +197,25 @@ def test_head_label_correlation(runs, tmp_path, arch):
     assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
 
 
+def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(runs, tmp_path):
+    """A gold without labels (Malt-TAB's three columns) gave an empty table and exit 0; a
+    plot into a folder printed the table, then failed: both refused before any output."""
+    unlabelled = tmp_path / "gold.malt"
+    unlabelled.write_text("the\tDT\t2\nbill\tNN\t3\npassed\tVBD\t0\n\n")
+    labelled = tmp_path / "gold.conllu"
+    labelled.write_text(
+        "1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n\n"
+    )
+    common = ["evaluate", "pcc", "-m", str(runs["udgn"]), "--device", "cpu"]
+    for args, message in (
+        ([str(unlabelled)], f"error: {unlabelled}: the gold dependencies carry no labels"),
+        ([str(labelled), "--plot", str(tmp_path)], f"error: {tmp_path}: cannot write: is a"),
+    ):
+        result = CliRunner().invoke(app, [*common, *args])
+        assert result.exit_code == 2 and result.stdout == "", result.output
+        assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("top", [0, -1])
 def test_head_label_correlation_refuses_a_top_below_one(runs, top):
     """The library's own check (the command line has ``--top`` ``min=1``): a slice by 0 or

@@ -105,6 +105,8 @@ def parse(
         raise ConfigError("--normalized is for text input, not CoNLL-U or trees")
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
+    if scores and fmt != "jsonl":  # no other format has a place for them
+        raise ConfigError(f"--scores adds the scores to jsonl output, not to {fmt}")
     check_weights(weights)
     run = model or _latest_run()
     parser = Parser(run, device, weights, decoder, bf16)

@@ -28,15 +28,19 @@ class _Display:
     """A rich progress bar with loss, perplexity, tokens/s and ETA on a terminal; plain log
     lines on stderr otherwise (pipes, files, batch jobs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, preface: list[str] | None = None) -> None:
         self.tty = sys.stderr.isatty()
         self.bar: Progress | None = None
         self.task: TaskID | None = None
+        # lines said once training starts (a refusal before then is the only line)
+        self.preface = list(preface or [])
 
     def __call__(self, kind: str, record: dict[str, Any]) -> None:
         getattr(self, f"_on_{kind}")(record)
 
     def _on_start(self, record: dict[str, Any]) -> None:
+        for line in self.preface:
+            self._say(line)
         self._say(
             f"training on {record['device']} x{record['world']}: "
             f"{record['parameters']:,} parameters, {record['steps_per_epoch']} updates per "
@@ -181,10 +185,12 @@ def train(
         arch = arch or "udgn"  # a named preset or a config file says its own
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])
     overrides += [f"train.init_from={Path(init_from).resolve()}"] if init_from else []
+    preface: list[str] = []
     if resume is None and data is None:
         config = config or "demo"
         load_config(arch, overrides, preset=config)  # a wrong setting before the data is made
-        data = _builtin_data()
+        data, said = _builtin_data()
+        preface.append(said)
     if resume is None and out is None:
         name = arch or Path(config or "run").stem
         out = f"runs/{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -199,7 +205,7 @@ def train(
         config=config or "paper",
     )
     try:
-        outcome = run_training(options, _Display())
+        outcome = run_training(options, _Display(preface))
     except RunExistsError as err:
         raise ConfigError(
             f"{err.path}: {err.reason}; use --resume to continue it or choose another --out"
@@ -211,8 +217,9 @@ def train(
         raise typer.Exit(130)
 
 
-def _builtin_data() -> str:
-    """The built-in dataset (generated into the user cache the first time), said on stderr."""
+def _builtin_data() -> tuple[str, str]:
+    """The built-in dataset (generated into the user cache the first time) and the line
+    that says so."""
     import time
 
     from induce.preprocess.builtin import builtin_dataset
@@ -220,12 +227,10 @@ def _builtin_data() -> str:
     began = time.perf_counter()
     path, generated = builtin_dataset()
     if generated:
-        typer.echo(
-            f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s", err=True
-        )
-    else:
-        typer.echo(f"built-in dataset: {path}", err=True)
-    return str(path)
+        return str(
+            path
+        ), f"built-in dataset: generated {path} in {time.perf_counter() - began:.1f} s"
+    return str(path), f"built-in dataset: {path}"
 
 
 def _final_table(run: str) -> None:

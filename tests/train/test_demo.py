@@ -39,6 +39,16 @@ def test_a_wrong_setting_without_data_is_refused_before_the_dataset_is_made(cach
         assert not cache.exists() and not (tmp_path / "r").exists()
 
 
+def test_a_refusal_after_the_dataset_is_made_is_still_the_only_line(cache, tmp_path):
+    """The built-in dataset's line is said when training starts: a trainer's refusal
+    (after the dataset, before any update) stays the one line on stderr."""
+    result = CliRunner().invoke(
+        app, ["train", "--arch", "tnpcfg", "--set", "train.bf16=true", "--out", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "error: train.bf16 is not for tnpcfg: it trains in float32 only\n"
+
+
 @pytest.mark.parametrize("arch", ["udgn", "structformer"])
 def test_train_without_data_then_parse_without_model(cache, tmp_path, monkeypatch, arch):
     monkeypatch.chdir(tmp_path)

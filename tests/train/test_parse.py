@@ -197,6 +197,28 @@ def test_head_label_correlation(runs, tmp_path, arch):
     assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
 
 
+def test_scores_outside_jsonl_are_refused_not_ignored(runs, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT)
+    for fmt in ("conllu", "ptb"):
+        result = _run(src, "-m", runs["udgn"], "-f", fmt, "--scores")
+        assert result.exit_code == 2
+        assert result.stderr == f"error: --scores adds the scores to jsonl output, not to {fmt}\n"
+
+
+def test_a_conllu_word_id_out_of_place_is_reported_at_its_own_line(runs, tmp_path):
+    """parse named the sentence's first line; convert, evaluate and preprocess the row's."""
+    bad = tmp_path / "bad.conllu"
+    rows = [f"{k}\tw{k}\t_\tX\tX\t_\t{h}\tdep\t_\t_" for k, h in ((1, 2), (2, 0), (3, 2))]
+    second = ["# sent_id = 2", rows[0], rows[1], rows[2].replace("3\t", "7\t", 1)]
+    bad.write_text("\n".join(["# sent_id = 1", *rows, "", *second, ""]) + "\n")
+    result = _run(bad, "-m", runs["udgn"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {bad}:9: token IDs must run 1, 2, 3, ...; got 7\n"
+    converted = CliRunner().invoke(app, ["convert", "deps", str(bad), "--to", "conllx"])
+    assert converted.stderr == result.stderr
+
+
 def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(runs, tmp_path):
     """A gold without labels (Malt-TAB's three columns) gave an empty table and exit 0; a
     plot into a folder printed the table, then failed: both refused before any output."""

@@ -94,6 +94,8 @@ def parse(
     from induce.data.files import open_output
     from induce.parse import Parser, format_parsed, iter_sentences, page_frame
 
+    if conllu and trees:
+        raise ConfigError("--conllu and --trees name two formats: give one")
     kind: InputKind = "pretokenized" if pretokenized else "text"
     if conllu or input_path.endswith(".conllu"):
         kind = "conllu"
@@ -103,6 +105,8 @@ def parse(
         kind = "normalized"  # normalising again would read every number N as n
     if normalized and kind != "normalized":
         raise ConfigError("--normalized is for text input, not CoNLL-U or trees")
+    if pretokenized and kind in ("conllu", "trees"):  # their tokens are given already
+        raise ConfigError("--pretokenized is for text input, not CoNLL-U or trees")
     if kind == "conllu" and punct == "drop":
         raise ConfigError("--punct drop would remove CoNLL-U tokens; use attach")
     if scores and fmt != "jsonl":  # no other format has a place for them

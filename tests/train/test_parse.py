@@ -206,6 +206,17 @@ def test_scores_outside_jsonl_are_refused_not_ignored(runs, tmp_path):
         assert result.stderr == f"error: --scores adds the scores to jsonl output, not to {fmt}\n"
 
 
+def test_options_that_contradict_the_input_are_refused_not_ignored(runs, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text("1\tw\t_\tX\tX\t_\t0\troot\t_\t_\n\n")
+    for args, message in (
+        (["--pretokenized"], "--pretokenized is for text input, not CoNLL-U or trees"),
+        (["--conllu", "--trees"], "--conllu and --trees name two formats: give one"),
+    ):
+        result = _run(src, "-m", runs["udgn"], *args)
+        assert result.exit_code == 2 and result.stderr == f"error: {message}\n"
+
+
 def test_a_conllu_word_id_out_of_place_is_reported_at_its_own_line(runs, tmp_path):
     """parse named the sentence's first line; convert, evaluate and preprocess the row's."""
     bad = tmp_path / "bad.conllu"

@@ -115,7 +115,12 @@ def _tree_sentences(path: str) -> Iterator[Sentence]:
     from induce.data.ptb import read_trees
     from induce.structure.trees import strip_empty
 
-    trees = read_trees(path)
+    try:
+        trees = read_trees(path)
+    except InputError as err:
+        if err.path == "-":  # errors name standard input as the other readers' do
+            raise InputError(err.reason, "<stdin>", err.line) from None
+        raise
     for k, tree in enumerate(trees.trees):
         clean = strip_empty(tree) if tree is not None else None
         words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])

@@ -32,7 +32,8 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import FileLock, current_umask, read_text, remember_input
+from induce.data.files import current_umask, read_text, remember_input
+from induce.data.locks import FileLock
 from induce.data.vocab import Vocabulary
 
 if TYPE_CHECKING:

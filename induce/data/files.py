@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -93,8 +94,8 @@ def _identity(name: str) -> tuple[object, ...] | None:
 def read_text(path: str | os.PathLike[str]) -> str:
     """Return the text of ``path`` (``-`` = standard input), decoded as strict UTF-8.
 
-    A leading byte-order mark is dropped.  Undecodable bytes raise :class:`InputError` naming
-    the line and byte.
+    A leading byte-order mark is dropped.  Undecodable bytes, a NUL byte and a carriage
+    return outside a CRLF line end raise :class:`InputError` naming the line.
     """
     name = str(path)
     try:
@@ -118,7 +119,8 @@ def _read_error(err: OSError, name: str) -> InputError:
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """``(line number, line without its newline)`` of ``path`` (``-``: standard input), read
-    as it comes: strict UTF-8 line by line, a leading byte-order mark dropped."""
+    as it comes: strict UTF-8 line by line, a leading byte-order mark dropped, LF and CRLF
+    line ends alike (:func:`check_text` refuses a CR alone and a NUL byte)."""
     name = str(path)
     try:
         handle = sys.stdin.buffer if name == STDIN else open(name, "rb")
@@ -138,7 +140,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
                 ) from None
             if number == 1 and line.startswith("\ufeff"):
                 line = line[1:]
-            yield number, line.rstrip("\n").rstrip("\r")
+            yield number, _line_body(line, name, number)
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
@@ -177,7 +179,45 @@ def decode_utf8(data: bytes, name: str) -> str:
         raise InputError(
             f"not valid UTF-8 (byte 0x{data[err.start]:02x} at column {column})", name, line
         ) from None
+    check_text(text, name)
     return text[1:] if text.startswith("\ufeff") else text
+
+
+# a carriage return that does not end a CRLF line: an old Mac line end, or a stray byte
+_LONE_CR = re.compile(r"\r(?!\n)")
+_NUL = "a NUL byte (a binary file?)"
+_LONE_CR_MESSAGE = (
+    "a carriage return inside a line (old Mac line ends?): convert the file to LF or CRLF line ends"
+)
+
+
+def check_text(text: str, name: str, line: int = 1) -> None:
+    """Refuse text that is not lines of words: a carriage return that is not part of a CRLF
+    pair (old Mac line ends would silently merge every line into one sentence) or a NUL
+    byte (a binary file; it would pass as a word character).  Raises :class:`InputError`
+    naming the line (``line``: the number of the text's first line).  Clean text costs two
+    substring tests, which run at C speed; the line is looked for only once one fails."""
+    if "\0" in text:
+        where = text.index("\0")
+        raise InputError(_NUL, name, line + text.count("\n", 0, where))
+    if "\r" in text:
+        found = _LONE_CR.search(text)
+        if found is not None:
+            raise InputError(_LONE_CR_MESSAGE, name, line + text.count("\n", 0, found.start()))
+
+
+def _line_body(line: str, name: str, number: int) -> str:
+    """Line ``number`` (as read, its newline included) without its LF or CRLF end, once
+    :func:`check_text` has found nothing wrong in it."""
+    if line.endswith("\r\n"):
+        body = line[:-2]
+    elif line.endswith("\n"):
+        body = line[:-1]
+    else:  # the last line, without a newline: a CR at its end is an old Mac line end
+        body = line
+    if "\r" in body or "\0" in body:  # the common case without a call: parse streams lines
+        check_text(body, name, number)
+    return body
 
 
 def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list[str]:
@@ -326,117 +366,3 @@ def cache_dir() -> Path:
         return Path(os.environ["LOCALAPPDATA"]) / "induce"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "induce"
-
-
-class LockedError(InputError):
-    """Another live process holds the lock."""
-
-
-class FileLock:
-    """An exclusive lock held by this process: a file holding its pid, created with
-    ``O_EXCL``.  A lock whose process is alive is refused (:class:`InputError` naming the
-    pid); one whose process is gone (killed) is taken over with a warning."""
-
-    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
-        self.path = Path(path)
-        self.what = what
-        self.held = False
-
-    def acquire(self) -> FileLock:
-        for _ in range(3):
-            try:
-                self._create()
-            except FileExistsError:
-                self._take_over_if_stale()
-                continue
-            except OSError as err:
-                raise InputError(f"cannot lock: {err.strerror}", str(self.path)) from None
-            self.held = True
-            return self
-        raise InputError(f"{self.what} is being locked by another process", str(self.path))
-
-    def _create(self) -> None:
-        """The lock file, with this process's pid in it from the moment it exists: written
-        to a temporary file and hard-linked into place, which fails if the lock exists.
-        Created empty and then written, another process could read it empty in between,
-        take it for a stale lock and remove it (two holders; seen as a spurious warning in
-        a race test).  Where hard links are not supported: created with ``O_EXCL``."""
-        # not a TEMP_PREFIX name: the holder's clean-up of stale temporaries must not take it
-        prefix, suffix = self._temporary
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(f"{os.getpid()}\n")
-            os.chmod(tmp, 0o644)
-            try:
-                os.link(tmp, self.path)
-            except FileExistsError:
-                raise
-            except OSError:  # no hard links on this file system
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-                with os.fdopen(fd, "w") as handle:
-                    handle.write(f"{os.getpid()}\n")
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-    @property
-    def _temporary(self) -> tuple[str, str]:
-        """The prefix and suffix of the file ``_create`` links into place."""
-        return f"{self.path.name}-", ".pid"
-
-    def owns(self, entry: Path) -> bool:
-        """Whether ``entry`` (a file beside the lock) is the lock or the temporary file of a
-        process taking it at this instant (``_create``): what a folder holding its own lock
-        may hold and still count as empty."""
-        prefix, suffix = self._temporary
-        name = entry.name
-        return name == self.path.name or (name.startswith(prefix) and name.endswith(suffix))
-
-    def _take_over_if_stale(self) -> None:
-        pid = _lock_pid(self.path)
-        if pid is not None and pid != os.getpid() and _alive(pid):
-            raise LockedError(f"{self.what} is in use by process {pid}", str(self.path))
-        if pid != os.getpid():
-            import warnings
-
-            from induce.data.errors import InduceWarning
-
-            holder = f"process {pid}, which is gone" if pid else "no process (an empty file)"
-            warnings.warn(
-                f"{self.path}: taking over the lock of {holder}",
-                InduceWarning,
-                stacklevel=3,
-            )
-        if _lock_pid(self.path) == pid:  # still the stale holder's: remove it, then retry
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-
-    def release(self) -> None:
-        if self.held and _lock_pid(self.path) == os.getpid():
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-        self.held = False
-
-    def __enter__(self) -> FileLock:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-def _lock_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text(encoding="utf-8").strip() or "0") or None
-    except (OSError, ValueError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True

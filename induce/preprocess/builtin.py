@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.errors import InputError
-from induce.data.files import LockedError, cache_dir
+from induce.data.files import cache_dir
+from induce.data.locks import LockedError
 from induce.data.normalize import Normalization, load_tagset
 from induce.preprocess.synthetic import SyntheticOptions, preprocess_synthetic
 

@@ -22,6 +22,7 @@ Every file is written atomically.  The most recent run is recorded in the user c
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from induce.data.files import (
     atomic_path,
     atomic_write,
     cache_dir,
+    check_text,
     decode_utf8,
     read_text,
     remember_input,
@@ -261,17 +263,61 @@ def save_state(state: dict[str, Any], path: Path) -> None:
         torch.save(state, tmp)
 
 
+STATE_PARTS = ("optimizer", "scheduler", "progress", "rng")  # what save() puts in a state
+
+
 def load_state(path: Path) -> dict[str, Any]:
+    """The trainer state at ``path``: a mapping of :data:`STATE_PARTS` (their contents are
+    checked by the trainer, which knows what they must fit)."""
     import torch
 
     if not path.is_file():
         raise InputError("the run has no checkpoint to resume from", str(path))
+    not_torch = _not_a_torch_file(path)
+    if not_torch:
+        raise InputError(f"not a trainer state of induce ({not_torch})", str(path))
     try:
-        state: dict[str, Any] = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as err:
-        raise InputError(f"cannot read the trainer state: {err}", str(path)) from None
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as err:  # torch raises many kinds for a damaged archive
+        reason = (str(err).strip().splitlines() or [""])[0].split(". ")[0][:120]
+        raise InputError(
+            f"not a trainer state of induce (a damaged file: {type(err).__name__}: {reason})",
+            str(path),
+        ) from None
     remember_input(str(path))
+    if not isinstance(state, dict):
+        raise InputError(
+            f"not a trainer state of induce (a {type(state).__name__}, not a mapping)", str(path)
+        )
+    missing = [part for part in STATE_PARTS if part not in state]
+    if missing:
+        raise InputError(
+            f"not a trainer state of induce (missing: {', '.join(missing)})", str(path)
+        )
     return state
+
+
+def _not_a_torch_file(path: Path) -> str | None:
+    """Why ``path`` cannot be a file that ``torch.save`` wrote (a zip archive, or a pickle
+    in the legacy format), or ``None``: torch's own errors for these are a key or an errno."""
+    import zipfile
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+        if zipfile.is_zipfile(path) or head[:1] == b"\x80":
+            return None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+    if not head:
+        return "an empty file"
+    if head.startswith(b"PK"):
+        return "a truncated or torn archive"
+    try:  # incremental: a character cut at the end of the head is no fault
+        codecs.getincrementaldecoder("utf-8")().decode(head)
+    except UnicodeDecodeError:
+        return "not a file torch.save writes"
+    return "a text file"
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:
@@ -303,6 +349,8 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     complete, newline, tail = data.rpartition(b"\n")
     lines = decode_utf8(complete + newline, str(path)).split("\n")[:-1] if newline else []
     records = [record(line, number) for number, line in enumerate(lines, 1)]
+    if b"\r" in tail:  # a kill tears a record; CR line ends (never written here) are damage
+        check_text(tail.decode("utf-8", "replace"), str(path), len(lines) + 1)
     try:
         records.append(record(decode_utf8(tail, str(path)), len(lines) + 1))
     except InputError:

@@ -8,7 +8,9 @@ checkpoints - is replaced in one rename.  A kill at any instant leaves either th
 pointer with its complete folders or the new one with its: a resumed run continues from a
 complete checkpoint and, on CPU, ends with the same weights and metrics as a run that was
 never stopped.  Folders and temporary files that no pointer names are removed when a run
-starts.
+starts.  A run without a pointer resumes from its newest complete folder; without one either,
+it starts again only if it holds nothing that a restart would lose (a run stopped before its
+first checkpoint); otherwise the resume is refused and nothing is changed.
 
 Runs written before this layout (``RUN/last/``, ``RUN/best/``, ``RUN/trainer_state.pt``) are
 still read.
@@ -32,16 +34,19 @@ from induce.data.files import atomic_write, remove_stale_temporaries
 from induce.runs.directory import (
     CHECKPOINTS,
     METRICS,
+    POINTER,
     STATE,
     WEIGHTS,
     keep_metrics_until,
     load_state,
     load_weights,
+    read_metrics,
     read_pointer,
     save_state,
     save_weights,
     write_pointer,
 )
+from induce.train.trainer_state import check_state
 
 Scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau
 
@@ -97,14 +102,20 @@ def restore(
     """Load the last checkpoint into ``model``, ``optimizer``, ``scheduler`` and the random
     generators, cut ``metrics.jsonl`` back to what it held then (``cut_metrics``: the
     process that writes it), and return the saved progress (step, epoch, position, ...).
-    ``None`` when the run was stopped before its first checkpoint: it starts again."""
+    ``None`` when the run was stopped before its first checkpoint: it starts again.  Nothing
+    is written before the checkpoint has loaded, and a run that holds more than a run
+    stopped before its first checkpoint holds is never started again (raises instead)."""
     pointer = read_pointer(run)
     orphan = newest_complete(run) if pointer is None else None
-    if pointer is None and orphan is not None:
+    if pointer is None:
+        check_unnamed(run, orphan)
+    if orphan is not None:
         # killed between a first checkpoint's rename and its pointer (or the pointer was
         # deleted): the folder is complete, since it is renamed into place only once written
-        pointer = {"step": _step(orphan), "last": f"{CHECKPOINTS}/{orphan.name}"}
+        last = f"{CHECKPOINTS}/{orphan.name}"
+        pointer = {"step": _step(orphan), "last": last, "best": former_best(run, orphan)}
     if pointer is None and not (run / STATE).is_file():
+        check_nothing_to_lose(run)
         if cut_metrics:
             atomic_write(run / METRICS, "", own=True)
         return None
@@ -114,6 +125,7 @@ def restore(
         folder = run / pointer["last"]
         state_path = folder / STATE
     saved = load_state(state_path)
+    check_state(saved, state_path, optimizer, scheduler)
     progress: dict[str, Any] = saved["progress"]
     if pointer is not None and progress.get("step") != pointer["step"]:
         raise InputError(
@@ -124,15 +136,123 @@ def restore(
     load_weights(model, folder / WEIGHTS, str(device))
     _load_optimizer(optimizer, saved["optimizer"], state_path)
     scheduler.load_state_dict(saved["scheduler"])
-    torch.set_rng_state(saved["rng"]["torch"])
-    if device.type == "cuda" and "cuda" in saved["rng"]:
-        torch.cuda.set_rng_state(saved["rng"]["cuda"], device)
-    random.setstate(_tuple(saved["rng"]["python"]))
+    _set_rng(saved["rng"], device, state_path)
     if cut_metrics:
         _cut_metrics(run / METRICS, progress)
-        if orphan is not None:  # named again, so that cleaning keeps it
-            write_pointer(run, progress["step"], f"{CHECKPOINTS}/{orphan.name}", None)
+        if orphan is not None and pointer is not None:  # named again: cleaning keeps it
+            write_pointer(run, progress["step"], pointer["last"], pointer["best"])
     return progress
+
+
+def _set_rng(rng: dict[str, Any], device: torch.device, path: Path) -> None:
+    """Set the random generators to a checked state's (their own checks of the contents
+    become the file's error)."""
+    try:
+        torch.set_rng_state(rng["torch"])
+        if device.type == "cuda" and "cuda" in rng:
+            torch.cuda.set_rng_state(rng["cuda"], device)
+        random.setstate(_tuple(rng["python"]))
+    except (RuntimeError, ValueError, TypeError, OverflowError) as err:
+        raise InputError(
+            f"not a trainer state of induce (its random generator state: {err})", str(path)
+        ) from None
+
+
+def _holding_files(run: Path) -> list[Path]:
+    """The folders in ``RUN/checkpoints/`` that hold any file, newest first, but for the
+    ``.tmp`` folders of unfinished writes (never renamed into place: of no use)."""
+    folder = run / CHECKPOINTS
+    if not folder.is_dir():
+        return []
+    found = [
+        entry
+        for entry in folder.iterdir()
+        if entry.is_dir()
+        and not entry.name.endswith(".tmp")
+        and any(p.is_file() for p in entry.rglob("*"))
+    ]
+    return sorted(found, key=lambda e: _step(e) if _NAME.fullmatch(e.name) else -1, reverse=True)
+
+
+def check_unnamed(run: Path, resumed: Path | None) -> None:
+    """A run without ``checkpoint.json`` resumes from ``resumed``, its newest complete
+    checkpoint (``None``: it has none), and the clean-up then deletes every other folder:
+    refuse when that would lose one that could be the run's progress (an incomplete folder
+    newer than ``resumed``, or any incomplete folder when there is none to resume from).
+    Older folders are superseded checkpoints and the best's weights (named again)."""
+    for entry in _holding_files(run):
+        if entry == resumed:
+            continue
+        if resumed is not None and _NAME.fullmatch(entry.name) and _step(entry) < _step(resumed):
+            continue
+        lacking = [name for name in (WEIGHTS, STATE) if not (entry / name).is_file()]
+        what = f"no {' and no '.join(lacking)}" if lacking else "not named STEP-TAG"
+        consequence = (
+            "nothing to resume from"
+            if resumed is None
+            else f"a resume from the older {resumed.name} would delete it"
+        )
+        raise InputError(
+            f"incomplete checkpoint ({what}) and no {POINTER}: {consequence}; put the missing "
+            "file back, or train a new run in another folder",
+            str(entry),
+        )
+
+
+def former_best(run: Path, resumed: Path) -> str | None:
+    """The best checkpoint of a run whose ``checkpoint.json`` is gone, resumed from
+    ``resumed``: the folder of the step that ``metrics.jsonl`` last records as a new best
+    (so that the clean-up keeps its weights), or ``None`` when it records none."""
+    try:
+        records = read_metrics(run / METRICS)
+    except InputError:
+        return None  # a damaged history: the best is chosen again by the next validation
+    steps = [
+        r.get("step")
+        for r in records
+        if r.get("kind") == "eval"
+        and r.get("best") is True
+        and isinstance(r.get("step"), int)
+        and r["step"] <= _step(resumed)
+    ]
+    for entry in _holding_files(run) if steps else ():
+        if _NAME.fullmatch(entry.name) and _step(entry) == steps[-1]:
+            if (entry / WEIGHTS).is_file():
+                return f"{CHECKPOINTS}/{entry.name}"
+    return None
+
+
+def check_nothing_to_lose(run: Path) -> None:
+    """Before a run without checkpoint starts again (it empties ``metrics.jsonl``): refuse
+    unless it holds only what a run stopped before its first checkpoint holds: records of
+    training, which it redoes, and no validation (a validation is followed at once by a
+    checkpoint, so one means the checkpoints are lost), but for one as the last record
+    beside the ``.tmp`` folder of the first checkpoint's write that a kill interrupted.  No
+    files either in the folders of the earlier layout.  Checkpoint folders holding files
+    were refused by :func:`check_unnamed`."""
+    for name in ("last", "best"):  # the earlier layout, without its trainer_state.pt
+        if (run / name).is_dir() and any(p.is_file() for p in (run / name).rglob("*")):
+            raise InputError(
+                f"a checkpoint of the earlier layout without {STATE} and no {POINTER}: "
+                "nothing to resume from; train a new run in another folder",
+                str(run / name),
+            )
+    records = read_metrics(run / METRICS)
+    evals = [r for r in records if r.get("kind") == "eval"]
+    interrupted = len(evals) == 1 and records[-1] is evals[0] and _unfinished_write(run)
+    if evals and not interrupted:
+        raise InputError(
+            f"records the validation of update {evals[0].get('step')}, but the run has no "
+            f"checkpoint and no {POINTER}: nothing to resume from; put the checkpoint back, "
+            "or train a new run in another folder",
+            str(run / METRICS),
+        )
+
+
+def _unfinished_write(run: Path) -> bool:
+    """Whether ``RUN/checkpoints/`` holds the ``.tmp`` folder of a write cut short."""
+    folder = run / CHECKPOINTS
+    return folder.is_dir() and any(entry.name.endswith(".tmp") for entry in folder.iterdir())
 
 
 def newest_complete(run: Path) -> Path | None:
@@ -189,14 +309,25 @@ def _load_optimizer(optimizer: torch.optim.Optimizer, saved: dict[str, Any], pat
             "another model's",
             str(path),
         )
+    sizes = [len(group["params"]) for group in optimizer.param_groups]
+    if [len(group["params"]) for group in groups] != sizes:
+        raise InputError(
+            f"the optimizer state's groups are not of {sizes} parameters: it is another model's",
+            str(path),
+        )
     for index, param in enumerate(params):
-        moment = saved.get("state", {}).get(index, {}).get("exp_avg")
-        if moment is not None and tuple(moment.shape) != tuple(param.shape):
-            raise InputError(
-                f"the optimizer state of parameter {index} has shape {tuple(moment.shape)}, "
-                f"the model's {tuple(param.shape)}: it is another model's",
-                str(path),
-            )
+        for key, moment in saved.get("state", {}).get(index, {}).items():
+            # the moments (exp_avg, exp_avg_sq) are of the parameter's shape; "step" is a
+            # scalar
+            if key == "step" or not isinstance(moment, torch.Tensor):
+                continue
+            if tuple(moment.shape) != tuple(param.shape):
+                raise InputError(
+                    f"the optimizer state of parameter {index} has shape "
+                    f"{tuple(moment.shape)}, the model's {tuple(param.shape)}: it is another "
+                    "model's",
+                    str(path),
+                )
     kernels = [(g.get("fused"), g.get("foreach")) for g in optimizer.param_groups]
     optimizer.load_state_dict(saved)
     # the kernel choice is this machine's (fused on CUDA), not the saving machine's

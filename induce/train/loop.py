@@ -27,7 +27,8 @@ import torch
 
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import FileLock, atomic_write
+from induce.data.files import atomic_write
+from induce.data.locks import FileLock
 from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
 from induce.runs.batches import Specials

@@ -9,7 +9,7 @@ import pytest
 
 from induce.data.config import SEED, from_mapping, parse_yaml
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import atomic_write, decode_utf8
+from induce.data.files import atomic_write, decode_utf8, iter_lines, read_text
 from induce.data.text import parse_text
 
 
@@ -75,6 +75,36 @@ def test_utf8_errors_point_at_the_line():
     with pytest.raises(InputError, match=r"^f\.txt:3: not valid UTF-8 \(byte 0xff at column 2\)"):
         decode_utf8(b"ok\nfine\nx\xffy\n", "f.txt")
     assert decode_utf8("\ufeffbom".encode(), "f") == "bom"
+
+
+CR_MESSAGE = (
+    "a carriage return inside a line (old Mac line ends?): convert the file to LF or CRLF line ends"
+)
+BAD_TEXT = [  # (bytes, line of the fault, message)
+    (b"the old man saw a dog\rthe dog slept\rhe ran\r", 1, CR_MESSAGE),
+    (b"ok\r\nfine\r\nthe\rdog\r\n", 3, CR_MESSAGE),  # CRLF lines, one CR alone
+    (b"ok\nlast line\r", 2, CR_MESSAGE),  # a CR ending the last line is no CRLF
+    (b"ok\r\r\n", 1, CR_MESSAGE),
+    (b"ok\nthe old man\0 saw a dog\n", 2, "a NUL byte (a binary file?)"),
+]
+
+
+@pytest.mark.parametrize("data, line, message", BAD_TEXT)
+def test_every_reader_refuses_a_lone_carriage_return_and_a_nul_byte(tmp_path, data, line, message):
+    """Whole files (read_text, decode_utf8) and streamed lines (iter_lines) alike."""
+    (tmp_path / "f.txt").write_bytes(data)
+    name = str(tmp_path / "f.txt")
+    expected = f"{name}:{line}: {message}"
+    for read in (read_text, lambda n: list(iter_lines(n)), lambda n: decode_utf8(data, n)):
+        with pytest.raises(InputError) as caught:
+            read(name)
+        assert str(caught.value) == expected
+
+
+def test_crlf_line_ends_read_as_lf(tmp_path):
+    (tmp_path / "f.txt").write_bytes(b"\xef\xbb\xbfthe cat\r\n\r\nsat\r\n")
+    assert list(iter_lines(tmp_path / "f.txt")) == [(1, "the cat"), (2, ""), (3, "sat")]
+    assert read_text(tmp_path / "f.txt") == "the cat\r\n\r\nsat\r\n"
 
 
 def test_plain_text():

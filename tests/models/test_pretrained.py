@@ -133,6 +133,8 @@ def test_train_init_from_takes_the_sizes_and_runs(tmp_path):
     args = ["train", "--arch", "combiner", "--data", str(data), "--out", str(run)]
     args += ["--config", "demo", "--init-from", str(bert), "--device", "cpu"]
     args += ["--set", "train.max_steps=2", "--set", "train.eval_every=2"]
+    # a validation split of a few words: a rate that masks some (no masked token: refused)
+    args += ["--set", "data.mask_rate=0.5"]
     done = runner.invoke(app, args)
     assert done.exit_code == 0, done.output
     model = yaml.safe_load((run / "config.yaml").read_text())["model"]

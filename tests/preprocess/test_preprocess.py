@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from induce.cli.app import app
 from induce.data.dataset import load_dataset
 from induce.data.errors import InputError
+from induce.data.files import check_text
 from induce.data.normalize import Normalization, load_tagset
 from induce.data.ptb import parse_trees
 from induce.preprocess import treetext as tb
@@ -462,6 +463,7 @@ def test_fast_reader_agrees_with_the_full_reader(tmp_path_factory, pieces):
     except InputError:
         read, fast = [], None
     try:
+        check_text(text + "\n", str(path))  # what reading a file checks first (a CR alone)
         full = [
             [(t, w) for w, t in tree.pos()]
             for tree in parse_trees(text + "\n", blank_lines_are_sentences=False).trees

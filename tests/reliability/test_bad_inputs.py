@@ -1,14 +1,14 @@
 """Bad input for every file-reading subcommand: one family of damage at a time (truncated
 files, wrong column counts, bytes that are not UTF-8, a byte-order mark, cycles and several
 roots in dependency files, unbalanced brackets, empty files, a 200,000-character line, binary
-junk, a directory where a file belongs, a missing file), applied to one input of a command
-whose other inputs are good.
+junk, a NUL byte, old Mac (CR) line ends, a directory where a file belongs, a missing file),
+applied to one input of a command whose other inputs are good.
 
 Each case either stops with exit code 2 and exactly one line ``error: ...`` on stderr, writing
 no output, or, where the damage leaves an input that is actually acceptable (a byte-order
-mark, a torn last line of ``metrics.jsonl``), succeeds with exit code 0.  Never a traceback,
-and no input file is ever changed.  ``CASES_PER_COMMAND`` holds the number of cases per
-subcommand.
+mark, CRLF line ends, a torn last line of ``metrics.jsonl``), succeeds with exit code 0.
+Never a traceback, and no input file is ever changed.  ``CASES_PER_COMMAND`` holds the number
+of cases per subcommand.
 """
 
 from __future__ import annotations
@@ -313,6 +313,15 @@ def _binary(kind: str, text: str) -> bytes:
     return random.Random(14).randbytes(4096)
 
 
+def _nul(kind: str, text: str) -> bytes:
+    """A NUL byte in the middle of the last line (a binary file, or a torn write)."""
+    data = text.encode()
+    body = data.rstrip(b"\n")
+    start = body.rfind(b"\n") + 1
+    middle = start + (len(body) - start) // 2
+    return data[:middle] + b"\0" + data[middle:]
+
+
 # family -> damage(kind, good text): the bytes to write, DIRECTORY, MISSING, or None where
 # the family does not apply to that kind of input
 _FILE_DAMAGE: dict[str, Callable[[str, str], object]] = {
@@ -327,6 +336,10 @@ _FILE_DAMAGE: dict[str, Callable[[str, str], object]] = {
     "overclosed": _overclosed,
     "huge-line": _huge_line,
     "binary": _binary,
+    "nul": _nul,
+    # old Mac line ends (CR alone): read as one line, they merged every sentence into one
+    "cr-line-ends": lambda kind, text: text.replace("\n", "\r").encode(),
+    "crlf-line-ends": lambda kind, text: text.replace("\n", "\r\n").encode(),
     "directory": lambda kind, text: DIRECTORY,
 }
 
@@ -344,8 +357,9 @@ FAMILIES: dict[str, Callable[[str, str], object]] = {
 
 # Cases whose damaged input is acceptable: exit code 0.  (command, role, family)
 ACCEPTED = {
-    # a byte-order mark is dropped everywhere
+    # a byte-order mark is dropped everywhere, and CRLF line ends are line ends
     *((c.name, r.name, "bom") for c in COMMANDS for r in c.roles),
+    *((c.name, r.name, "crlf-line-ends") for c in COMMANDS for r in c.roles),
     # plain text: a cut line is a shorter sentence, a long word is a word
     ("preprocess text", "train.txt", "truncated"),
     ("preprocess text", "train.txt", "huge-line"),

@@ -244,3 +244,156 @@ def test_parse_with_a_bad_vocabulary(setup, tmp_path, change, fragment):
     _one_error(result)
     assert f"{run / 'vocab.json'}: " in result.stderr and fragment in result.stderr
     assert not (tmp_path / "out").exists() and _digest(run) == before
+
+
+# -- line ends and NUL bytes in parse's input ---------------------------------------------
+# Old Mac line ends (CR alone) used to merge every sentence into one, written with the raw CR
+# into "# text ="; a NUL byte passed as a word character into the CoNLL-U.
+
+PARSE_INPUTS = {  # --as: the input's two sentences, LF line ends
+    "text": "the bill passed\nthe man ran\n",
+    "conllu": "".join(
+        f"{i}\t{w}\t_\t_\t_\t_\t{h}\tdep\t_\t_\n" if w else "\n"
+        for i, w, h in ((1, "the", 2), (2, "bill", 0), (0, "", 0), (1, "he", 2), (2, "ran", 0))
+    ),
+    "trees": "(S (NP (DT the) (NN bill)) (VP (VBD passed)))\n(S (NP (PRP he)) (VP (VBD ran)))\n",
+}
+SUFFIXES = {"text": ".txt", "conllu": ".conllu", "trees": ".mrg"}
+BAD_BYTES = {
+    "cr": (
+        lambda text: text.replace("\n", "\r"),
+        "a carriage return inside a line (old Mac line ends?): convert the file to LF or CRLF "
+        "line ends",
+    ),
+    "nul": (lambda text: text.replace("bill", "bi\0ll"), "a NUL byte (a binary file?)"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_BYTES))
+@pytest.mark.parametrize("kind", sorted(PARSE_INPUTS))
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_parse_refuses_a_lone_carriage_return_and_a_nul_byte(setup, tmp_path, bad, kind, stdin):
+    _, _, runs = setup
+    damage, message = BAD_BYTES[bad]
+    data = damage(PARSE_INPUTS[kind])
+    path = tmp_path / f"in{SUFFIXES[kind]}"
+    path.write_bytes(data.encode())
+    flags = [f"--{kind}"] if kind != "text" else []
+    name, source = ("<stdin>", "-") if stdin else (str(path), str(path))
+    result = CliRunner().invoke(
+        app,
+        ["parse", source, "-m", str(runs["udgn"]), "-o", str(tmp_path / "out"), *flags],
+        input=data if stdin else None,
+    )
+    _one_error(result)
+    text = PARSE_INPUTS[kind]  # the line: the first (CR), the one of "bill" (NUL)
+    line = 1 if bad == "cr" else text[: text.index("bill")].count("\n") + 1
+    assert result.stderr.strip() == f"error: {name}:{line}: {message}"
+    assert not (tmp_path / "out").exists() and path.read_bytes() == data.encode()
+
+
+@pytest.mark.parametrize("kind", sorted(PARSE_INPUTS))
+def test_parse_reads_crlf_line_ends_as_lf(setup, tmp_path, kind):
+    _, _, runs = setup
+    outputs = []
+    for ends in ("\n", "\r\n"):
+        path = tmp_path / f"in{len(ends)}{SUFFIXES[kind]}"
+        path.write_bytes(PARSE_INPUTS[kind].replace("\n", ends).encode())
+        flags = [f"--{kind}"] if kind != "text" else []
+        result = _invoke("parse", path, "-m", runs["udgn"], *flags)
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1] and "\r" not in outputs[1]
+
+
+# -- a trainer state that torch reads but induce did not write ----------------------------
+
+
+def _state_damage(state: dict, case: str) -> object:
+    """``state`` (a trainer_state.pt's contents) damaged as ``case`` names."""
+    import torch
+
+    if case in ("list", "empty mapping", "progress only"):
+        return {"list": [], "empty mapping": {}, "progress only": {"progress": 5}}[case]
+    if case.startswith("no "):
+        del state[case.removeprefix("no ")]
+    elif case == "rng.torch of 3 bytes":
+        state["rng"]["torch"] = torch.zeros(3, dtype=torch.uint8)
+    elif case == "rng.python [1, 2]":
+        state["rng"]["python"] = [1, 2]
+    elif case == "negative metrics_bytes":
+        state["progress"]["metrics_bytes"] = -5
+    elif case == "step a string":
+        state["progress"]["step"] = "2"
+    elif case == "scheduler best a string":
+        state["scheduler"]["best"] = "low"
+    elif case == "lr a string":
+        state["optimizer"]["param_groups"][0]["lr"] = "fast"
+    elif case == "meter losses a string":
+        state["progress"]["meter"] = {"losses": "x", "tokens": 0}
+    return state
+
+
+STATE_DAMAGE = {
+    "list": "a list, not a mapping",
+    "empty mapping": "missing: optimizer, scheduler, progress, rng",
+    "progress only": "missing: optimizer, scheduler, rng",
+    "no rng": "missing: rng",
+    "no optimizer": "missing: optimizer",
+    "no scheduler": "missing: scheduler",
+    "no progress": "missing: progress",
+    "rng.torch of 3 bytes": "its rng.torch is 3 bytes",
+    "rng.python [1, 2]": "its rng.python is a list, not random.getstate()'s",
+    "negative metrics_bytes": "its progress.metrics_bytes is the number -5, not a count",
+    "step a string": "its progress.step is a string, not a count",
+    "scheduler best a string": "its scheduler best is a string",
+    "lr a string": "its optimizer setting lr is a string",
+    "meter losses a string": "its progress.meter losses is a string",
+}
+STATE_BYTES = {
+    "text": (lambda data: b"this is not a trainer state\n", "a text file"),
+    "truncated": (lambda data: data[: len(data) // 2], "a truncated or torn archive"),
+    "empty": (lambda data: b"", "an empty file"),
+    "junk": (lambda data: bytes(range(256)) * 8, "not a file torch.save writes"),
+}
+
+
+def _state_path(run: Path) -> Path:
+    from induce.runs.directory import STATE, read_pointer
+
+    pointer = read_pointer(run)
+    assert pointer is not None
+    return run / pointer["last"] / STATE
+
+
+@pytest.mark.parametrize("case", sorted(STATE_DAMAGE))
+def test_a_damaged_trainer_state_is_one_line(setup, tmp_path, case):
+    """Valid torch format, not what induce writes: it used to be a TypeError, KeyError,
+    AttributeError, RuntimeError, ValueError or OSError from the middle of the restore."""
+    import torch
+
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    path = _state_path(run)
+    state = torch.load(path, weights_only=True)
+    torch.save(_state_damage(state, case), path)
+    before = _digest(run)
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=3")
+    _one_error(result)
+    expected = f"error: {path}: not a trainer state of induce ({STATE_DAMAGE[case]}"
+    assert result.stderr.strip().startswith(expected), result.stderr
+    assert _digest(run) == before
+
+
+@pytest.mark.parametrize("case", sorted(STATE_BYTES))
+def test_a_trainer_state_that_is_no_torch_file_is_one_line(setup, tmp_path, case):
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    path = _state_path(run)
+    damage, why = STATE_BYTES[case]
+    path.write_bytes(damage(path.read_bytes()))
+    before = _digest(run)
+    result = _invoke("train", "--resume", run)
+    _one_error(result)
+    assert result.stderr.strip() == f"error: {path}: not a trainer state of induce ({why})"
+    assert _digest(run) == before

@@ -17,7 +17,7 @@ from tests.train.helpers import make_dataset, tiny
 
 HOLD = """
 import sys, time
-from induce.data.files import FileLock
+from induce.data.locks import FileLock
 FileLock(sys.argv[1], "x").acquire()
 print("held", flush=True)
 time.sleep(60)
@@ -120,7 +120,7 @@ def test_two_trainers_started_together(data, tmp_path):
 def test_a_lock_file_holds_its_pid_from_the_moment_it_exists(tmp_path, monkeypatch):
     """Linked into place already written: a racing process never reads it empty (which it
     would take for a stale lock and remove); no file of the creation is left behind."""
-    from induce.data.files import FileLock
+    from induce.data.locks import FileLock
 
     seen = []
     link = os.link
@@ -141,7 +141,7 @@ def test_a_lock_file_holds_its_pid_from_the_moment_it_exists(tmp_path, monkeypat
 def test_without_hard_links_the_lock_is_still_taken_and_refused(tmp_path, monkeypatch):
     import errno
 
-    from induce.data.files import FileLock, LockedError
+    from induce.data.locks import FileLock, LockedError
 
     def no_links(source, target):
         raise OSError(errno.EPERM, "Operation not permitted")
@@ -164,7 +164,7 @@ def test_a_rivals_attempt_at_the_lock_does_not_make_the_new_run_lose(data, tmp_p
     the run's lock and looks whether the folder is still empty just as the loser tries the
     lock, whose temporary file lies in the folder for that instant (both exited 2, seen in
     CI). The winner trains; a file of another kind still makes it lose."""
-    from induce.data.files import FileLock
+    from induce.data.locks import FileLock
 
     acquire = FileLock.acquire
     stray = {"name": ".lock-rival.pid"}
@@ -185,9 +185,59 @@ def test_a_rivals_attempt_at_the_lock_does_not_make_the_new_run_lose(data, tmp_p
 
 
 def test_a_lock_owns_itself_and_the_temporaries_of_its_takers(tmp_path):
-    from induce.data.files import FileLock
+    from induce.data.locks import FileLock
 
     lock = FileLock(tmp_path / ".lock", "the run")
     owned = [".lock", ".lock-k2j3.pid"]
     foreign = ["lock", ".lock.pid", ".lock-k2j3.tmp", ".locked-1.pid", "metrics.jsonl"]
     assert [lock.owns(tmp_path / name) for name in owned + foreign] == [True] * 2 + [False] * 5
+
+
+@pytest.mark.parametrize("content", ["99999999999999999999\n", "-7\n", "garbage\n", "\xff\n"])
+def test_a_lock_holding_no_process_id_is_taken_over(tmp_path, content):
+    """A number no process can have (os.kill overflowed on it), or garbage: a stale lock of
+    no process, taken over with a warning."""
+    from induce.data.errors import InduceWarning
+    from induce.data.locks import FileLock
+
+    (tmp_path / ".lock").write_text(content, encoding="latin-1")
+    with pytest.warns(InduceWarning, match="taking over the lock of no process"):
+        lock = FileLock(tmp_path / ".lock", "the run").acquire()
+    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    lock.release()
+
+
+def _lock_cases(tmp_path: Path, data: Path) -> list[tuple[Path, list[str]]]:
+    """(lock path, command) of a resumed run and of a dataset to write."""
+    run = tmp_path / "run"
+    sets = [x for s in tiny("transformer") + ["train.max_steps=2"] for x in ("--set", s)]
+    made = _train("--arch", "transformer", "--data", str(data), "--out", str(run), *sets)
+    assert made.exit_code == 0, made.output
+    (tmp_path / "in.txt").write_text("the cat sat\nit rained\n")
+    text = ["preprocess", "text", "--train", str(tmp_path / "in.txt"), "-o", str(tmp_path / "q")]
+    resume = ["train", "--device", "cpu", "--resume", str(run), "--set", "train.max_steps=3"]
+    return [(run / ".lock", resume), (tmp_path / ".q.lock", text)]
+
+
+def test_a_lock_path_that_is_a_folder_is_refused(data, tmp_path):
+    """Not taken over (it used to be an IsADirectoryError): one line, the folder kept."""
+    from tests.reliability.test_bad_runs import _digest
+
+    for lock, command in _lock_cases(tmp_path, data):
+        lock.mkdir()
+        (lock / "kept").write_text("x")
+        before = _digest(tmp_path)
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == f"error: {lock}: cannot lock: is a directory\n"
+        assert _digest(tmp_path) == before and not (tmp_path / "q").exists()
+
+
+def test_a_lock_holding_a_huge_number_is_taken_over(data, tmp_path):
+    """It used to be an OverflowError from os.kill."""
+    for lock, command in _lock_cases(tmp_path, data):
+        lock.write_text("99999999999999999999\n")
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, result.output
+        assert f"warning: {lock}: taking over the lock of no process" in result.stderr
+        assert not lock.exists()

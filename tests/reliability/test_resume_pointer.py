@@ -132,3 +132,112 @@ def test_a_resume_under_another_architecture_is_refused(runs, tmp_path, arch):
         if other != arch:
             _one_error(_invoke("train", "--resume", run, "--arch", other))
     assert _state(run) == before
+
+
+# -- no pointer, and nothing complete to resume from -----------------------------------------
+# Such a run used to start again from scratch: metrics.jsonl emptied, the checkpoint folders
+# deleted by the clean-up.  Only a run stopped before its first checkpoint may start again.
+
+
+def _copy_without_pointer(runs, tmp_path: Path, arch: str = "udgn") -> tuple[Path, Path]:
+    """A copy of the 4-update run without checkpoint.json, and its (last) checkpoint folder."""
+    mine, _ = runs[arch]
+    run = tmp_path / mine.name
+    shutil.copytree(mine, run)
+    folder = run / _pointer(run)["last"]
+    (run / POINTER).unlink()
+    return run, folder
+
+
+@pytest.mark.parametrize("lost", ["trainer_state.pt", "model.safetensors"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_incomplete_checkpoint_without_pointer_changes_nothing(runs, tmp_path, arch, lost):
+    run, folder = _copy_without_pointer(runs, tmp_path, arch)
+    (folder / lost).unlink()
+    before = _state(run)
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=6")
+    _one_error(result)
+    assert result.stderr.strip() == (
+        f"error: {folder}: incomplete checkpoint (no {lost}) and no checkpoint.json: nothing "
+        "to resume from; put the missing file back, or train a new run in another folder"
+    )
+    assert _state(run) == before
+
+
+def test_an_incomplete_checkpoint_newer_than_the_resumed_one_is_kept(runs, tmp_path):
+    """The clean-up after a resume from the newest complete checkpoint would delete it."""
+    run, folder = _copy_without_pointer(runs, tmp_path)
+    newer = run / "checkpoints" / "00000006-bbbbbb"
+    newer.mkdir()
+    shutil.copy(folder / "model.safetensors", newer)
+    before = _state(run)
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=6")
+    _one_error(result)
+    assert f"error: {newer}: incomplete checkpoint (no trainer_state.pt)" in result.stderr
+    assert f"a resume from the older {folder.name} would delete it" in result.stderr
+    assert _state(run) == before
+
+
+def test_a_run_whose_checkpoints_are_gone_is_not_started_again(runs, tmp_path):
+    """Its history records validations, each followed by a checkpoint: they were lost."""
+    run, folder = _copy_without_pointer(runs, tmp_path)
+    shutil.rmtree(run / "checkpoints")
+    before = _state(run)
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=6")
+    _one_error(result)
+    assert result.stderr.strip() == (
+        f"error: {run / 'metrics.jsonl'}: records the validation of update 2, but the run has "
+        "no checkpoint and no checkpoint.json: nothing to resume from; put the checkpoint "
+        "back, or train a new run in another folder"
+    )
+    assert _state(run) == before
+
+
+def _killed_in_first_checkpoint(runs, tmp_path: Path) -> Path:
+    """The run as a kill inside its first checkpoint's write leaves it: the records up to
+    the first validation, the unfinished ``.tmp`` folder, no pointer."""
+    run, folder = _copy_without_pointer(runs, tmp_path)
+    metrics = run / "metrics.jsonl"
+    lines = metrics.read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if '"eval"' in line)
+    metrics.write_text("".join(lines[: first + 1]))
+    unfinished = run / "checkpoints" / "00000002-cccccc.tmp"
+    unfinished.mkdir()
+    shutil.move(folder / "model.safetensors", unfinished)
+    shutil.rmtree(folder)
+    return run
+
+
+def test_a_run_killed_in_its_first_checkpoint_write_starts_again(runs, tmp_path):
+    run = _killed_in_first_checkpoint(runs, tmp_path)
+    options = TrainOptions(str(run), overrides=["train.max_steps=2"], resume=True, device="cpu")
+    with pytest.warns(UserWarning, match="starts again"):
+        assert train(options) == "done"
+    assert _pointer(run)["step"] == 2
+
+
+def test_a_first_validation_without_the_unfinished_write_is_not_started_again(runs, tmp_path):
+    """Without the ``.tmp`` folder, its checkpoint was saved and is lost (deleted)."""
+    run = _killed_in_first_checkpoint(runs, tmp_path)
+    shutil.rmtree(run / "checkpoints")
+    before = _state(run)
+    _one_error(_invoke("train", "--resume", run, "--set", "train.max_steps=2"))
+    assert _state(run) == before
+
+
+def test_a_run_without_its_pointer_keeps_its_best_weights(runs, tmp_path):
+    """The best of the history (here step 2's, an older folder holding weights only) is
+    named again: the clean-up used to delete it with the pointer gone."""
+    run, folder = _copy_without_pointer(runs, tmp_path)
+    metrics = run / "metrics.jsonl"  # step 4 is no longer a new best; the same byte count
+    text = metrics.read_text()
+    last_eval = text.rindex('"kind": "eval"')
+    assert '"best": true' in text[last_eval:]
+    metrics.write_text(text[:last_eval] + text[last_eval:].replace('"best": true', '"best": null'))
+    best = run / "checkpoints" / "00000002-dddddd"
+    best.mkdir()
+    shutil.copy(folder / "model.safetensors", best)
+    options = TrainOptions(str(run), overrides=["train.max_steps=4"], resume=True, device="cpu")
+    assert train(options) == "done"
+    assert _pointer(run)["best"] == f"checkpoints/{best.name}"
+    assert (best / "model.safetensors").is_file()

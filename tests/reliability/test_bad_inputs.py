@@ -269,13 +269,18 @@ def _columns(kind: str, text: str) -> bytes | None:
     return None
 
 
-def _non_utf8(kind: str, text: str) -> bytes:
-    """A Latin-1 byte (é) in the middle of the last line."""
+def _in_last_line(text: str, byte: bytes) -> bytes:
+    """``text`` with ``byte`` put in the middle of its last line."""
     data = text.encode()
     body = data.rstrip(b"\n")
     start = body.rfind(b"\n") + 1
     middle = start + (len(body) - start) // 2
-    return data[:middle] + b"\xe9" + data[middle:]
+    return data[:middle] + byte + data[middle:]
+
+
+def _non_utf8(kind: str, text: str) -> bytes:
+    """A Latin-1 byte (é) in the middle of the last line."""
+    return _in_last_line(text, b"\xe9")
 
 
 def _cycle(kind: str, text: str) -> bytes | None:
@@ -315,11 +320,7 @@ def _binary(kind: str, text: str) -> bytes:
 
 def _nul(kind: str, text: str) -> bytes:
     """A NUL byte in the middle of the last line (a binary file, or a torn write)."""
-    data = text.encode()
-    body = data.rstrip(b"\n")
-    start = body.rfind(b"\n") + 1
-    middle = start + (len(body) - start) // 2
-    return data[:middle] + b"\0" + data[middle:]
+    return _in_last_line(text, b"\0")
 
 
 # family -> damage(kind, good text): the bytes to write, DIRECTORY, MISSING, or None where

@@ -82,7 +82,7 @@ def _looks_like_conllu(line: str) -> bool:
 
 
 def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[Sentence]:
-    from induce.data.conll import parse_conllu_block
+    from induce.data.conll import conllu_words, parse_conllu_block
 
     block: list[str] = []
     start = 0
@@ -95,14 +95,8 @@ def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[S
         if not block:
             continue
         tokens = parse_conllu_block(block, start, path)
-        # each token's own line (comment lines carry none), so that an error points at it
-        token_lines = [start + k for k, text in enumerate(block) if not text.startswith("#")]
+        words = [t for t, _ in conllu_words(tokens, block, start, path)]
         block = []
-        words = [t for t in tokens if isinstance(t["id"], int)]
-        at = [n for t, n in zip(tokens, token_lines) if isinstance(t["id"], int)]
-        for k, (t, where) in enumerate(zip(words, at), 1):
-            if t["id"] != k:
-                raise InputError(f"token IDs must run 1, 2, 3, ...; got {t['id']}", path, where)
         sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
         sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
         xpos = [t["xpos"] for t in words]

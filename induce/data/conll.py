@@ -27,7 +27,7 @@ from induce.data.progress import advance
 from induce.data.types import DepTree, dependency_problem, head_range_problem
 
 if TYPE_CHECKING:
-    from conllu.models import TokenList
+    from conllu.models import Token, TokenList
 
 FORMATS = ("conllu", "conllx", "malt")
 _SUFFIXES = {
@@ -287,24 +287,35 @@ def conllu_blocks(text: str, path: str) -> Iterator[tuple[int, TokenList]]:
         yield start, parse_conllu_block(block, start, path)
 
 
+def conllu_words(
+    tokens: TokenList, block: Sequence[str], start: int, path: str
+) -> list[tuple[Token, int]]:
+    """The words of a sentence that :func:`parse_conllu_block` read from ``block`` (its
+    lines from ``start``), each with its own line: multiword tokens and empty nodes left
+    out, the word IDs checked to run 1, 2, 3 (an :class:`InputError` at the first one out
+    of place)."""
+    # the line of each token (comment lines carry none), for errors that name a token
+    token_lines = [start + k for k, line in enumerate(block) if not line.startswith("#")]
+    words = [(t, line) for t, line in zip(tokens, token_lines) if isinstance(t["id"], int)]
+    for k, (token, line) in enumerate(words, 1):
+        if token["id"] != k:
+            raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path, line)
+    return words
+
+
 def parse_conllu(text: str, path: str, trees: bool = True) -> DepFile:
     sentences: list[DepTree] = []
     lines: list[int] = []
     raw: list[TokenList] = []
     for start, block in _blocks(text):
         tokens = parse_conllu_block(block, start, path)
-        # Line of each token (comment lines carry none), for errors that name a token.
-        token_lines = [start + k for k, line in enumerate(block) if not line.startswith("#")]
         words: list[str] = []
         tags: list[str] = []
         heads: list[int] = []
         labels: list[str] = []
         word_lines: list[int] = []
-        for token, line in zip(tokens, token_lines):
-            if not isinstance(token["id"], int):
-                continue  # multiword token or empty node: kept in ``raw`` only
-            if token["id"] != len(words) + 1:
-                raise InputError(f"token IDs must run 1, 2, 3, ...; got {token['id']}", path, line)
+        # multiword tokens and empty nodes are kept in ``raw`` only
+        for token, line in conllu_words(tokens, block, start, path):
             if token["head"] is None:
                 raise InputError(f"word {token['id']} ({token['form']!r}) has no HEAD", path, line)
             words.append(token["form"])

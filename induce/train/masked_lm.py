@@ -47,7 +47,7 @@ class MaskedLMTrainer(Trainer):
     def _load_data(self, data: str) -> None:
         """The dataset's vocabulary, sentences as ids, and the batch plan of an epoch."""
         self.load_text(data)
-        if not self.train_ids:
+        if not any(self.train_ids):  # no sentence, or blank lines only
             raise InputError("the training split is empty", str(self.dataset.path))
         limit = self.config.data.max_length
         usable = [i for i, s in enumerate(self.train_ids) if s and (not limit or len(s) <= limit)]

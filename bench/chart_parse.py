@@ -35,7 +35,8 @@ def make_run(folder: Path, dev: Path) -> None:
     from induce.models import build_model
     from induce.runs.chart import example, inventories
     from induce.runs.config import load_config
-    from induce.runs.directory import save_weights, write_pointer, write_run_files
+    from induce.runs.directory import write_pointer, write_run_files
+    from induce.runs.weights import save_weights
     from induce.structure.chart import clean_tree
 
     examples = []
@@ -51,7 +52,7 @@ def make_run(folder: Path, dev: Path) -> None:
     parser = build_model("chart", config.model, len(vocab), vocab.id("<pad>"))
     folder.mkdir(parents=True)
     write_run_files(folder, config, vocab, {})
-    save_weights(parser, folder / "checkpoints" / "0" / "model.safetensors")
+    save_weights(parser, folder / "checkpoints" / "0" / "model.safetensors", vocab)
     write_pointer(folder, 0, "checkpoints/0", "checkpoints/0")
 
 

@@ -40,7 +40,8 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
     from induce.data.vocab import PAD, build_vocabulary
     from induce.models import build_model
     from induce.runs.config import load_config
-    from induce.runs.directory import save_weights, write_run_files
+    from induce.runs.directory import write_run_files
+    from induce.runs.weights import save_weights
 
     vocab = build_vocabulary(Counter(w for s in words for w in s), max_size=10_000)
     config = load_config(arch)
@@ -48,7 +49,7 @@ def make_run(folder: Path, arch: str, words: list[list[str]]) -> None:
     model = build_model(arch, config.model, len(vocab), vocab.id(PAD))
     folder.mkdir(parents=True)
     write_run_files(folder, config, vocab, {"normalization": {"lowercase": True, "digits": "N"}})
-    save_weights(model, folder / "best" / "model.safetensors")
+    save_weights(model, folder / "best" / "model.safetensors", vocab)
 
 
 def main() -> None:

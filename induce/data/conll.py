@@ -78,9 +78,8 @@ def detect_format(path: str, text: str) -> str:
         if columns in (3, 4):
             return "malt"
         raise InputError(
-            f"cannot tell the dependency format: {columns} tab-separated "
-            "columns (expected 10 for CoNLL-U/X, 3 or 4 for Malt-TAB); "
-            "name the format explicitly",
+            f"not a dependency file: {columns} tab-separated columns (10 for CoNLL-U/X, "
+            "3 or 4 for Malt-TAB)",
             path,
             number,
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.errors import InputError
-from induce.data.files import read_text
+from induce.data.files import decode_utf8, read_text
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
 
 
@@ -80,12 +80,7 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
         if words is None:
             raise InputError("the pickle holds no idx2word list of words", str(file))
     else:
-        try:
-            words = data.decode("utf-8").removesuffix("\n").split("\n")
-        except UnicodeDecodeError:
-            raise InputError(
-                "neither a dictionary pickle nor a UTF-8 word list", str(file)
-            ) from None
+        words = word_lines(data, str(file))
         for number, word in enumerate(words, 1):
             if not word.strip() or word != word.strip() or " " in word:
                 raise InputError("expected one word per line, without spaces", str(file), number)
@@ -95,6 +90,15 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
     if missing:
         raise InputError(f"the dictionary has no {missing[0]} token", str(file))
     return words
+
+
+def word_lines(data: bytes, name: str) -> list[str]:
+    """The lines of a word list as written: strict UTF-8 (a byte-order mark dropped), LF or
+    CRLF line ends, the last newline optional.  A NUL byte (a binary file) or a carriage
+    return alone is refused at its line, as every text reader does: a word list read any
+    looser would shift every id after the bad line."""
+    text = decode_utf8(data, name)
+    return text.replace("\r\n", "\n").removesuffix("\n").split("\n")
 
 
 def _words_of(obj: Any) -> list[str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -41,6 +42,13 @@ class Vocabulary:
     def ids(self, tokens: Iterable[str]) -> list[int]:
         index, unk = self._index, self._index.get(UNK, 0)
         return [index.get(t, unk) for t in tokens]
+
+    def digest(self) -> str:
+        """The SHA-256 of the tokens in id order: what a model's embedding rows mean (the
+        counts and settings do not change them).  Saved with a run's weights, so that a
+        ``vocab.json`` edited, reordered or copied from another run is refused, not read."""
+        text = json.dumps(self.tokens, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def to_json(self) -> str:
         return (

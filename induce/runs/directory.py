@@ -22,7 +22,6 @@ Every file is written atomically.  The most recent run is recorded in the user c
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import re
@@ -34,7 +33,6 @@ from induce.data.config import check_choice, parse_yaml
 from induce.data.dataset import Dataset, load_dataset
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import (
-    atomic_path,
     atomic_write,
     cache_dir,
     check_text,
@@ -46,9 +44,7 @@ from induce.data.normalize import Normalization
 from induce.data.vocab import Vocabulary
 from induce.runs.config import WEIGHT_CHOICES, RunConfig, load_config
 
-if TYPE_CHECKING:  # torch is imported only where weights are read or written
-    import torch
-
+if TYPE_CHECKING:
     from induce.models.base import Model
     from induce.models.masked_lm import MaskedLM
     from induce.runs.batches import Specials
@@ -134,9 +130,12 @@ class Run:
     def load_model(self, which: str = "best", device: str = "auto") -> Model:
         """The model with the ``which`` weights, in eval mode on ``device``."""
         from induce.runs.device import pick_device
+        from induce.runs.weights import check_weights_vocab, load_weights
 
         model = self.build_model()
-        load_weights(model, self.weights(which))
+        weights = self.weights(which)
+        check_weights_vocab(weights, self.vocab, self.path / VOCAB)
+        load_weights(model, weights)
         return model.to(pick_device(device)).eval()
 
     def load_language_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
@@ -216,108 +215,6 @@ def _remember_run_files(folder: Path) -> None:
         for top, _, names in os.walk(folder / sub):
             for name in names:
                 remember_input(os.path.join(top, name))
-
-
-def save_weights(model: torch.nn.Module, path: Path) -> None:
-    from safetensors.torch import save_file
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    with atomic_path(path, own=True) as tmp:  # the trainer's own checkpoint
-        save_file(tensors, tmp, metadata={"format": "induce-run/1"})
-
-
-def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) -> None:
-    from safetensors.torch import load_file
-
-    if not path.is_file():
-        raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
-    try:
-        tensors = load_file(str(path), device=device or "cpu")
-    except Exception as err:  # safetensors raises its own error types
-        raise InputError(f"cannot read the weights: {err}", str(path)) from None
-    remember_input(str(path))  # no output of this command may replace the model it runs
-    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    wrong = [k for k, v in tensors.items() if k in expected and tuple(v.shape) != expected[k]]
-    if wrong:
-        key = wrong[0]
-        raise InputError(
-            f"the weights do not fit the model: {len(wrong)} tensor(s) differ in shape, e.g. "
-            f"{key} is {tuple(tensors[key].shape)} in the file, {expected[key]} in the model "
-            "(were the model settings changed?)",
-            str(path),
-        )
-    missing, unexpected = model.load_state_dict(tensors, strict=False)
-    if missing or unexpected:
-        raise InputError(
-            f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
-            f"unexpected {sorted(unexpected)[:3]})",
-            str(path),
-        )
-
-
-def save_state(state: dict[str, Any], path: Path) -> None:
-    import torch
-
-    with atomic_path(path, own=True) as tmp:  # the trainer's own state
-        torch.save(state, tmp)
-
-
-STATE_PARTS = ("optimizer", "scheduler", "progress", "rng")  # what save() puts in a state
-
-
-def load_state(path: Path) -> dict[str, Any]:
-    """The trainer state at ``path``: a mapping of :data:`STATE_PARTS` (their contents are
-    checked by the trainer, which knows what they must fit)."""
-    import torch
-
-    if not path.is_file():
-        raise InputError("the run has no checkpoint to resume from", str(path))
-    not_torch = _not_a_torch_file(path)
-    if not_torch:
-        raise InputError(f"not a trainer state of induce ({not_torch})", str(path))
-    try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception as err:  # torch raises many kinds for a damaged archive
-        reason = (str(err).strip().splitlines() or [""])[0].split(". ")[0][:120]
-        raise InputError(
-            f"not a trainer state of induce (a damaged file: {type(err).__name__}: {reason})",
-            str(path),
-        ) from None
-    remember_input(str(path))
-    if not isinstance(state, dict):
-        raise InputError(
-            f"not a trainer state of induce (a {type(state).__name__}, not a mapping)", str(path)
-        )
-    missing = [part for part in STATE_PARTS if part not in state]
-    if missing:
-        raise InputError(
-            f"not a trainer state of induce (missing: {', '.join(missing)})", str(path)
-        )
-    return state
-
-
-def _not_a_torch_file(path: Path) -> str | None:
-    """Why ``path`` cannot be a file that ``torch.save`` wrote (a zip archive, or a pickle
-    in the legacy format), or ``None``: torch's own errors for these are a key or an errno."""
-    import zipfile
-
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(512)
-        if zipfile.is_zipfile(path) or head[:1] == b"\x80":
-            return None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
-    if not head:
-        return "an empty file"
-    if head.startswith(b"PK"):
-        return "a truncated or torn archive"
-    try:  # incremental: a character cut at the end of the head is no fault
-        codecs.getincrementaldecoder("utf-8")().decode(head)
-    except UnicodeDecodeError:
-        return "not a file torch.save writes"
-    return "a text file"
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from induce.models import build_model, model_config
 from induce.runs import directory as rd
 from induce.runs.config import load_config
 from induce.runs.official_files import read_state_dict
+from induce.runs.weights import save_weights
 
 CHECKPOINT_NAME = "00000000-import"
 # the presets of each reference's training script and test protocol: what a state dict does
@@ -389,7 +390,7 @@ def write_imported_run(
         rd.write_run_files(tmp, config, vocab, record)
         (tmp / rd.METRICS).write_text("", encoding="utf-8")
         folder = f"{rd.CHECKPOINTS}/{CHECKPOINT_NAME}"
-        rd.save_weights(model, tmp / folder / rd.WEIGHTS)
+        save_weights(model, tmp / folder / rd.WEIGHTS, vocab)
         rd.write_pointer(tmp, 0, folder, folder)
         if out.exists():
             out.rmdir()  # empty, checked above

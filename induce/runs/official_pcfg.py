@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from induce.data.architectures import ARCHITECTURES
+from induce.data.dictionaries import word_lines
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization, load_tagset
 from induce.data.vocab import PAD, UNK, Vocabulary
@@ -180,9 +181,10 @@ def _words(
 def _read_word_ids(file: Path) -> list[str]:
     """``preprocess.py``'s ``.dict`` (``word id`` per line, ids 0 .. V - 1) or a word list."""
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the vocabulary: {err}", str(file)) from None
+        data = file.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the vocabulary: {err.strerror}", str(file)) from None
+    lines = word_lines(data, str(file))
     pairs = [line.split(" ") for line in lines]
     if all(len(p) == 2 and p[1].isdigit() for p in pairs):
         ids = {int(i): w for w, i in pairs}

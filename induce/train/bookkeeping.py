@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from induce.data.errors import ConfigError, InduceWarning
+from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
 from induce.runs.config import RunConfig
 from induce.runs.directory import METRICS
@@ -71,6 +72,7 @@ class CheckpointedRun:
     optimizer: torch.optim.Optimizer
     scheduler: checkpoint.Scheduler
     device: torch.device
+    vocab: Vocabulary  # the vocabulary the model trains with (its digest goes with the weights)
     state: dict[str, Any]
     meter: Meter
     on_event: Callback
@@ -92,6 +94,7 @@ class CheckpointedRun:
             self.scheduler,
             self.device,
             cut_metrics=self.main,
+            vocab=self.vocab,
         )
         if self.main:
             checkpoint.clean(self.path)
@@ -122,6 +125,7 @@ class CheckpointedRun:
                 {**self.state, "meter": self.meter.state()},
                 self.device,
                 best,
+                self.vocab,
             )
 
     def record(self, kind: str, data: dict) -> None:

@@ -31,20 +31,25 @@ import torch
 
 from induce.data.errors import InputError
 from induce.data.files import atomic_write, remove_stale_temporaries
+from induce.data.vocab import Vocabulary
 from induce.runs.directory import (
     CHECKPOINTS,
     METRICS,
     POINTER,
     STATE,
+    VOCAB,
     WEIGHTS,
     keep_metrics_until,
-    load_state,
-    load_weights,
     read_metrics,
     read_pointer,
+    write_pointer,
+)
+from induce.runs.weights import (
+    check_weights_vocab,
+    load_state,
+    load_weights,
     save_state,
     save_weights,
-    write_pointer,
 )
 from induce.train.trainer_state import check_state
 
@@ -59,14 +64,16 @@ def save(
     progress: dict[str, Any],
     device: torch.device,
     best: bool = False,
+    vocab: Vocabulary | None = None,
 ) -> None:
-    """Write a checkpoint of the current step and make it the run's ``last`` (and ``best``)."""
+    """Write a checkpoint of the current step and make it the run's ``last`` (and ``best``);
+    ``vocab``: the vocabulary the model is trained with, whose digest the weights keep."""
     folder = run / CHECKPOINTS
     folder.mkdir(exist_ok=True)
     name = f"{progress['step']:08d}-{secrets.token_hex(3)}"  # unique: never over a live one
     tmp = folder / f"{name}.tmp"
     tmp.mkdir()
-    save_weights(model, tmp / WEIGHTS)
+    save_weights(model, tmp / WEIGHTS, vocab)
     rng: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if device.type == "cuda":
         rng["cuda"] = torch.cuda.get_rng_state(device)
@@ -98,6 +105,7 @@ def restore(
     scheduler: Scheduler,
     device: torch.device,
     cut_metrics: bool = True,
+    vocab: Vocabulary | None = None,
 ) -> dict[str, Any] | None:
     """Load the last checkpoint into ``model``, ``optimizer``, ``scheduler`` and the random
     generators, cut ``metrics.jsonl`` back to what it held then (``cut_metrics``: the
@@ -133,6 +141,8 @@ def restore(
             f"{pointer['step']}: it belongs to another checkpoint",
             str(state_path),
         )
+    if vocab is not None:
+        check_weights_vocab(folder / WEIGHTS, vocab, run / VOCAB)
     load_weights(model, folder / WEIGHTS, str(device))
     _load_optimizer(optimizer, saved["optimizer"], state_path)
     scheduler.load_state_dict(saved["scheduler"])

@@ -266,3 +266,19 @@ def test_a_predicted_head_out_of_range_is_found_at_its_line():
     with pytest.raises(InputError) as err:
         parse_deps(text, "p.conllu", "conllu", trees=False)
     assert str(err.value) == "p.conllu:3: not a head assignment: word 2 has head 3, outside 0..2"
+
+
+def test_rows_of_no_format_are_refused_without_a_useless_hint(write):
+    """A file whose first row has neither 10 nor 3-4 columns is read by none of the formats
+    (each says so when named), so the refusal names none to try: it used to advise "name
+    the format explicitly", even in ``evaluate pcc`` and ``preprocess``, which take none."""
+    five = write("five.txt", "1\tthe\tDT\t2\tdet\n2\tdog\tNN\t0\troot\n")
+    with pytest.raises(InputError) as err:
+        read_deps(five)
+    assert (err.value.line, err.value.reason) == (
+        1,
+        "not a dependency file: 5 tab-separated columns (10 for CoNLL-U/X, 3 or 4 for Malt-TAB)",
+    )
+    for fmt in ("conllu", "conllx", "malt"):
+        with pytest.raises(InputError, match="columns, got 5"):
+            read_deps(five, fmt)

@@ -87,7 +87,7 @@ def test_the_arranged_lstm_computes_trains_and_saves_as_before():
 
 def test_a_model_with_its_lstm_arranged_saves_and_loads_its_weights(tmp_path):
     from induce.models import build_model
-    from induce.runs.directory import load_weights, save_weights
+    from induce.runs.weights import load_weights, save_weights
 
     settings = {"d_model": 16, "n_layers": 1, "n_heads": 2, "head_size": 8}
     model = build_model("udgn", settings, 30, 0)

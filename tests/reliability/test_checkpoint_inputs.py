@@ -6,6 +6,7 @@ was."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -255,3 +256,54 @@ def test_a_grammar_vocabulary_without_unk_is_refused(tmp_path):
     _one_error(result)
     assert f"error: {words}: the vocabulary has no <unk> token" in result.stderr
     assert not run.exists()
+
+
+def _weights_of(arch: str, folder: Path) -> Path:
+    weights = folder / "model.pt"
+    torch.save(official("udgn")[0] if arch == "udgn" else _grammar(arch), weights)
+    return weights
+
+
+# (the damage, its line): each reader of a word list (the masked LMs' dictionary, the
+# grammars' ``word id`` list) refuses what every text reader refuses, at its line: a NUL
+# passed as a word character, and a lone CR split one word in two (the grammars' reader
+# used str.splitlines), shifting every id after it
+BAD_WORDS = {"a NUL byte": (b"\0", 3), "a lone carriage return": (b"\r", 2)}
+
+
+@pytest.mark.parametrize("arch", ["udgn", "tnpcfg"])
+@pytest.mark.parametrize("bad", list(BAD_WORDS))
+def test_a_word_list_with_a_nul_or_a_lone_cr_is_refused_at_its_line(tmp_path, arch, bad):
+    byte, line = BAD_WORDS[bad]
+    words = tmp_path / "words.txt"
+    lines = WORDS.read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1][:1] + byte + lines[line - 1][1:]
+    words.write_bytes(b"\n".join(lines))
+    weights = _weights_of(arch, tmp_path)
+    run = tmp_path / "run"
+    args = ["convert", "checkpoint", str(weights), "--arch", arch, "--dict", str(words)]
+    result = CliRunner().invoke(app, [*args, "--out", str(run)])
+    _one_error(result)
+    assert result.stderr.startswith(f"error: {words}:{line}: a ")
+    assert ("NUL" in result.stderr) == (bad == "a NUL byte") and not run.exists()
+
+
+@pytest.mark.parametrize("arch", ["udgn", "tnpcfg"])
+def test_a_word_list_with_crlf_line_ends_reads_as_with_lf(tmp_path, arch):
+    """A word list saved on Windows is the same list (the masked LMs' reader refused it:
+    'expected one word per line, without spaces')."""
+    vocabularies = []
+    for name, text in (
+        ("lf", WORDS.read_bytes()),
+        ("crlf", WORDS.read_bytes().replace(b"\n", b"\r\n")),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "words.txt").write_bytes(b"\xef\xbb\xbf" + text if name == "crlf" else text)
+        weights = _weights_of(arch, folder)
+        args = ["convert", "checkpoint", str(weights), "--arch", arch]
+        args += ["--dict", str(folder / "words.txt"), "--out", str(folder / "run")]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        vocabularies.append(json.loads((folder / "run" / "vocab.json").read_bytes())["tokens"])
+    assert vocabularies[0] == vocabularies[1]

@@ -229,6 +229,14 @@ def test_cli_convert_then_parse_and_report(tmp_path: Path, monkeypatch) -> None:
     args = ["convert", "checkpoint", str(path), "--arch", "udgn", "--dict", str(WORDS)]
     done = runner.invoke(app, [*args, "--out", str(run)])
     assert done.exit_code == 0, done.output
+    from safetensors import safe_open
+
+    from induce.runs.directory import open_run
+    from induce.runs.weights import VOCAB_DIGEST
+
+    imported = open_run(run)  # the imported weights keep their dictionary's digest
+    with safe_open(str(imported.weights()), framework="pt") as handle:
+        assert handle.metadata()[VOCAB_DIGEST] == imported.vocab.digest()
     text = tmp_path / "in.txt"
     text.write_text("the cat sat on the mat .\nthe dog ran\n")
     parsed = runner.invoke(

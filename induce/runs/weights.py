@@ -1,0 +1,171 @@
+"""A run's checkpoint files: the model's weights (safetensors, tied by a digest to the
+vocabulary they were trained with) and the trainer's state (``torch.save`` of plain tensors
+and numbers, read with ``weights_only=True``).  Every file is written atomically."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from induce.data.errors import InputError
+from induce.data.files import atomic_path, remember_input
+
+if TYPE_CHECKING:  # torch is imported only where weights are read or written
+    import torch
+
+    from induce.data.vocab import Vocabulary
+
+VOCAB_DIGEST = "vocab-sha256"  # the weights' metadata key: Vocabulary.digest() of their vocab
+
+
+def save_weights(model: torch.nn.Module, path: Path, vocab: Vocabulary | None = None) -> None:
+    """The model's tensors as safetensors; ``vocab``'s digest in the metadata ties them to the
+    vocabulary they were trained with (:func:`check_weights_vocab`)."""
+    from safetensors.torch import save_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    metadata = {"format": "induce-run/1"}
+    if vocab is not None:
+        metadata[VOCAB_DIGEST] = vocab.digest()
+    with atomic_path(path, own=True) as tmp:  # the trainer's own checkpoint
+        save_file(tensors, tmp, metadata=metadata)
+        _sort_metadata(tmp)
+
+
+def _sort_metadata(path: str | os.PathLike[str]) -> None:
+    """Rewrite the header of the safetensors file at ``path`` with its metadata keys sorted:
+    safetensors writes them in a random order each time, and the same training must give
+    the same file, byte for byte.  The header keeps its length (the same keys and values),
+    so the tensors stay where they are; a header this cannot reproduce exactly is left."""
+    with open(path, "r+b") as handle:
+        size = int.from_bytes(handle.read(8), "little")
+        raw = handle.read(size)
+        header = json.loads(raw)
+        metadata = header.pop("__metadata__", None)
+        if not metadata:
+            return
+        ordered = {"__metadata__": dict(sorted(metadata.items())), **header}
+        text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
+        if len(text) > size or json.loads(text) != json.loads(raw):
+            return
+        handle.seek(8)
+        handle.write(text.ljust(size, b" "))  # safetensors pads the header with spaces
+
+
+def check_weights_vocab(weights: Path, vocab: Vocabulary, vocab_file: Path) -> None:
+    """Refuse weights saved with another vocabulary than ``vocab`` (read from
+    ``vocab_file``): an edited, reordered or swapped ``vocab.json`` would give every word
+    another word's embedding, and every tree and figure would be wrong without a sign.
+    Weights without a recorded digest (runs saved before it was recorded) pass."""
+    from safetensors import safe_open
+
+    if not weights.is_file():
+        return  # load_weights says so
+    try:
+        with safe_open(str(weights), framework="pt") as handle:
+            recorded = (handle.metadata() or {}).get(VOCAB_DIGEST)
+    except Exception as err:  # safetensors raises its own error types
+        raise InputError(f"cannot read the weights: {err}", str(weights)) from None
+    if recorded is not None and recorded != vocab.digest():
+        raise InputError(
+            f"not the vocabulary the run's weights ({weights.parent.name}/{weights.name}) were "
+            "trained with: the file was edited, reordered or copied from another run",
+            str(vocab_file),
+        )
+
+
+def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) -> None:
+    from safetensors.torch import load_file
+
+    if not path.is_file():
+        raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
+    try:
+        tensors = load_file(str(path), device=device or "cpu")
+    except Exception as err:  # safetensors raises its own error types
+        raise InputError(f"cannot read the weights: {err}", str(path)) from None
+    remember_input(str(path))  # no output of this command may replace the model it runs
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    wrong = [k for k, v in tensors.items() if k in expected and tuple(v.shape) != expected[k]]
+    if wrong:
+        key = wrong[0]
+        raise InputError(
+            f"the weights do not fit the model: {len(wrong)} tensor(s) differ in shape, e.g. "
+            f"{key} is {tuple(tensors[key].shape)} in the file, {expected[key]} in the model "
+            "(were the model settings changed?)",
+            str(path),
+        )
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    if missing or unexpected:
+        raise InputError(
+            f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
+            f"unexpected {sorted(unexpected)[:3]})",
+            str(path),
+        )
+
+
+def save_state(state: dict[str, Any], path: Path) -> None:
+    import torch
+
+    with atomic_path(path, own=True) as tmp:  # the trainer's own state
+        torch.save(state, tmp)
+
+
+STATE_PARTS = ("optimizer", "scheduler", "progress", "rng")  # what save() puts in a state
+
+
+def load_state(path: Path) -> dict[str, Any]:
+    """The trainer state at ``path``: a mapping of :data:`STATE_PARTS` (their contents are
+    checked by the trainer, which knows what they must fit)."""
+    import torch
+
+    if not path.is_file():
+        raise InputError("the run has no checkpoint to resume from", str(path))
+    not_torch = _not_a_torch_file(path)
+    if not_torch:
+        raise InputError(f"not a trainer state of induce ({not_torch})", str(path))
+    try:
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as err:  # torch raises many kinds for a damaged archive
+        reason = (str(err).strip().splitlines() or [""])[0].split(". ")[0][:120]
+        raise InputError(
+            f"not a trainer state of induce (a damaged file: {type(err).__name__}: {reason})",
+            str(path),
+        ) from None
+    remember_input(str(path))
+    if not isinstance(state, dict):
+        raise InputError(
+            f"not a trainer state of induce (a {type(state).__name__}, not a mapping)", str(path)
+        )
+    missing = [part for part in STATE_PARTS if part not in state]
+    if missing:
+        raise InputError(
+            f"not a trainer state of induce (missing: {', '.join(missing)})", str(path)
+        )
+    return state
+
+
+def _not_a_torch_file(path: Path) -> str | None:
+    """Why ``path`` cannot be a file that ``torch.save`` wrote (a zip archive, or a pickle
+    in the legacy format), or ``None``: torch's own errors for these are a key or an errno."""
+    import zipfile
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+        if zipfile.is_zipfile(path) or head[:1] == b"\x80":
+            return None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+    if not head:
+        return "an empty file"
+    if head.startswith(b"PK"):
+        return "a truncated or torn archive"
+    try:  # incremental: a character cut at the end of the head is no fault
+        codecs.getincrementaldecoder("utf-8")().decode(head)
+    except UnicodeDecodeError:
+        return "not a file torch.save writes"
+    return "a text file"

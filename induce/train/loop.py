@@ -51,6 +51,7 @@ from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter, check_logs
 from induce.train.graphs import GraphedLoss, compiled
 from induce.train.options import RunExistsError, TrainOptions, check_new_run_directory
+from induce.train.settings import check_settings
 
 
 class Trainer(CheckpointedRun):
@@ -228,12 +229,15 @@ class Trainer(CheckpointedRun):
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
             self.run_vocab = run.vocab
+            if options.overrides:  # what they bring; the recorded settings resume as they are
+                check_settings(run.config, open_run(self.path).config)
             return run.config, str(data)
         if options.data is None:
             raise ConfigError(f"is needed: {self.data_needed}", "data")
         if self.world.main:
             check_new_run_directory(self.path)
         config = load_config(options.arch, options.overrides, preset=options.config)
+        check_settings(config)
         if config.train.init_from:  # the checkpoint fixes the sizes (after the user's)
             from induce.models import model_class
             from induce.models.pretrained import bert_settings

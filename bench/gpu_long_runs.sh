@@ -9,7 +9,9 @@
 # not fit one call: an official run takes about 2.6 s an epoch alone on an H100/H200, and
 # runs sharing the GPU add up (six took 12-14.5 s an epoch each), so one call holds e.g.
 # ARCHS=structformer SEEDS=1111,2222 SIDES=official EPOCHS=100 OFFICIAL_S=520
-# OFFICIAL_LIMIT=560, and the induce side of an arch (3 seeds) another.
+# OFFICIAL_LIMIT=560, and the induce side of an arch (3 seeds) another.  UNTIL (seconds since
+# the epoch) replaces the limits: each long step then takes what is left until then (the
+# official side's training 90 s less, for its last epoch, test loop and scoring).
 #
 #   bash bench/gpu_long_runs.sh OUT UDGN_CHECKOUT WSJ_FILES
 #
@@ -52,6 +54,17 @@ back() {  # what comes back from a lent machine (at most 8 files): see the heade
 }
 trap back EXIT  # and after each side: a call cut off keeps what its sides finished
 began=$SECONDS
+# until_end LIMIT [RESERVE]: a long step's limit in seconds, LIMIT; with UNTIL (seconds since
+# the epoch: bench/gpu_next.sh's end of the call), what is left until then less RESERVE,
+# reckoned as the step starts (the data, gold and smoke steps before it take what they take)
+until_end() {
+    if [ -z "${UNTIL:-}" ]; then
+        echo "$1"
+        return
+    fi
+    local left=$((UNTIL - $(date +%s) - ${2:-0}))
+    echo $((left > 1 ? left : 1))
+}
 step machine 30 python3 -c "import torch; print(torch.__version__, torch.version.cuda, \
 torch.cuda.get_device_name() if torch.cuda.is_available() else 'no CUDA')"
 data=$work/data
@@ -82,18 +95,21 @@ if [[ ",$sides," == *,induce,* ]] && ! step smoke 90 "${induce[@]}" train --conf
 fi
 reached=$epochs
 if [[ ",$sides," == *,official,* ]]; then
-    step official "${OFFICIAL_LIMIT:-330}" python3 "$here/long_runs.py" "${common[@]}" \
-        --sides official --out "$work/official" --epochs "$epochs" \
-        --train-deadline "${OFFICIAL_S:-220}"
+    step official "$(until_end "${OFFICIAL_LIMIT:-330}")" python3 "$here/long_runs.py" \
+        "${common[@]}" --sides official --out "$work/official" --epochs "$epochs" \
+        --train-deadline "$(until_end "${OFFICIAL_S:-220}" 90)"
     back
     # each arch: the epochs its slowest official run reached (the induce side trains as many)
-    reached=$(python3 -c "import json; r = json.load(open('$work/official/long_runs.json'))['runs'];\
+    # (none when the official side wrote no results: the induce side then trains EPOCHS)
+    if [ -f "$work/official/long_runs.json" ]; then
+        reached=$(python3 -c "import json; r = json.load(open('$work/official/long_runs.json'))['runs'];\
 e = {}; [e.update({x['arch']: min(e.get(x['arch'], 10**9), x['epochs_run'])}) for x in r];\
 print(','.join(f'{a}={n}' for a, n in e.items()))" 2>>"$log") || reached=$epochs
-    [ -n "$reached" ] || reached=$epochs
+        [ -n "$reached" ] || reached=$epochs
+    fi
 fi
 if [[ ",$sides," == *,induce,* ]]; then
-    step induce "${INDUCE_LIMIT:-240}" python3 "$here/long_runs.py" "${common[@]}" \
+    step induce "$(until_end "${INDUCE_LIMIT:-240}")" python3 "$here/long_runs.py" "${common[@]}" \
         --sides induce --out "$work/induce" --epochs "$reached" "${extra[@]}"
     back
 fi

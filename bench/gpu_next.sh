@@ -33,7 +33,9 @@
 # Everything lands in $OUT (at most 8 files come back; each part says which).  After the
 # call: the figures into bench/RESULTS.md, and the returned compile-cache.tar.gz files into
 # the next kit (COMPILE_CACHE="a b" bash bench/gpu_kit.sh).  A dry run on a CPU (the graph
-# sides fail there at once): OUT=/tmp/x NOENV=1 DEVICE=cpu SIZES=small SIZE=tiny EPOCHS=1 ...
+# sides fail there at once): OUT=/tmp/x NOENV=1 DEVICE=cpu SIZES=small SIZE=tiny EPOCHS=1
+# STEPS=2 WARMUP=1 PARSE_SENTENCES=40 ...  The call exits 1 when a step failed or ran out
+# of its time (the last line names them: NAME=EXIT, 124 for a timeout), 0 otherwise.
 set -u
 began=$SECONDS
 calls="speed, tests, parse, profile, chart, lowrank or long-ARCH-SIDE (ARCH structformer|udgn, SIDE official|induce)"
@@ -69,7 +71,7 @@ sitting() {  # sitting FOLDER VAR=VALUE...: one bench/gpu_sitting.sh into $out/F
     shift
     env "$@" bash "$here/gpu_sitting.sh" "$folder" "$kit/udgn" "$kit/shared"
 }
-speed=(PARTS=train STEPS=20 WARMUP=3 ROUNDS=1)
+speed=(PARTS=train STEPS="${STEPS:-20}" WARMUP="${WARMUP:-3}" ROUNDS=1)
 log=$out/tests.log
 . "$here/gpu_step.sh"  # gpu_tests_left
 case $call in
@@ -77,7 +79,7 @@ speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
         SIDES="official,induce-bf16-$scope-graphs,induce-$scope-graphs"
     # UDGN's BiLSTM alone in bf16, fp16 (PyTorch's autocast) and fp32, replayed from graphs
-    step lstm-precision 30 python3 "$here/lstm_precision.py" --device cuda --size paper \
+    step lstm-precision "${LSTM_LIMIT:-60}" python3 "$here/lstm_precision.py" --device cuda --size paper \
         --shared "$kit/shared"
     limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
     [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}
@@ -113,16 +115,19 @@ long-*)  # long.log, official.json or induce.json, runs.tar.gz, compile-cache.ta
     arch=${call#long-}
     side=${arch#*-}
     arch=${arch%-*}
-    if [ "$side" = official ]; then  # the training deadline, then parsing and scoring
-        seeds=${SEEDS:-1111,2222}
-        # after the deadline: the last epoch, the test loop, scoring and the induce read-out
-        limits=(OFFICIAL_S="$(left 130)" OFFICIAL_LIMIT="$(left 40)")
-    else
-        seeds=${SEEDS:-1111,2222,3333}
-        limits=(INDUCE_LIMIT="$(left 100)")  # after the data, gold and smoke steps
-    fi
+    seeds=${SEEDS:-1111,2222,3333}
+    [ "$side" = official ] && seeds=${SEEDS:-1111,2222}
+    # the long step ends 40 s before the call (packing what comes back), its limit reckoned
+    # when it starts, after the data, gold and smoke steps (bench/gpu_long_runs.sh's UNTIL)
     env ARCHS="$arch" SEEDS="$seeds" SIDES="$side" EPOCHS="${EPOCHS:-100}" TOTAL_S=0 \
-        "${limits[@]}" bash "$here/gpu_long_runs.sh" "$out" "$kit/udgn" "$kit/wsj"
+        UNTIL=$(($(date +%s) + $(left 40))) bash "$here/gpu_long_runs.sh" "$out" "$kit/udgn" \
+        "$kit/wsj"
     ;;
 esac
-echo "gpu_next $call: $((SECONDS - began)) s"
+# every step's end line ("-- NAME: exit RC", bench/gpu_step.sh) in the call's logs: a failed
+# or cut-off step makes the call's exit status 1 and is named, where a device call's rc said
+# nothing of its steps before
+failed=$(grep -rhoE --include='*.log' -- '^-- [^:]+: exit [1-9][0-9]*' "$out" |
+    sed -E 's/^-- //; s/: exit /=/' | tr '\n' ' ')
+echo "gpu_next $call: $((SECONDS - began)) s${failed:+; failed: ${failed% }}"
+[ -z "$failed" ]

@@ -50,6 +50,7 @@ import subprocess
 import sys
 import time
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -277,28 +278,44 @@ def memory_one(arch: str, n: int, threads: int) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - began, "peak_rss_gib": rss}
 
 
-def memory(args: argparse.Namespace) -> list[str]:
-    lines = []
+def child(command: list[str]) -> dict[str, Any] | str:
+    """What a measuring process printed (JSON), or why it failed (its exit code and last
+    line of stderr): one failure (a kernel, memory at the longest length) costs its own
+    figure, not those measured before it."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"failed (exit {done.returncode}): {last[:160]}"
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def memory(args: argparse.Namespace) -> Iterator[str]:
+    """One line per architecture, each printed as it is measured."""
     for arch in args.archs.split(","):
         found = []
         for n in map(int, args.memory.split(",")):
             command = [sys.executable, __file__, "--official", args.official, "--memory-one",
                        arch, str(n), "--threads", str(args.threads)]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            r = json.loads(done.stdout)
-            found.append(f"{n} words {r['seconds']:.1f} s ({r['peak_rss_gib']:.2f} GiB)")
-        lines.append(f"{arch:<11} one training step, paper size: " + ", ".join(found))
-    return lines
+            r = child(command)
+            found.append(
+                f"{n} words {r}"
+                if isinstance(r, str)
+                else f"{n} words {r['seconds']:.1f} s ({r['peak_rss_gib']:.2f} GiB)"
+            )
+        yield f"{arch:<11} one training step, paper size: " + ", ".join(found)
 
 
-def speed(args: argparse.Namespace) -> list[str]:
+def speed(args: argparse.Namespace) -> Iterator[str]:
+    """The table's lines, each given as soon as it is measured (a call cut off by its time
+    limit keeps the lines before)."""
     peak = "GPU GiB" if args.device == "cuda" else "RSS GiB"
     head = f"{'words':>5} {f'official tok/s ({peak})':>26} {f'induce tok/s ({peak})':>24} ratio"
-    lines = []
     for arch in args.archs.split(","):
-        lines += [f"{arch} (training steps, official size{speed_size(arch, args)})", head]
-        lines += [speed_line(args, arch, n) for n in map(int, args.lengths.split(","))]
-    return lines
+        yield f"{arch} (training steps, official size{speed_size(arch, args)})"
+        yield head
+        for n in map(int, args.lengths.split(",")):
+            yield speed_line(args, arch, n)
 
 
 def speed_size(arch: str, args: argparse.Namespace) -> str:
@@ -315,8 +332,10 @@ def speed_line(args: argparse.Namespace, arch: str, n: int) -> str:
                        "--device", args.device,
                        "--steps", str(args.steps), "--warmup", str(args.warmup),
                        "--threads", str(args.threads)]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            seen[side].append(json.loads(done.stdout))
+            r = child(command)
+            if isinstance(r, str):
+                return f"{n:>5} {side} {r}"
+            seen[side].append(r)
     rate = {s: statistics.median(r["tokens_per_s"] for r in rs) for s, rs in seen.items()}
     peak = {s: max(r["peak_gib"] for r in rs) for s, rs in seen.items()}
     ratio = rate["induce"] / rate["official"]
@@ -374,10 +393,10 @@ def main() -> None:
         classes = official_classes(args.official)
         for arch in args.archs.split(","):
             print(check(args, arch, classes, data), flush=True)
-    if args.speed:
-        print("\n".join(speed(args)))
-    if args.memory:
-        print("\n".join(memory(args)))
+    for wanted, lines in ((args.speed, speed), (args.memory, memory)):
+        if wanted:
+            for line in lines(args):
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 that names no call or no ``OUT`` is refused in one line before any lent time is spent
 (``bench/gpu_next.sh``), and what a sitting returns of torch.compile's cache is what it
 added, whole or not at all (``bench/gpu_step.sh``'s ``keep_compile_cache``); the benches'
-refusals of what they cannot do are one line and exit 2."""
+refusals of what they cannot do are one line and exit 2; a call whose step failed exits 1,
+naming it, and a failed measurement loses its own line only."""
 
 from __future__ import annotations
 
@@ -134,3 +135,53 @@ def test_benches_refuse_what_they_cannot_do_in_one_line(script, args, said):
     )
     assert done.returncode == 2
     assert done.stderr.strip() == said and done.stdout == ""
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_the_call_exits_1_naming_the_steps_that_failed(tmp_path, code):
+    """A device call's exit status said nothing of its steps (the script ended with an
+    echo): a failed or cut-off step now makes it 1, and the last line names it."""
+    fake = tmp_path / "bin" / "python3"  # every step's command: exits with ``code``
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho 'a step of the sitting'\nexit {code}\n")
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    env |= {"OUT": str(tmp_path / "out"), "NOENV": "1"}
+    env["PATH"] = f"{fake.parent}{os.pathsep}{env['PATH']}"
+    command = ["bash", str(BENCH / "gpu_next.sh"), "tests"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("gpu_next tests: ")
+    if code:
+        assert done.returncode == 1 and last.endswith(" s; failed: tests=3")
+    else:
+        assert done.returncode == 0 and last.endswith(" s")
+    assert "-- tests: exit" in (tmp_path / "out" / "tests.log").read_text()
+
+
+def test_a_failed_measurement_costs_its_own_line_only(monkeypatch):
+    """``lowrank_vs_official.py --speed``: a measuring process that fails (a kernel, memory at
+    the longest length) used to raise and lose every line measured before it; each line is
+    now printed as it is measured and a failure is its own line, saying why."""
+    from tests.conftest import bench_module
+
+    lowrank = bench_module("lowrank_vs_official")
+    failed = lowrank.child([sys.executable, "-c", "import sys; sys.exit('out of memory')"])
+    assert failed == "failed (exit 1): out of memory"
+    said = lowrank.child([sys.executable, "-c", "print('{\"tokens_per_s\": 5.0}')"])
+    assert said == {"tokens_per_s": 5.0}
+
+    def measured(command: list[str]) -> object:
+        n, side = int(command[command.index("--one") + 2]), command[command.index("--one") + 1]
+        if n == 40:
+            return "failed (exit 1): out of memory"
+        return {"tokens_per_s": 10.0 if side == "induce" else 5.0, "peak_gib": 1.0}
+
+    monkeypatch.setattr(lowrank, "child", measured)
+    args = lowrank.argparse.Namespace(
+        archs="tnpcfg", lengths="10,40", rounds=1, device="cpu", official="X", simple_nt=4,
+        steps=1, warmup=0, threads=1,
+    )  # fmt: skip
+    lines = list(lowrank.speed(args))
+    assert lines[2].split()[-1] == "2.0x"
+    assert lines[3] == "   40 official failed (exit 1): out of memory"

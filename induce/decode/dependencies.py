@@ -25,13 +25,13 @@ DECODERS = ("mst", "eisner", "argmax", "mst-uniform-root")
 def arc_scores(parents: ArrayLike, roots: ArrayLike) -> np.ndarray:
     """``[n, n + 1]`` log-probability scores from ``parents [n, n]`` (row i: word i's head
     probabilities, diagonal unused) and ``roots [n]``."""
-    p = np.asarray(parents, dtype=np.float64)
+    p = np.asarray(parents)
     n = p.shape[0]
     out = np.empty((n, n + 1))
-    with np.errstate(divide="ignore"):
-        out[:, 0] = np.log(np.asarray(roots, dtype=np.float64))
-        out[:, 1:] = np.log(p)
-    out[np.arange(n), np.arange(n) + 1] = -np.inf
+    with np.errstate(divide="ignore"):  # logarithms in float64, written in place
+        np.log(np.asarray(roots), out=out[:, 0], dtype=np.float64)
+        np.log(p, out=out[:, 1:], dtype=np.float64)
+    out.flat[1 :: n + 2] = -np.inf  # (i, i + 1): word i + 1 as its own head
     return out
 
 
@@ -105,35 +105,41 @@ def mst(scores: ArrayLike) -> list[int]:
     n = s.shape[0]
     if n == 0:
         return []
-    w = np.full((n + 1, n + 1), -np.inf)  # w[h, d]
-    w[:, 1:] = s.T
-    finite = w[np.isfinite(w)]
+    finite = s[np.isfinite(s)]
     spread = (finite.max() - finite.min()) if finite.size else 0.0
-    w[0, 1:] -= (spread + 1.0) * (n + 1)
-    np.fill_diagonal(w, -np.inf)
-    heads = _compiled_chu_liu_edmonds(w)
+    lowered = (spread + 1.0) * (n + 1)
+    heads = _compiled_chu_liu_edmonds(s, lowered)
     if heads is None:
-        heads = _chu_liu_edmonds(w)
-    return [int(h) for h in heads[1:]]
+        w = np.full((n + 1, n + 1), -np.inf)  # w[h, d]
+        w[:, 1:] = s.T
+        w[0, 1:] -= lowered
+        np.fill_diagonal(w, -np.inf)
+        heads = _chu_liu_edmonds(w).tolist()
+    return heads[1:]
 
 
-def _compiled_chu_liu_edmonds(w: np.ndarray) -> np.ndarray | None:
-    """The best arborescence of ``w[h, d]`` by ``ufal.chu_liu_edmonds`` (TurboParser's
-    compiled Chu-Liu/Edmonds, about ten times faster here), or ``None`` when that package
-    is not installed or finds no tree of finite score (then :func:`_chu_liu_edmonds`
-    decides).  The same best tree; only between trees of exactly equal score may the two
-    keep different ones."""
+def _compiled_chu_liu_edmonds(s: np.ndarray, lowered: float) -> list[int] | None:
+    """The best arborescence of the graph of :func:`mst` (``s [n, n + 1]``, root arcs
+    ``lowered``) by ``ufal.chu_liu_edmonds`` (TurboParser's compiled Chu-Liu/Edmonds, about
+    ten times faster here), or ``None`` when that package is not installed or finds no tree
+    of finite score (then :func:`_chu_liu_edmonds` decides).  The same best tree; only
+    between trees of exactly equal score may the two keep different ones."""
     solve = _ufal()
     if solve is None:
         return None
-    m = w.T.copy()  # [d, h]; impossible arcs are NaN there
+    n = s.shape[0]
+    # m[d, h], the solver's layout, written once from s; an impossible arc is NaN: any
+    # into the root, a word's own, and those of no finite score
+    m = np.empty((n + 1, n + 1))
+    m[0] = np.nan
+    m[1:] = s
+    m[1:, 0] -= lowered
     m[~np.isfinite(m)] = np.nan
+    m.flat[:: n + 2] = np.nan
     heads, score = solve(m)
     if heads is None or not np.isfinite(score):
         return None
-    out = np.asarray(heads)
-    out[0] = -1
-    return out
+    return list(heads)  # Python ints; heads[0] (the root's) is -1
 
 
 _UFAL: list[Callable[[np.ndarray], tuple[list[int] | None, float]] | None] = []

@@ -181,6 +181,14 @@ def train(
 
     if out is not None and resume is not None:
         raise ConfigError("give --out RUN for a new run or --resume RUN to continue one")
+    if resume is not None and config is not None:  # it was read for new runs only
+        raise ConfigError(
+            "is for a new run: a resumed run continues with its own settings (change one "
+            "with --set)",
+            "config",
+        )
+    if seed is not None and any(item.startswith("train.seed=") for item in set_):
+        raise ConfigError("and --set train.seed= both set the seed: give one", "seed")
     if resume is None and config in (None, "paper", "demo"):
         arch = arch or "udgn"  # a named preset or a config file says its own
     overrides = list(set_) + ([f"train.seed={seed}"] if seed is not None else [])

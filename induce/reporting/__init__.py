@@ -1,5 +1,6 @@
 """``induce report``: runs (seeds) into the papers' "mean (std)" table
-(:mod:`~induce.reporting.table`), their training curves (:mod:`~induce.reporting.curves`),
+(:mod:`~induce.reporting.table`, each run's numbers read by
+:mod:`~induce.reporting.results`), their training curves (:mod:`~induce.reporting.curves`),
 and the validation table that ends a training run (:mod:`~induce.reporting.validation`).
 
 :func:`report` is the Python entry point (``induce.report(runs)``): a pandas DataFrame.
@@ -10,13 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from induce.reporting.results import RunResults, read_run, read_runs
 from induce.reporting.table import (
-    RunResults,
     aggregate,
     cells,
     ordered,
-    read_run,
-    read_runs,
     setting_labels,
     to_csv,
     to_latex,

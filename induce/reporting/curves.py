@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.errors import ConfigError
-from induce.reporting.table import read_runs, setting_labels
+from induce.reporting.results import read_runs
+from induce.reporting.table import setting_labels
 from induce.runs.directory import METRICS as METRICS_FILE
 from induce.runs.directory import read_metrics
 

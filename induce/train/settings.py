@@ -101,13 +101,27 @@ def _curriculum_problems(config: RunConfig) -> dict[str, str]:
     return {}
 
 
+# Settings a resumed run keeps as recorded: what a change would make of the run.
+FIXED_ON_RESUME = {
+    "train.seed": "a run continued with another seed is a run of neither, which report "
+    "would take for one seed's",
+    "train.init_from": "gives a new run its first weights: a resumed run continues from its "
+    "checkpoint",
+}
+
+
 def check_settings(config: RunConfig, recorded: RunConfig | None = None) -> None:
     """Refuse the first of :func:`setting_problems`; for a resumed run, only those not
-    already in its ``recorded`` settings (what its overrides bring)."""
+    already in its ``recorded`` settings (what its overrides bring), and a change of what
+    it must keep (:data:`FIXED_ON_RESUME`)."""
     known = setting_problems(recorded) if recorded is not None else {}
     for key, problem in setting_problems(config).items():
         if key not in known:
             raise ConfigError(problem, key)
+    for key, why in FIXED_ON_RESUME.items():
+        before = None if recorded is None else _value(recorded, key)
+        if recorded is not None and _value(config, key) != before:
+            raise ConfigError(f"is the run's own on a resume ({before}): {why}", key)
 
 
 def _value(config: RunConfig, key: str) -> Any:

@@ -183,3 +183,74 @@ def test_a_copied_run_is_refused(tmp_path, monkeypatch):
     _run(tmp_path / "e", config="arch: udgn\nmodel:\n  d_model: 64\ntrain:\n  seed: 1\n")
     done = CliRunner().invoke(app, ["report", "a", "b", "e"])
     assert done.exit_code == 0, done.output
+
+
+UF1 = {"sentence_f1": 61.0, "corpus_f1": 60.0}
+EVALB = {"settings": {"metric": "brackets", "evalb": {"name": "collins"}}, "all": {"f1": 90.0}}
+
+
+def _seed(tmp_path, seed: int, evals: dict[str, dict]) -> object:
+    run = _run(tmp_path / f"r{seed}", config=f"arch: udgn\ntrain:\n  seed: {seed}\n")
+    for name, report in evals.items():
+        (run / "eval" / f"{name}.json").write_text(json.dumps(report))
+    return run
+
+
+def test_two_reports_of_one_kind_in_a_run_are_refused(tmp_path):
+    """A run's two UF1 reports (valid-uf1.json, test-uf1.json) gave one column, the file
+    sorted last winning without a word: the table showed validation's number as the
+    result."""
+    run = _seed(tmp_path, 1, {"test-uf1": UF1, "valid-uf1": {**UF1, "sentence_f1": 70.0}})
+    result, out = _report(tmp_path, run)
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith(
+        f"error: {run / 'eval' / 'valid-uf1.json'}: UF1 is also in test-uf1.json: a run's eval/"
+    )
+
+
+def test_evalb_reports_are_named_by_their_file_as_dependency_reports_are(tmp_path):
+    """scripts/chart_ptb.sh writes evalb-valid.json and evalb-test.json: both were
+    "F1 collins", validation's winning; each is now its own column."""
+    valid = {**EVALB, "all": {"f1": 91.0}}
+    run = _seed(tmp_path, 1, {"evalb-test": EVALB, "evalb-valid": valid, "evalb": EVALB})
+    assert read_run(run).values == {
+        "F1 collins": 90.0,
+        "F1 collins test": 90.0,
+        "F1 collins valid": 91.0,
+    }
+
+
+def test_a_row_of_reports_scored_otherwise_is_refused(tmp_path):
+    """One setting's seeds scored under two conventions were averaged into one UF1."""
+    scored = [{**UF1, "settings": {"metric": "unsupervised", "convention": {"name": c},
+                                   "gold": f"g{k}.mrg", "prediction": f"p{k}.ptb"}}
+              for k, c in enumerate(("structformer", "cpcfg"))]  # fmt: skip
+    runs = [_seed(tmp_path, k + 1, {"uf1": report}) for k, report in enumerate(scored)]
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {runs[1] / 'eval' / 'uf1.json'}: UF1 was scored otherwise than in "
+        f"{runs[0] / 'eval' / 'uf1.json'} (settings.convention differs): the runs' row would "
+        "average the two\n"
+    )
+    same = {
+        **scored[1],
+        "settings": {**scored[1]["settings"], "convention": {"name": "structformer"}},
+    }
+    (runs[1] / "eval" / "uf1.json").write_text(json.dumps(same))  # other paths: the same scoring
+    assert CliRunner().invoke(app, ["report", *map(str, runs)]).exit_code == 0
+
+
+def test_a_column_some_runs_lack_is_said(tmp_path):
+    """A seed whose evaluation failed dropped out of its column's mean without a word, while
+    the runs column counted it."""
+    runs = [
+        _seed(tmp_path, 1, {"uf1": UF1}),
+        _seed(tmp_path, 2, {"uf1": UF1}),
+        _seed(tmp_path, 3, {"mlm": {"perplexity": 50.0}}),
+    ]
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 0
+    assert f"warning: udgn: UF1 from 2 of its 3 runs (none in {runs[2]}): its mean (std)" in (
+        result.stderr
+    )

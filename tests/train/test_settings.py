@@ -141,3 +141,34 @@ def test_a_resume_refuses_only_what_its_overrides_bring(tmp_path):
     for extra in ([], ["train.max_steps=2"]):  # the recorded setting resumes as it was
         result = _train("--resume", run, *_sets(extra))
         assert result.exit_code == 0, result.output
+
+
+def test_a_resume_keeps_the_runs_seed_and_its_start(tmp_path):
+    """``--resume RUN --seed N`` continued the run with another seed and recorded N as its
+    seed (report then took a run of two seeds for one of N); ``train.init_from`` starts a
+    new run only; ``--config`` was read for new runs only and ignored on a resume."""
+    data = make_dataset(tmp_path)
+    run = tmp_path / "run"
+    sets = _sets([*tiny("npcfg"), "train.max_steps=1", "train.seed=5"])
+    assert _train("--arch", "npcfg", "--data", data, "--out", run, *sets).exit_code == 0
+    before = (run / "config.yaml").read_bytes()
+    refused = {
+        ("--seed", "9"): "error: train.seed is the run's own on a resume (5): a run continued",
+        ("--set", "train.seed=9"): "error: train.seed is the run's own on a resume (5)",
+        ("--set", "train.init_from=/tmp/bert"): "error: train.init_from is the run's own",
+        ("--config", "npcfg-ptb-paper"): "error: --config is for a new run: a resumed run",
+    }
+    for args, said in refused.items():
+        result = _train("--resume", run, *args)
+        assert result.exit_code == 2 and result.stderr.startswith(said), result.output
+        assert (run / "config.yaml").read_bytes() == before
+    assert _train("--resume", run, "--seed", "5").exit_code == 0  # its own: nothing changes
+
+
+def test_seed_given_twice_is_refused(tmp_path):
+    result = _train(
+        "--arch", "npcfg", "--out", tmp_path / "run", "--seed", "5", "--set", "train.seed=7"
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "error: --seed and --set train.seed= both set the seed: give one\n"
+    assert not (tmp_path / "run").exists()

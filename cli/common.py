@@ -223,12 +223,15 @@ def emit_report(
     render_table: Callable[[], None],
     render_text: Callable[[], str] | None = None,
 ) -> None:
-    """Write the JSON file (atomically) first, then the chosen stdout format."""
+    """Write the JSON file (atomically) first, then the chosen stdout format; ``--json -``
+    is stdout's output, in place of that format (two documents on stdout would be neither)."""
     from induce.data.files import atomic_write
 
     if json_path == "-":
         sys.stdout.write(to_json(report))
-    elif json_path:
+        sys.stdout.flush()
+        return
+    if json_path:
         atomic_write(json_path, to_json(report))
     if quiet:
         return

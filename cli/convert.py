@@ -13,6 +13,7 @@ from typing import TypeVar
 import typer
 
 from induce.cli.common import handle_errors, warn, with_progress
+from induce.data.errors import ConfigError
 
 app = typer.Typer(
     help="Convert between syntactic distances/heights, trees and dependencies, and between "
@@ -175,6 +176,16 @@ def trees(
     if one_per_line:  # kept so that old scripts still run; it never changed anything
         warn("--one-per-line is ignored (trees are always written one per line)")
     _choice(to, ("ptb", "distances", "text"), "--to")
+    shape = {
+        "strip_function_tags": strip_function_tags,
+        "unwrap": unwrap,
+        "collapse_unary": collapse_unary,
+        "binarize": binarize,
+        "unbinarize": unbinarize,
+    }
+    changed = [name for name, value in shape.items() if value]
+    if to == "text" and changed:  # the words stay what they were: an option of no effect
+        raise ConfigError("changes the trees, not their words, which --to text writes", changed[0])
     from induce.convert.trees import TreeOps, convert_trees
     from induce.structure.binarize import FACTORS
 
@@ -284,7 +295,6 @@ def checkpoint(
     """Import an official checkpoint (StructFormer, UDGN; Kim et al.'s N-/C-PCFG; the TN-PCFG
     repository's TN-, SN- and SC-PCFG) as a run directory that parse, evaluate and report
     read."""
-    from induce.data.errors import ConfigError
     from induce.runs import remember_run
     from induce.runs.official import ARCHS, import_checkpoint
     from induce.runs.official_pcfg import ARCHS as GRAMMARS

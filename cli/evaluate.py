@@ -27,7 +27,8 @@ PRED = typer.Argument(None, help="Prediction file; omit it when using --baseline
 JSON = typer.Option(
     None,
     "--json",
-    help="Also write every number and setting to this JSON file (written atomically).",
+    help="Also write every number and setting to this JSON file (written atomically; "
+    "-: on stdout, in place of the table).",
 )
 QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
 WIDE = typer.Option(

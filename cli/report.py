@@ -30,9 +30,11 @@ def report(
     ),
 ) -> None:
     """Mean (std) over seeds of each setting's results (RUN/eval/*.json from `induce evaluate
-    --json`, else the best validation record), as markdown on stdout.  Name each run once:
+    --json`, else the best validation record), as markdown on stdout (or, named -, the one
+    of --markdown, --csv and --latex).  Name each run once:
     a run named twice, a copy, or one setting's seed run twice would count as two seeds,
     and is refused."""
+    from induce.data.errors import ConfigError
     from induce.data.files import atomic_write, check_writable
     from induce.reporting import aggregate, read_runs, to_csv, to_latex, to_markdown
 
@@ -42,11 +44,17 @@ def report(
 
         check_path(plot)
         require("matplotlib", "plot")  # before any run is read
+    # "-": that table on stdout, in place of the markdown (two tables there would be neither)
+    piped = [name for name, path in (("markdown", markdown), ("csv", csv), ("latex", latex))
+             if path == "-"]  # fmt: skip
+    if len(piped) > 1:
+        raise ConfigError(f"and --{piped[1]} both name stdout (-): give one", piped[0])
     table = aggregate(read_runs(runs))
     # the runs' files are inputs now: an output over one is refused before the table prints
     check_writable([markdown, csv, latex, plot])
     text = to_markdown(table)
-    sys.stdout.write(text)
+    if not piped:
+        sys.stdout.write(text)
     if markdown:
         atomic_write(markdown, text)
     if csv:

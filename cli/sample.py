@@ -5,12 +5,15 @@ from __future__ import annotations
 import typer
 
 from induce.cli.common import handle_errors
+from induce.data.architectures import ARCHITECTURES
+
+_GRAMMARS = ", ".join(a.name for a in ARCHITECTURES if a.samples)  # the registry's, not a list
 
 
 @handle_errors
 def sample(
     model: str | None = typer.Argument(
-        None, help="Run directory of a grammar (npcfg, cpcfg) [default: the most recent run]."
+        None, help=f"Run directory of a grammar ({_GRAMMARS}) [default: the most recent run]."
     ),
     count: int = typer.Option(10, "--count", "-n", help="Sentences to draw."),
     seed: int = typer.Option(0, "--seed", help="The same seed draws the same sentences."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from induce.convert.tags import check_tag_filters
 from induce.data.conll import DepFile, read_deps, subset_tokens
 from induce.data.errors import InputError
 from induce.data.types import DepTree
@@ -34,6 +35,8 @@ def convert_deps(
         raise InputError("no sentences in the file", path)
     if not drop_tags and keep_tags is None:
         return deps, 0
+    seen = (t for tree in deps.sentences for t in tree.tags or ())
+    check_tag_filters(seen, drop_tags, keep_tags, path)
     out: list[DepTree] = []
     lines: list[int] = []
     source_raw = deps.raw

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from induce.convert.tags import check_tag_filters
 from induce.data.config import check_choices
 from induce.data.errors import InputError
 from induce.data.progress import every
@@ -82,6 +83,9 @@ def convert_trees(path: str, ops: TreeOps) -> ConvertedTrees:
     if not len(trees):
         raise InputError("no trees in the file", path)
     present = [k for k, t in enumerate(trees.trees) if t is not None]
+    if ops.drop_tags or ops.keep_tags is not None:
+        tags = (p.label for t in trees.trees if t is not None for p in t.preterminals())
+        check_tag_filters(tags, ops.drop_tags, ops.keep_tags, path)
     kept: list[Tree] = []
     where: list[tuple[str, int]] = []
     for count, k in enumerate(present, 1):

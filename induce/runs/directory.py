@@ -123,6 +123,15 @@ class Run:
                 "be evaluated on data preprocessed with its vocabulary",
                 data,
             )
+        ours, theirs = self.normalization, dataset.normalization
+        for name in ("lowercase", "digits", "numbers"):  # what a word is; the vocabulary's
+            if getattr(ours, name) != getattr(theirs, name):  # ids alone cannot tell it
+                raise InputError(
+                    f"the dataset normalised its words otherwise than the run's ({name}: "
+                    f"{getattr(theirs, name)}, not {getattr(ours, name)}): the model would "
+                    "read other words than it was trained on",
+                    data,
+                )
         if not dataset.has(f"{split}.txt"):
             raise InputError(f"the dataset has no {split} split", data)
         return dataset

@@ -331,3 +331,63 @@ def test_trees_to_text_gives_the_words_evalb_scores(write, tmp_path):
     )
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["all"]["error_sentences"] == 0
+
+
+UD = (
+    "1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_\n2\tcat\tcat\tNOUN\t_\t_\t3\tnsubj\t_\t_\n"
+    "3\tsat\tsit\tVERB\t_\t_\t0\troot\t_\t_\n4\t.\t.\tPUNCT\t_\t_\t3\tpunct\t_\t_\n\n"
+)
+UD_TREES = "(TOP (S (NP (DET The) (NOUN cat)) (VP (VERB sat)) (PUNCT .)))\n"
+
+
+@pytest.mark.parametrize(
+    "kind, text, flags, said",
+    [
+        ("deps", UD, ["--remove-punct"], "punctuation is removed by its Penn Treebank tags"),
+        ("trees", UD_TREES, ["--remove-punct"], "no word of the file has a Penn Treebank tag"),
+        ("deps", UD, ["--keep-tags", "ptb_word_tags"], "no word of the file has a tag to keep"),
+        ("trees", UD_TREES, ["--keep-tags", "ptb_word_tags"], "every sentence would go"),
+    ],
+)
+def test_a_tag_filter_that_matches_no_tag_of_the_file_is_refused(tmp_path, kind, text, flags, said):
+    """Universal Dependencies tags (PUNCT) under --remove-punct, which removes Penn Treebank
+    punctuation tags, wrote the input unchanged; --keep-tags of a tag set the file has none
+    of wrote an empty file, each with exit 0."""
+    source = tmp_path / ("in.conllu" if kind == "deps" else "in.mrg")
+    source.write_text(text)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["convert", kind, str(source), *flags, "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith(f"error: {source}: ") and said in result.stderr
+    assert "(its tags: DET, NOUN, PUNCT, VERB)" in result.stderr
+
+
+def test_a_file_of_penn_tags_without_punctuation_converts(tmp_path):
+    source = tmp_path / "in.mrg"
+    source.write_text("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))\n")
+    result = runner.invoke(app, ["convert", "trees", str(source), "--remove-punct"])
+    assert result.exit_code == 0 and result.stdout.startswith("(TOP (S (NP (DT The)")
+
+
+@pytest.mark.parametrize(
+    "flags, flag",
+    [
+        (["--binarize", "right"], "--binarize"),
+        (["--collapse-unary"], "--collapse-unary"),
+        (["--unwrap"], "--unwrap"),
+        (["--strip-function-tags"], "--strip-function-tags"),
+    ],
+)
+def test_a_tree_option_of_no_effect_on_the_words_is_refused_with_text(tmp_path, flags, flag):
+    """``--to text`` writes the words: an option that changes only the trees was accepted
+    and did nothing."""
+    source = tmp_path / "in.mrg"
+    source.write_text("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))\n")
+    result = runner.invoke(app, ["convert", "trees", str(source), "--to", "text", *flags])
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == f"error: {flag} changes the trees, not their words, which --to text writes\n"
+    )
+    kept = runner.invoke(app, ["convert", "trees", str(source), "--to", "text", "--lowercase"])
+    assert kept.exit_code == 0 and kept.stdout == "the cat sat\n"

@@ -149,3 +149,39 @@ def test_the_same_weights_are_the_same_bytes(setup, tmp_path):
     assert all(
         (a == b).all() for a, b in zip(model.state_dict().values(), reloaded.state_dict().values())
     )
+
+
+@pytest.mark.parametrize(
+    "flag, said",
+    [("--keep-case", "lowercase: False, not True"), ("--keep-digits", "digits: None, not N")],
+)
+def test_a_dataset_of_other_words_is_refused(setup, tmp_path, flag, said):
+    """A dataset made with the run's vocabulary but another normalisation (``--keep-case``)
+    has the run's ids and other words: The read as <unk>, and perplexity was figured over
+    them without a sign."""
+    root, _ = setup
+    text = tmp_path / "text.txt"
+    text.write_text("The bill passed 12 votes\nThe man ran\n")
+    data = tmp_path / "data"
+    made = _invoke_plain(
+        "preprocess",
+        "text",
+        "--train",
+        text,
+        "--valid",
+        text,
+        "--vocab",
+        root / "run",
+        flag,
+        "-o",
+        data,
+    )
+    assert made.exit_code == 0, made.output
+    result = _invoke("evaluate", "mlm", "-m", root / "run", "-d", data)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {data}: the dataset normalised its words otherwise")
+    assert said in result.stderr
+
+
+def _invoke_plain(*args: object):
+    return CliRunner().invoke(app, [*map(str, args)])

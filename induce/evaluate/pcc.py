@@ -71,6 +71,12 @@ def head_label_correlation(
         n_layers = layers.shape[0]
     if len(edges.rows) < 2:
         raise InputError("fewer than two gold edges between words the model reads", gold_path)
+    if len(set(edges.labels)) < 2:  # a constant indicator correlates with nothing: all nan
+        raise InputError(
+            f"the gold edges between words the model reads carry one label "
+            f"({edges.labels[0]}): a head is correlated with a label against the others",
+            gold_path,
+        )
     settings = _settings(run, gold, direction, weights, subtypes)
     return {"settings": settings, **_correlations(edges, n_layers, top)}
 

@@ -90,7 +90,7 @@ COMMANDS: dict[str, tuple[dict[str, str], Args]] = {
         lambda d, run, data: ["sample", str(run), "-n", "2"],
     ),
     "evaluate pcc": (
-        {"gold.conllu": CONLLU},
+        {"gold.conllu": CONLLU.replace("\t2\tdep\t", "\t2\tdet\t", 1)},  # two labels
         lambda d, run, data: [
             "evaluate",
             "pcc",

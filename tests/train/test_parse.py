@@ -249,6 +249,21 @@ def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(run
         assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
 
 
+def test_head_label_correlation_refuses_a_gold_of_one_label(runs, tmp_path):
+    """Edges of one label: every correlation was nan, the table empty, and exit 0."""
+    gold = tmp_path / "gold.conllu"
+    words = [("the", 3, "dep"), ("big", 3, "dep"), ("bill", 4, "dep"), ("passed", 0, "root")]
+    rows = [f"{k}\t{w}\t_\tX\tX\t_\t{h}\t{label}\t_\t_" for k, (w, h, label) in enumerate(words, 1)]
+    gold.write_text("\n".join(rows) + "\n\n")
+    args = ["evaluate", "pcc", "-m", str(runs["udgn"]), "--device", "cpu", str(gold)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr == (
+        f"error: {gold}: the gold edges between words the model reads carry one label (dep): "
+        "a head is correlated with a label against the others\n"
+    )
+
+
 @pytest.mark.parametrize("top", [0, -1])
 def test_head_label_correlation_refuses_a_top_below_one(runs, top):
     """The library's own check (the command line has ``--top`` ``min=1``): a slice by 0 or

@@ -67,9 +67,10 @@ class Run:
     """An opened run directory: its settings, vocabulary and dataset record."""
 
     path: Path
-    config: RunConfig
+    config: RunConfig  # the settings, with the overrides it was opened with
     vocab: Vocabulary
     dataset: dict[str, Any]
+    recorded: RunConfig  # the settings as config.yaml holds them
 
     def weights(self, which: str = "best") -> Path:
         """The weights file of the ``best`` or ``last`` checkpoint."""
@@ -139,12 +140,10 @@ class Run:
     def load_model(self, which: str = "best", device: str = "auto") -> Model:
         """The model with the ``which`` weights, in eval mode on ``device``."""
         from induce.runs.device import pick_device
-        from induce.runs.weights import check_weights_vocab, load_weights
+        from induce.runs.weights import load_weights
 
         model = self.build_model()
-        weights = self.weights(which)
-        check_weights_vocab(weights, self.vocab, self.path / VOCAB)
-        load_weights(model, weights)
+        load_weights(model, self.weights(which), vocab=(self.vocab, self.path / VOCAB))
         return model.to(pick_device(device)).eval()
 
     def load_language_model(self, which: str = "best", device: str = "auto") -> MaskedLM:
@@ -204,15 +203,14 @@ def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -
     if "arch" not in raw:
         raise InputError(f"{CONFIG} names no architecture", str(folder))
     try:  # the file's own settings first: a fault there is the file's, not an override's
-        config = load_config(str(raw["arch"]), None, base=raw)
+        recorded = load_config(str(raw["arch"]), None, base=raw)
     except ConfigError as err:
         raise InputError(str(err), str(folder / CONFIG)) from None
-    if overrides:
-        config = load_config(str(raw["arch"]), overrides, base=raw)
+    config = load_config(str(raw["arch"]), overrides, base=raw) if overrides else recorded
     if not (folder / VOCAB).is_file():
         raise InputError(f"the run has no {VOCAB}", str(folder))
     vocab = Vocabulary.from_json(read_text(folder / VOCAB), str(folder / VOCAB))
-    return Run(folder, config, vocab, dataset or {})
+    return Run(folder, config, vocab, dataset or {}, recorded)
 
 
 def _remember_run_files(folder: Path) -> None:

@@ -23,7 +23,7 @@ VOCAB_DIGEST = "vocab-sha256"  # the weights' metadata key: Vocabulary.digest() 
 
 def save_weights(model: torch.nn.Module, path: Path, vocab: Vocabulary | None = None) -> None:
     """The model's tensors as safetensors; ``vocab``'s digest in the metadata ties them to the
-    vocabulary they were trained with (:func:`check_weights_vocab`)."""
+    vocabulary they were trained with (:func:`load_weights` checks it)."""
     from safetensors.torch import save_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,37 +56,33 @@ def _sort_metadata(path: str | os.PathLike[str]) -> None:
         handle.write(text.ljust(size, b" "))  # safetensors pads the header with spaces
 
 
-def check_weights_vocab(weights: Path, vocab: Vocabulary, vocab_file: Path) -> None:
-    """Refuse weights saved with another vocabulary than ``vocab`` (read from
-    ``vocab_file``): an edited, reordered or swapped ``vocab.json`` would give every word
-    another word's embedding, and every tree and figure would be wrong without a sign.
-    Weights without a recorded digest (runs saved before it was recorded) pass."""
+def load_weights(
+    model: torch.nn.Module,
+    path: Path,
+    device: str | None = None,
+    vocab: tuple[Vocabulary, Path] | None = None,
+) -> None:
+    """The weights at ``path`` into ``model``, read once: the header, then the tensors.
+    ``vocab``: the vocabulary the model reads with and the file it came from; weights whose
+    metadata records another vocabulary's digest are refused, naming that file (an edited,
+    reordered or swapped ``vocab.json`` would give every word another word's embedding, and
+    every tree and figure would be wrong without a sign).  Weights without a digest (saved
+    before it was recorded) pass."""
     from safetensors import safe_open
-
-    if not weights.is_file():
-        return  # load_weights says so
-    try:
-        with safe_open(str(weights), framework="pt") as handle:
-            recorded = (handle.metadata() or {}).get(VOCAB_DIGEST)
-    except Exception as err:  # safetensors raises its own error types
-        raise InputError(f"cannot read the weights: {err}", str(weights)) from None
-    if recorded is not None and recorded != vocab.digest():
-        raise InputError(
-            f"not the vocabulary the run's weights ({weights.parent.name}/{weights.name}) were "
-            "trained with: the file was edited, reordered or copied from another run",
-            str(vocab_file),
-        )
-
-
-def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) -> None:
-    from safetensors.torch import load_file
 
     if not path.is_file():
         raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
     try:
-        tensors = load_file(str(path), device=device or "cpu")
+        handle = safe_open(str(path), framework="pt", device=device or "cpu")
     except Exception as err:  # safetensors raises its own error types
         raise InputError(f"cannot read the weights: {err}", str(path)) from None
+    with handle:
+        if vocab is not None:
+            _check_vocab(handle.metadata() or {}, path, *vocab)
+        try:
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}
+        except Exception as err:
+            raise InputError(f"cannot read the weights: {err}", str(path)) from None
     remember_input(str(path))  # no output of this command may replace the model it runs
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     wrong = [k for k, v in tensors.items() if k in expected and tuple(v.shape) != expected[k]]
@@ -104,6 +100,16 @@ def load_weights(model: torch.nn.Module, path: Path, device: str | None = None) 
             f"the weights do not fit the model (missing {sorted(missing)[:3]}, "
             f"unexpected {sorted(unexpected)[:3]})",
             str(path),
+        )
+
+
+def _check_vocab(metadata: dict[str, str], path: Path, vocab: Vocabulary, vocab_file: Path) -> None:
+    recorded = metadata.get(VOCAB_DIGEST)
+    if recorded is not None and recorded != vocab.digest():
+        raise InputError(
+            f"not the vocabulary the run's weights ({path.parent.name}/{path.name}) were "
+            "trained with: the file was edited, reordered or copied from another run",
+            str(vocab_file),
         )
 
 

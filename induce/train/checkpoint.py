@@ -45,7 +45,6 @@ from induce.runs.directory import (
     write_pointer,
 )
 from induce.runs.weights import (
-    check_weights_vocab,
     load_state,
     load_weights,
     save_state,
@@ -141,9 +140,8 @@ def restore(
             f"{pointer['step']}: it belongs to another checkpoint",
             str(state_path),
         )
-    if vocab is not None:
-        check_weights_vocab(folder / WEIGHTS, vocab, run / VOCAB)
-    load_weights(model, folder / WEIGHTS, str(device))
+    source = None if vocab is None else (vocab, run / VOCAB)
+    load_weights(model, folder / WEIGHTS, str(device), source)
     _load_optimizer(optimizer, saved["optimizer"], state_path)
     scheduler.load_state_dict(saved["scheduler"])
     _set_rng(saved["rng"], device, state_path)

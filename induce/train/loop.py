@@ -229,8 +229,7 @@ class Trainer(CheckpointedRun):
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
             self.run_vocab = run.vocab
-            if options.overrides:  # what they bring; the recorded settings resume as they are
-                check_settings(run.config, open_run(self.path).config)
+            check_settings(run.config, run.recorded)  # what the overrides bring, if anything
             return run.config, str(data)
         if options.data is None:
             raise ConfigError(f"is needed: {self.data_needed}", "data")

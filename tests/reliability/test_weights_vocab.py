@@ -163,25 +163,10 @@ def test_a_dataset_of_other_words_is_refused(setup, tmp_path, flag, said):
     text = tmp_path / "text.txt"
     text.write_text("The bill passed 12 votes\nThe man ran\n")
     data = tmp_path / "data"
-    made = _invoke_plain(
-        "preprocess",
-        "text",
-        "--train",
-        text,
-        "--valid",
-        text,
-        "--vocab",
-        root / "run",
-        flag,
-        "-o",
-        data,
-    )
+    args = ["preprocess", "text", "--train", text, "--valid", text, "--vocab", root / "run"]
+    made = CliRunner().invoke(app, [*map(str, args), flag, "-o", str(data)])
     assert made.exit_code == 0, made.output
     result = _invoke("evaluate", "mlm", "-m", root / "run", "-d", data)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: {data}: the dataset normalised its words otherwise")
     assert said in result.stderr
-
-
-def _invoke_plain(*args: object):
-    return CliRunner().invoke(app, [*map(str, args)])

@@ -96,7 +96,7 @@ def evaluate_brackets(
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
         pred = pred_path if isinstance(pred_path, TreeFile) else read_trees(pred_path)
-        match_counts(len(gold), gold.path, pred)
+        match_counts(gold, pred)
         pred_trees = pred.trees
         pred_name = pred.path
     scorer = Evalb(params)

@@ -18,8 +18,7 @@ Prediction = TypeVar("Prediction", "TreeFile", "DepFile")
 
 
 def prediction_or_baseline(
-    gold_count: int,
-    gold_path: str,
+    gold: Prediction,
     pred_path: str | Prediction | None,
     read: Callable[[str | Prediction], Prediction],
     baseline: str | None,
@@ -32,18 +31,19 @@ def prediction_or_baseline(
         return None, name, seed
     assert pred_path is not None, "give a prediction file or a baseline"
     pred = read(pred_path)
-    match_counts(gold_count, gold_path, pred)
+    match_counts(gold, pred)
     return pred, "", 0
 
 
-def match_counts(gold_count: int, gold_path: str, pred: TreeFile | DepFile) -> None:
+def match_counts(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> None:
     """Check that the prediction has a sentence per gold one.
 
     Blank lines at the end of a one-tree-per-line prediction are empty sentences (a parser's
     failed last parses), as EVALB reads them: the prediction is padded with them.  Any other
-    difference is an error.
+    difference is an error, which names the first sentence whose words are not among its gold
+    sentence's (where a sentence was most likely dropped, split or merged).
     """
-    count = len(pred)
+    count, gold_count = len(pred), len(gold)
     if count == gold_count:
         return
     from induce.data.ptb import TreeFile  # not imported by the dependency evaluation
@@ -56,9 +56,34 @@ def match_counts(gold_count: int, gold_path: str, pred: TreeFile | DepFile) -> N
         empty = sum(1 for item in pred.trees if item is None)
     note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
     raise InputError(
-        f"{gold_count} sentences in the gold file {gold_path} but {count} in the prediction{note}",
+        f"{gold_count} sentences in the gold file {gold.path} but {count} in the prediction"
+        f"{note}{_first_astray(gold, pred)}",
         pred.path,
     )
+
+
+def _first_astray(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> str:
+    """``"; the first ... is sentence N ..."``: the first prediction sentence with a word its
+    gold sentence lacks (normalised as :func:`align_tokens` compares them), or ``""``.
+
+    A prediction holds its gold sentence's words, or those of them a convention keeps, so a
+    word the gold sentence lacks is where the two files part."""
+    for k, (g, p) in enumerate(zip(_word_lists(gold), _word_lists(pred))):
+        if p is not None and g is not None and not {_key(w) for w in p} <= {_key(w) for w in g}:
+            line, gold_line = pred.where(k)[1], gold.where(k)[1]
+            return (
+                f"; the first sentence with words its gold sentence lacks is sentence {k + 1} "
+                f"(line {line}; gold line {gold_line})"
+            )
+    return ""
+
+
+def _word_lists(sentences: TreeFile | DepFile) -> list[Sequence[str] | None]:
+    from induce.data.ptb import TreeFile
+
+    if isinstance(sentences, TreeFile):
+        return [None if t is None else t.words() for t in sentences.trees]
+    return [s.words for s in sentences.sentences]
 
 
 def require_sentences(count: int, path: str) -> None:

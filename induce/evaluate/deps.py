@@ -114,8 +114,7 @@ def evaluate_deps(
     gold = gold_path if isinstance(gold_path, DepFile) else read_deps(gold_path, gold_format)
     require_sentences(len(gold), gold.path)
     pred, name, seed = prediction_or_baseline(
-        len(gold),
-        gold.path,
+        gold,
         pred_path,
         # predictions may be head assignments that are not trees (argmax decoding), scored
         # head by head as the official UDGN and StructFormer scorers do

@@ -74,8 +74,7 @@ def evaluate_unsupervised(
     gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
     require_sentences(len(gold), gold.path)
     pred, name, seed = prediction_or_baseline(
-        len(gold),
-        gold.path,
+        gold,
         pred_path,
         lambda path: path if isinstance(path, TreeFile) else read_trees(path, not unlabelled),
         baseline,

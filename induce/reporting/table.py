@@ -70,13 +70,21 @@ def _check_scoring(members: list[RunResults]) -> None:
         for column, (file, scoring) in run.sources.items():
             seen = first.setdefault(column, (file, scoring))
             if seen[1] != scoring:
-                theirs, ours = json.loads(seen[1]), json.loads(scoring)
-                key = next(k for k in sorted({*theirs, *ours}) if theirs.get(k) != ours.get(k))
                 raise InputError(
-                    f"{column} was scored otherwise than in {seen[0]} (settings.{key} "
-                    "differs): the runs' row would average the two",
+                    f"{column} was scored otherwise than in {seen[0]} "
+                    f"({_difference(seen[1], scoring)}): the runs' row would average the two",
                     str(file),
                 )
+
+
+def _difference(first: str, other: str) -> str:
+    """The first setting in which two reports' scorings differ, in words."""
+    theirs, ours = json.loads(first), json.loads(other)
+    key = next(k for k in sorted({*theirs, *ours}) if theirs.get(k) != ours.get(k))
+    if key in theirs and key in ours:
+        return f"settings.{key} differs"
+    # most likely a setting a newer induce added: scoring the older run again is the way out
+    return f"settings.{key} is in one of the two only: written by another induce version?"
 
 
 def _warn_partial(label: str, column: str, found: int, members: list[RunResults]) -> None:

@@ -241,6 +241,22 @@ def test_a_row_of_reports_scored_otherwise_is_refused(tmp_path):
     assert CliRunner().invoke(app, ["report", *map(str, runs)]).exit_code == 0
 
 
+def test_a_setting_one_report_lacks_is_said_as_such(tmp_path):
+    """A report from an induce before a setting existed lacks the key: "differs" sent the
+    user looking for a value that was never written."""
+    settings = {"metric": "unsupervised", "convention": {"name": "structformer"}}
+    newer = {**UF1, "settings": {**settings, "length_limit": 10}}
+    runs = [
+        _seed(tmp_path, 1, {"uf1": {**UF1, "settings": settings}}),
+        _seed(tmp_path, 2, {"uf1": newer}),
+    ]
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 2
+    assert "(settings.length_limit is in one of the two only: written by another induce " in (
+        result.stderr
+    )
+
+
 def test_a_column_some_runs_lack_is_said(tmp_path):
     """A seed whose evaluation failed dropped out of its column's mean without a word, while
     the runs column counted it."""

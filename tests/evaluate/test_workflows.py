@@ -60,6 +60,35 @@ def test_sentence_count_mismatch(write):
             run()
 
 
+def test_a_count_mismatch_names_where_the_files_part(write):
+    """A dropped sentence was said as two counts: which of 1,700 sentences was missing was
+    left to the user to find."""
+    gold = write("gold.mrg", GOLD)
+    lines = GOLD.splitlines()
+    dropped = write("dropped.mrg", f"{lines[0]}\n{lines[2]}\n")  # the second sentence lost
+    words = write("words.txt", "(X (X go) (X home))\n(X (X prices) (X N))\n")  # kept words
+    for run, pred, line in (
+        (evaluate_brackets, dropped, 2),
+        (evaluate_unsupervised, dropped, 2),
+        (evaluate_unsupervised, words, 1),
+    ):
+        with pytest.raises(InputError) as err:
+            run(gold, pred)
+        sentence = 2 if pred == dropped else 1
+        assert str(err.value).endswith(
+            "; the first sentence with words its gold sentence lacks is sentence "
+            f"{sentence} (line {line}; gold line {sentence})"
+        )
+    deps = write("gold.conll", DEPS_GOLD + DEPS_GOLD.replace("cat", "dog"))
+    pred = write("pred.dp", "the\tX\t2\ndog\tX\t3\nsat\tX\t0\n\n")
+    with pytest.raises(InputError, match=r"is sentence 1 \(line 1; gold line 1\)$"):
+        evaluate_deps(deps, pred)
+    # a prediction that is the gold's beginning: nothing astray to name
+    short = write("short.mrg", lines[0] + "\n")
+    with pytest.raises(InputError, match=r"but 1 in the prediction$"):
+        evaluate_brackets(gold, short)
+
+
 def test_failed_parses_are_skipped_like_evalb(write):
     gold = write("gold.mrg", GOLD)
     lines = GOLD.splitlines()

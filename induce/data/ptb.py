@@ -118,10 +118,12 @@ class _TreeReader:
         self.trees: list[Tree] = []
         self.starts: list[int] = []
         self.ends: list[int] = []
+        self.token_lines: list[list[str]] = []  # kept to find a misplaced word's line
 
     def read(self, token_lines: list[list[str]]) -> None:
         """The hot loop of every tree reader: locals only and no call per token (a tree's
         last ")" calls :meth:`_close_tree`, once per tree)."""
+        self.token_lines = token_lines
         labelled, starts, close_tree = self.labelled, self.starts, self._close_tree
         stack: list[Tree] = []
         node: Tree  # the bracket opened last: set at every "(", before any label
@@ -168,8 +170,17 @@ class _TreeReader:
         done = stack.pop()
         if self.marked:
             _clear_marks(done)
+        if misplaced_word and self.labelled:
+            label, word, at = _first_misplaced(self.token_lines, self.starts[-1], line)
+            raise InputError(
+                f"bracket ({'' if label == _NO_LABEL else label} ...) holds the word "
+                f"{_show(word)} beside other children; words must sit alone under a tag, as "
+                "in (NN dog)",
+                self.path,
+                at,
+            )
         if misplaced_word:
-            _check_words(done, self.labelled, self.path, self.starts[-1])
+            _as_preterminals(done)
         self.trees.append(done)
         self.ends.append(line)
 
@@ -220,22 +231,60 @@ def _one_tree_per_line(
     return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:]))
 
 
-def _check_words(tree: Tree, labelled: bool, path: str, line: int) -> None:
-    """A word must be the only child of its bracket.  In an unlabelled bracketing a word beside
-    other children becomes a preterminal with the empty tag."""
+def _as_preterminals(tree: Tree) -> None:
+    """In an unlabelled bracketing a word beside other children becomes a preterminal with
+    the empty tag."""
     for node in tree.subtrees():
         children = node.children
-        if len(children) < 2 or not any(isinstance(c, str) for c in children):
-            continue
-        if labelled:
-            word = next(c for c in children if isinstance(c, str))
-            raise InputError(
-                f"bracket ({node.label} ...) holds the word {_show(word)} beside other "
-                "children; words must sit alone under a tag, as in (NN dog)",
-                path,
-                line,
-            )
-        node.children = [Tree("", [c]) if isinstance(c, str) else c for c in children]
+        if len(children) > 1 and any(isinstance(c, str) for c in children):
+            node.children = [Tree("", [c]) if isinstance(c, str) else c for c in children]
+
+
+class _Bracket:
+    """An open bracket while :func:`_first_misplaced` reads: its label, its first child if
+    that is a word (and the word's line), how many children so far."""
+
+    __slots__ = ("label", "word", "line", "children")
+
+    def __init__(self) -> None:
+        self.label, self.word, self.line, self.children = "", "", 0, 0
+
+    def add(self, word: str, line: int) -> tuple[str, str, int] | None:
+        """Take a child (``word`` "" for a bracket): the misplaced word it reveals, if any."""
+        self.children += 1
+        if self.children == 1:
+            self.word, self.line = word, line
+            return None
+        if word:  # a word after other children
+            return self.label, word, line
+        # a bracket after a first child that is a word
+        return (self.label, self.word, self.line) if self.children == 2 and self.word else None
+
+
+def _first_misplaced(token_lines: list[list[str]], start: int, end: int) -> tuple[str, str, int]:
+    """``(label, word, line)`` of the first word, in reading order, that shares its bracket
+    with other children, in the tree that closes on line ``end`` and opened on line ``start``
+    (1-based).  The error path only: the reader's loop keeps no line per word."""
+    found: tuple[str, str, int] | None = None  # trees before it on its first line have none
+    stack: list[_Bracket] = []
+    expect_label = False
+    for number in range(start, end + 1):
+        for tok in token_lines[number - 1]:
+            if tok == ")":
+                if stack:
+                    stack.pop()
+                if found and not stack:  # the first tree in the lines with one is the one
+                    return found
+            elif tok == "(":
+                seen = stack[-1].add("", number) if stack else None
+                found = found or seen
+                stack.append(_Bracket())
+            elif expect_label:
+                stack[-1].label = tok
+            elif stack:
+                found = found or stack[-1].add(tok, number)
+            expect_label = tok == "("
+    raise AssertionError("the reader saw a misplaced word in this tree")
 
 
 def _show(text: str | list[str], limit: int = 40) -> str:

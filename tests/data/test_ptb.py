@@ -100,6 +100,11 @@ def test_treebank2_header_lines_are_skipped():
         ("(S (A a))\nword\n", 2, "text outside brackets"),
         ("(S (A a)) (S (B b))\n(S (C c))\n", 1, "several trees on one line"),
         ("\n( (S\n  (A a)\n  (B b)) ))\n", 4, "unbalanced ')'"),
+        # a misplaced word in a multi-line tree: its own line, not the tree's first
+        ("(S (A a))\n\n( (S\n  (A a)\n  (VP (V v) oops (B b))\n  (. .)))\n", 5, "'oops'"),
+        ("(S (A a)\n word) (B b))\n", 2, "(S ...) holds the word 'word'"),
+        ("(S (A a)) (S (B\n first\n (C c)) (D d))\n", 2, "(B ...) holds the word 'first'"),
+        ("(S (A a)) (S (B b) (C c) w)\n", 1, "(S ...) holds the word 'w'"),
     ],
 )
 def test_errors_name_file_and_line(text, line, fragment):

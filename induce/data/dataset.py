@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
+from induce.data.config import parse_yaml
 from induce.data.errors import InputError
 from induce.data.files import current_umask, read_text, remember_input
 from induce.data.locks import FileLock
@@ -290,7 +291,6 @@ def holds_model_tokens(path: str | os.PathLike[str]) -> bool:
 def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
     """Open a dataset directory; with ``verify``, every file must have the line count and
     SHA-256 the manifest records (a truncated or edited directory is refused)."""
-    import yaml
 
     folder = Path(path)
     if not folder.is_dir():
@@ -301,10 +301,7 @@ def load_dataset(path: str | os.PathLike[str], verify: bool = True) -> Dataset:
             f"not an induce dataset: no {MANIFEST} (an interrupted preprocess leaves none)",
             str(folder),
         )
-    try:
-        manifest = yaml.safe_load(read_text(manifest_path))
-    except yaml.YAMLError:
-        raise InputError("the manifest is not valid YAML", str(manifest_path)) from None
+    manifest = parse_yaml(read_text(manifest_path), str(manifest_path))
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InputError(f"unknown dataset format (expected {FORMAT})", str(manifest_path))
     files = manifest.get("files") or {}

@@ -8,6 +8,7 @@ import copyreg
 import io
 import os
 import pickle
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,30 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
         for number, word in enumerate(words, 1):
             if not word.strip() or word != word.strip() or " " in word:
                 raise InputError("expected one word per line, without spaces", str(file), number)
-    if len(set(words)) != len(words):
-        raise InputError("the dictionary lists a word twice", str(file))
+    repeat = first_repeat(words)
+    if repeat is not None:
+        # a pickle's list has no lines: its position is said in the message instead
+        text = data[:1] != b"\x80"
+        where = "" if text else f" (item {repeat + 1} of idx2word)"
+        raise InputError(
+            f"the dictionary lists {words[repeat]!r} twice{where}",
+            str(file),
+            repeat + 1 if text else None,
+        )
     missing = [t for t in (UNK, PAD, MASK) if t not in words]
     if missing:
         raise InputError(f"the dictionary has no {missing[0]} token", str(file))
     return words
+
+
+def first_repeat(items: Sequence[Hashable]) -> int | None:
+    """The index of the first item that was already listed, or ``None``."""
+    seen: set[Hashable] = set()
+    for k, item in enumerate(items):
+        if item in seen:
+            return k
+        seen.add(item)
+    return None
 
 
 def word_lines(data: bytes, name: str) -> list[str]:

@@ -90,9 +90,11 @@ def _difference(first: str, other: str) -> str:
 def _warn_partial(label: str, column: str, found: int, members: list[RunResults]) -> None:
     import warnings
 
-    lacking = next(m.path for m in members if column not in m.values)
+    # a NaN (a diverged run's perplexity, say) is dropped from the mean as a missing value is
+    lacking = next(m for m in members if math.isnan(m.values.get(column, math.nan)))
+    what = "NaN" if column in lacking.values else "none"
     warnings.warn(
-        f"{label}: {column} from {found} of its {len(members)} runs (none in {lacking}): "
+        f"{label}: {column} from {found} of its {len(members)} runs ({what} in {lacking.path}): "
         "its mean (std) is theirs",
         InduceWarning,
         stacklevel=3,

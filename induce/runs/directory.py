@@ -190,16 +190,11 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -> Run:
     """Open a run directory (``overrides``: ``key=value`` settings applied on top)."""
-    import yaml
 
     folder = Path(path)
     raw = read_settings(folder)
-    try:
-        dataset = (
-            yaml.safe_load(read_text(folder / DATASET)) if (folder / DATASET).is_file() else {}
-        )
-    except yaml.YAMLError:
-        raise InputError("the run's settings are not valid YAML", str(folder)) from None
+    file = folder / DATASET
+    dataset = parse_yaml(read_text(file), str(file)) if file.is_file() else {}
     if "arch" not in raw:
         raise InputError(f"{CONFIG} names no architecture", str(folder))
     try:  # the file's own settings first: a fault there is the file's, not an override's

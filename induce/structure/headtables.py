@@ -124,7 +124,10 @@ def _tags(data: Any, where: str, key: str) -> frozenset[str]:
     if isinstance(data, str):
         from induce.data.normalize import load_tagset
 
-        tags = load_tagset(data)
+        try:
+            tags = load_tagset(data)
+        except ConfigError as err:  # the table's fault: say where it names the set
+            raise ConfigError(f"{where}: {key}: {err.reason}") from None
         if tags is None:
             raise ConfigError(f"{where}: {key} must name a tag set, not {data!r}")
         return tags

@@ -251,7 +251,7 @@ def test_removing_a_punctuation_root_keeps_one_tree(write):
         ("rules: {S: [left]}\nlabels: {root: [x]}\n", "root must be text"),
         ("rules: {S: [left]}\nlabels: {rules: 5}\n", "rules must be a list"),
         ("rules: {S: [left]}\nlabels: {rules: [{label: A, function: []}]}\n", "is empty"),
-        ("rules: {S: [left]}\npunctuation: no_such_set\n", "unknown tag set"),
+        ("rules: {S: [left]}\npunctuation: no_such_set\n", "t.yaml: punctuation: unknown tag set"),
     ],
 )
 def test_bad_head_tables(write, table, fragment):

@@ -5,6 +5,7 @@ without its torn line."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from typer.testing import CliRunner
@@ -270,3 +271,9 @@ def test_a_column_some_runs_lack_is_said(tmp_path):
     assert f"warning: udgn: UF1 from 2 of its 3 runs (none in {runs[2]}): its mean (std)" in (
         result.stderr
     )
+    # a NaN (JSON's NaN, as Python writes it) is dropped as a missing value, and said so:
+    # finding the run that lacked the column raised StopIteration (a traceback)
+    (runs[2] / "eval" / "uf1.json").write_text(json.dumps({**UF1, "sentence_f1": math.nan}))
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 0, result.output
+    assert f"UF1 from 2 of its 3 runs (NaN in {runs[2]})" in result.stderr

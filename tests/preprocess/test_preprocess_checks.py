@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from induce.cli.app import app
 from induce.data.dataset import load_dataset
+from induce.data.errors import InputError
 from induce.data.normalize import load_tagset
 from induce.preprocess.text import detect_text_format
 from tests.conftest import DATA, needs_shared
@@ -177,6 +178,20 @@ def test_text_datasets_have_no_empty_tree_files(tmp_path):
         "valid.txt",
         "vocab.json",
     ]
+
+
+def test_a_torn_manifest_is_named_at_its_line(tmp_path):
+    """A manifest that is not YAML was "not valid YAML" with no line (a run's dataset.yaml:
+    "the run's settings", not even the file)."""
+    (tmp_path / "a.txt").write_text("the cat\n")
+    out = tmp_path / "o"
+    assert (
+        run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(out)).exit_code == 0
+    )
+    manifest = out / "manifest.yaml"
+    manifest.write_text(manifest.read_text() + "splits: [\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(manifest))}:\d+: not valid YAML: "):
+        load_dataset(out)
 
 
 def test_force_and_unwritable_outputs(tmp_path):

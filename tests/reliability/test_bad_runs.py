@@ -161,6 +161,18 @@ def test_a_runs_bad_settings_name_its_config_file(setup, tmp_path, old, new, fra
     assert result.stderr.startswith(f"error: {run / 'config.yaml'}: ") and fragment in result.stderr
 
 
+def test_a_runs_torn_dataset_file_is_named_at_its_line(setup, tmp_path):
+    """dataset.yaml that is not YAML was "the run's settings are not valid YAML", naming the
+    run's folder: neither the file nor the line."""
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    (run / "dataset.yaml").write_text("path: x\nnormalization: [\n")
+    (tmp_path / "in.txt").write_text("the bill passed\n")
+    result = _invoke("parse", tmp_path / "in.txt", "-m", run)
+    _one_error(result)
+    assert result.stderr.startswith(f"error: {run / 'dataset.yaml'}:3: not valid YAML: ")
+
+
 def test_weights_other_than_best_or_last_are_refused_by_the_library(setup):
     from induce.data.errors import ConfigError
     from induce.runs.directory import open_run

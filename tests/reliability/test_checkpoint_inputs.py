@@ -307,3 +307,35 @@ def test_a_word_list_with_crlf_line_ends_reads_as_with_lf(tmp_path, arch):
         assert result.exit_code == 0, result.output
         vocabularies.append(json.loads((folder / "run" / "vocab.json").read_bytes())["tokens"])
     assert vocabularies[0] == vocabularies[1]
+
+
+@pytest.mark.parametrize(
+    "arch, change, line, fragment",
+    [
+        ("udgn", lambda lines: lines + [lines[2]], None, "twice"),
+        ("tnpcfg", lambda lines: lines + [lines[2]], None, "twice"),
+        # the official PCFG dictionary's 'word id' lines: a word or an id given twice
+        (
+            "tnpcfg",
+            lambda lines: [f"{w} {k}" for k, w in enumerate(lines + [lines[2]])],
+            None,
+            "twice",
+        ),
+        ("tnpcfg", lambda lines: [f"{w} {min(k, 3)}" for k, w in enumerate(lines)], 5, "the id 3 "),
+    ],
+    ids=["masked-lm", "word-list", "word-id", "id"],
+)
+def test_a_word_listed_twice_is_named_at_its_line(tmp_path, arch, change, line, fragment):
+    """'the dictionary lists a word twice' named neither the word nor its line, and the
+    'word id' format took a word given two ids."""
+    lines = change(WORDS.read_text().splitlines())
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(lines) + "\n")
+    weights = _weights_of(arch, tmp_path)
+    run = tmp_path / "run"
+    args = ["convert", "checkpoint", str(weights), "--arch", arch, "--dict", str(words)]
+    result = CliRunner().invoke(app, [*args, "--out", str(run)])
+    _one_error(result)
+    at = len(lines) if line is None else line  # None: the last line
+    assert result.stderr.startswith(f"error: {words}:{at}: ") and fragment in result.stderr
+    assert not run.exists()

@@ -71,14 +71,18 @@ def handle_errors(command: F) -> F:
         stdout = sys.stdout
         sys.stdout = _Stdout(stdout)
         try:
-            _guard_outputs(kwargs, outputs)
-            result = command(*args, **kwargs)
-            sys.stdout.flush()  # what is still buffered fails here, not as Python exits
+            with _terminate_as_interrupt():
+                _guard_outputs(kwargs, outputs)
+                result = command(*args, **kwargs)
+                sys.stdout.flush()  # what is still buffered fails here, not as Python exits
             return result
         except InduceError as err:
             if isinstance(err, _StdoutError):
                 _discard(stdout)
             fail(error_text(err))
+        except Terminated:
+            typer.echo("terminated", err=True)
+            raise typer.Exit(128 + 15) from None
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None
@@ -90,6 +94,34 @@ def handle_errors(command: F) -> F:
             sys.stdout = stdout
 
     return wrapper  # type: ignore[return-value]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a scheduler's time limit) while a command runs.  Raised as an
+    interrupt, so that whatever undoes a Ctrl-C undoes it too: half-written outputs go, locks
+    are released; Python's default for SIGTERM is to end at once, leaving them behind."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the block, when the process takes it as Python's
+    default (ends at once) and this is the main thread; the handler before it is restored."""
+    import signal
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    installed = False
+    # a handler someone else set (an embedding program) is theirs to keep
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        with contextlib.suppress(ValueError):  # not the main thread: signals are its own
+            signal.signal(signal.SIGTERM, terminated)
+            installed = True
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _StdoutError(InputError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -99,6 +100,7 @@ class DatasetWriter:
         self.lock.acquire()
         try:
             self._check_output(force)
+            _remove_stale_temporaries(parent, self.out.name)
         except BaseException:
             self.lock.release()
             raise
@@ -201,6 +203,17 @@ class DatasetWriter:
             os.replace(self.tmp, self.out)
         self.done = True
         return self.out
+
+
+def _remove_stale_temporaries(parent: Path, name: str) -> None:
+    """Remove the temporary folders of earlier writers of the dataset ``name`` that were
+    killed (SIGKILL, a power cut) before they could: under its lock no writer of ``name``
+    is alive.  Only ``tempfile.mkdtemp``'s own names for it match (eight characters of its
+    alphabet), never another dataset's (``name.x``)."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp")
+    for entry in parent.iterdir():
+        if pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _foreign_entries(folder: Path) -> list[str] | None:

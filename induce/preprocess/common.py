@@ -72,9 +72,12 @@ def map_files(
 
 
 def _ignore_interrupts() -> None:
+    """A worker leaves Ctrl-C to the main process (which ends the pool), and ends at once on
+    the SIGTERM by which the pool ends it (the command's own handler would raise in it)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Call:

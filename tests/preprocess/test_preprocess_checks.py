@@ -194,6 +194,26 @@ def test_a_torn_manifest_is_named_at_its_line(tmp_path):
         load_dataset(out)
 
 
+def test_a_killed_writers_temporary_folder_goes_with_the_next_writer(tmp_path):
+    """A preprocess killed with SIGKILL leaves its temporary folder (gigabytes for BLLIP);
+    the next writer of that dataset, holding its lock, removes it, and no other's."""
+    (tmp_path / "a.txt").write_text("the cat\n")
+    stale = tmp_path / ".d.k3_x9q0z.tmp"
+    others = [
+        tmp_path / ".d.x.k3_x9q0z.tmp",
+        tmp_path / ".dd.k3_x9q0z.tmp",
+        tmp_path / ".d.notmine.tmp",
+    ]
+    for folder in (stale, *others):
+        folder.mkdir()
+        (folder / "train.txt").write_text("half\n")
+    result = run(
+        "preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(tmp_path / "d")
+    )
+    assert result.exit_code == 0, result.output
+    assert not stale.exists() and all(folder.exists() for folder in others)
+
+
 def test_force_and_unwritable_outputs(tmp_path):
     (tmp_path / "a.txt").write_text("the cat\n")
     keep = tmp_path / "mine"

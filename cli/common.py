@@ -200,9 +200,11 @@ def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
 
 def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
     """Refuse, before any work, an output that is one of the command's inputs or another
-    output's file: every value of the command's other parameters that names an existing
-    file or folder counts as an input."""
-    from induce.data.files import check_outputs
+    output's file (every value of the command's other parameters that names an existing
+    file or folder counts as an input), or that cannot be written (a missing folder, a
+    directory): a command with several outputs would otherwise write some of them before
+    the one it cannot."""
+    from induce.data.files import check_outputs, check_writable
 
     written: list[tuple[str, str]] = []
     read: list[str] = []
@@ -214,6 +216,7 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
         else:
             read += [path for path in names if path != "-" and os.path.exists(path)]
     check_outputs(written, read)
+    check_writable(path for _, path in written)
 
 
 _python_showwarning = warnings.showwarning

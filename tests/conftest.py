@@ -38,6 +38,19 @@ def needs_shared(*parts: str):
     return pytest.mark.skipif(not path.exists(), reason=f"{path} not available")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def own_cache(tmp_path_factory):
+    """The suite's own user cache: a test's ``induce train`` recorded its run as the user's
+    latest (which ``induce parse`` without ``--model`` then took), and the built-in dataset
+    is the suite's to build.  ``INDUCE_CACHE_DIR`` set outside the suite is kept."""
+    if os.environ.get("INDUCE_CACHE_DIR"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INDUCE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture
 def write(tmp_path):
     """``write(name, text)`` -> path of a new file under the test's temporary folder."""

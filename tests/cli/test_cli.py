@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -265,6 +266,19 @@ def test_unwritable_json_target(write, tmp_path):
     gold = write("gold.mrg", GOLD)
     result = run("evaluate", "brackets", gold, gold, "--json", str(tmp_path))
     assert result.exit_code == 2 and "cannot write: is a directory" in result.stderr
+
+
+def test_an_output_that_cannot_be_written_stops_the_others_too(write, tmp_path):
+    """--html was written before --json into a missing folder failed: a failed command had
+    replaced one of its outputs (every output is now checked before any work)."""
+    gold = write("gold.mrg", GOLD)
+    page = write("page.html", "the old page\n")
+    for command in ("brackets", "deps"):
+        source = gold if command == "brackets" else write("d.dp", "a\tDT\t2\nb\tNN\t0\n\n")
+        args = [command, source, source, "--json", str(tmp_path / "nodir" / "x.json")]
+        result = run("evaluate", *args, "--html", page, "-q")
+        assert result.exit_code == 2 and "the folder does not exist" in result.stderr
+        assert Path(page).read_text() == "the old page\n"
 
 
 def test_json_to_stdout_with_a_dash(write):

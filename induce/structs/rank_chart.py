@@ -25,20 +25,21 @@ import torch
 
 class RankChart:
     """The left and right projections of every span, ``[B, n + 1, n + 1, r]`` each, and
-    (allocated by the first backward) their gradients."""
+    (allocated by the first backward) their gradients.
+
+    The autograd functions' contexts keep the :class:`_Buffers`, never the chart: the chart
+    holds the last token, whose graph holds those contexts, and a cycle through the C++
+    graph is one Python's collector cannot see, so every chart of every step (and of every
+    batch ``induce parse`` differentiates for its marginals) would have stayed in memory."""
 
     def __init__(self, like: torch.Tensor, n: int, rank: int) -> None:
-        batch = like.shape[0]
-        self.start = like.new_zeros(batch, n + 1, n + 1, rank)
-        self.end = like.new_zeros(batch, n + 1, n + 1, rank)
-        self.grad_start: torch.Tensor | None = None
-        self.grad_end: torch.Tensor | None = None
+        self.buffers = _Buffers(like, n, rank)
         self.token = like.new_zeros(0)
 
     def write(self, w: int, left: torch.Tensor, right: torch.Tensor) -> None:
         """Span width ``w``'s projections ``left``/``right [B, count, r]``, span ``(i, i +
         w)`` at row ``i``."""
-        self.token = _Write.apply(self, w, left, right, self.token)
+        self.token = _Write.apply(self.buffers, w, left, right, self.token)
 
     def combine(self, w: int) -> torch.Tensor:
         """``[B, n - w + 1, r]``: ``g(i, i + w) = log sum_k exp(L(i, i + k) + R(i + k, i +
@@ -46,7 +47,19 @@ class RankChart:
         ``[B, n - w + 1, w - 1, r]`` sums are not kept for the backward (it recomputes them
         from the chart, whose slots are written once): memory ``O(B n^2 r)``, not ``O(B n^3
         r)``."""
-        return _Combine.apply(self, w, self.start.shape[1] - w, self.token)
+        count = self.buffers.start.shape[1] - w
+        return _Combine.apply(self.buffers, w, count, self.token)
+
+
+class _Buffers:
+    """The chart's tensors, plain (outside the graph), and their gradients."""
+
+    def __init__(self, like: torch.Tensor, n: int, rank: int) -> None:
+        batch = like.shape[0]
+        self.start = like.new_zeros(batch, n + 1, n + 1, rank)
+        self.end = like.new_zeros(batch, n + 1, n + 1, rank)
+        self.grad_start: torch.Tensor | None = None
+        self.grad_end: torch.Tensor | None = None
 
     def gradients(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The chart's gradient buffers (zeros when first asked for)."""
@@ -60,7 +73,7 @@ class _Write(torch.autograd.Function):
     @staticmethod
     def forward(
         ctx: Any,
-        chart: RankChart,
+        chart: _Buffers,
         w: int,
         left: torch.Tensor,
         right: torch.Tensor,
@@ -87,9 +100,7 @@ class _Write(torch.autograd.Function):
 
 class _Combine(torch.autograd.Function):
     @staticmethod
-    def forward(
-        ctx: Any, chart: RankChart, w: int, count: int, token: torch.Tensor
-    ) -> torch.Tensor:
+    def forward(ctx: Any, chart: _Buffers, w: int, count: int, token: torch.Tensor) -> torch.Tensor:
         # ``token`` is not read: taking it makes the writes of the narrower widths wait, in
         # the backward, for this combination's share of their gradient
         ctx.chart, ctx.w, ctx.count = chart, w, count
@@ -109,6 +120,6 @@ class _Combine(torch.autograd.Function):
         return None, None, None, grad.new_zeros(0)
 
 
-def _pairs(chart: RankChart, w: int, count: int) -> torch.Tensor:
+def _pairs(chart: _Buffers, w: int, count: int) -> torch.Tensor:
     """``[B, count, w - 1, r]``: ``L(i, i + k) + R(i + k, i + w)``."""
     return chart.start[:, :count, 1:w] + chart.end[:, w : w + count, 1:w].flip(2)

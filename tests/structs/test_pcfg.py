@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import math
 
@@ -246,3 +247,24 @@ def test_low_rank_gradients_are_the_dense_insides_and_repeat_through_one_graph()
     for got, repeat, expected in zip(first, again, want, strict=True):
         torch.testing.assert_close(got, expected, atol=1e-10, rtol=0)
         assert torch.equal(got, repeat)
+
+
+def test_a_low_rank_chart_is_freed_with_its_graph():
+    """The autograd contexts kept the chart, which kept the last token, whose graph kept the
+    contexts: a cycle through the C++ graph that Python's collector cannot break, so every
+    training step's and every parse batch's chart stayed in memory (2 GB after 51,000
+    parsed sentences)."""
+    from induce.structs.rank_chart import RankChart, _Buffers
+
+    def alive() -> int:
+        gc.collect()
+        return sum(type(o) in (RankChart, _Buffers) for o in gc.get_objects())
+
+    before = alive()
+    terms, _, roots = _grammar(2)
+    for _ in range(3):
+        leaves = [x.clone().requires_grad_(True) for x in (terms, roots, *_low_rank(2))]
+        inside_low_rank(*leaves, LENGTHS).sum().backward()
+        with torch.enable_grad():  # and a graph dropped without a backward (the parser's)
+            inside_low_rank(*leaves, LENGTHS).sum()
+    assert alive() == before

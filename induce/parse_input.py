@@ -47,13 +47,13 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
         return
     lines = _named_lines(iter_lines(path), name)
     if sniff or kind == "conllu":
-        first = next((item for item in lines if item[1].strip()), None)
-        if first is None:
+        # up to the first line that is not blank; the blank ones before it are text's empty
+        # sentences (a line of output each), which the sniffing must not swallow
+        head = list(_through_first_text(lines))
+        if kind == "conllu" or _looks_like_conllu(head[-1][1] if head else ""):
+            yield from _conllu_sentences(itertools.chain(head, lines), name)
             return
-        if kind == "conllu" or _looks_like_conllu(first[1]):
-            yield from _conllu_sentences(itertools.chain([first], lines), name)
-            return
-        lines = itertools.chain([first], lines)
+        lines = itertools.chain(head, lines)
     tokenize = str.split
     if kind == "text":
         from nltk.tokenize import TreebankWordTokenizer
@@ -62,6 +62,14 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
     normalized = kind == "normalized"
     for number, line in lines:
         yield Sentence(tokenize(line), number, line.strip(), normalized=normalized)
+
+
+def _through_first_text(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The lines up to and with the first that is not blank (all of them if none is)."""
+    for item in lines:
+        yield item
+        if item[1].strip():
+            return
 
 
 def _named_lines(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from induce.data.config import resource
+from induce.data.ptb import read_trees
 from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.unsupervised import evaluate_unsupervised
 
@@ -17,11 +18,12 @@ def builtin_treebank() -> str:
 def score_baselines(gold: str, seed: int = 0) -> list[dict]:
     """One row per tree baseline: EVALB unlabelled F1 and the unsupervised sentence/corpus F1
     (StructFormer and compound-PCFG conventions), on a 0-100 scale."""
+    trees = read_trees(gold)  # once: standard input or a pipe can be read only once
     rows = []
     for name in ("right", "left", "balanced", f"random:{seed}"):
-        evalb = evaluate_brackets(gold, param="unlabeled", baseline=name).to_dict()
-        sf = evaluate_unsupervised(gold, baseline=name).to_dict()
-        cp = evaluate_unsupervised(gold, baseline=name, convention="cpcfg").to_dict()
+        evalb = evaluate_brackets(trees, param="unlabeled", baseline=name).to_dict()
+        sf = evaluate_unsupervised(trees, baseline=name).to_dict()
+        cp = evaluate_unsupervised(trees, baseline=name, convention="cpcfg").to_dict()
         rows.append(
             {
                 "baseline": name,

@@ -100,6 +100,16 @@ def test_baselines_command_uses_the_builtin_treebank():
     assert "built-in sample treebank" in result.stderr
 
 
+def test_baselines_read_their_gold_once(write):
+    """The gold was read twelve times (four baselines, three scorers): from standard input or
+    a pipe the second reading found no sentences."""
+    gold = write("gold.mrg", GOLD)
+    from_file = json.loads(run("evaluate", "baselines", gold, "-f", "json").stdout)
+    piped = run("evaluate", "baselines", "-", "-f", "json", input=GOLD)
+    assert piped.exit_code == 0, piped.output
+    assert json.loads(piped.stdout)["rows"] == from_file["rows"]
+
+
 @pytest.mark.parametrize(
     "files, args, fragment",
     [

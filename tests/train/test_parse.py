@@ -337,6 +337,22 @@ def test_stdin_conllu_is_recognised_and_brackets_are_escaped(runs):
     assert tree is not None and tree.words() == ["a", "-LRB-", "b", "-RRB-", "c"]
 
 
+def test_stdin_text_keeps_its_leading_blank_lines(runs, tmp_path):
+    """Telling CoNLL-U from text on standard input swallowed the blank lines before the first
+    text line: the output no longer lined up with the input (``paste``), unlike the same
+    text read from a file."""
+    text = "\n\nthe dog ran\n\nthe cat\n"
+    (tmp_path / "in.txt").write_text(text)
+    args = ["parse", "-m", str(runs["udgn"]), "-f", "ptb", "--device", "cpu"]
+    piped = CliRunner().invoke(app, [*args, "-"], input=text)
+    from_file = CliRunner().invoke(app, [*args, str(tmp_path / "in.txt")])
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout == from_file.stdout and piped.stdout.count("\n") == 5
+    jsonl = ["parse", "-", "-m", str(runs["udgn"]), "-f", "jsonl", "--device", "cpu"]
+    blank = CliRunner().invoke(app, jsonl, input="\n\n")
+    assert blank.exit_code == 0 and blank.stdout.count('"words": []') == 2
+
+
 def test_a_bad_line_late_in_the_input_leaves_no_output_file(runs, tmp_path):
     src = tmp_path / "in.txt"
     src.write_bytes(b"the bill passed\n" * 50 + b"bad \xff byte\n")

@@ -49,7 +49,25 @@ class _OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("interrupted", err=True)
             sys.exit(130)
+        except OSError as err:  # the help or the version into a full disk: no command ran
+            typer.echo(f"error: -: cannot write: {err.strerror}", err=True)
+            sys.exit(2)
+        except SystemExit as done:
+            if done.code == 1 and _closed_pipe(done):
+                sys.exit(0)  # as a command's output into a closed pipe ends
+            raise
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _closed_pipe(done: SystemExit) -> bool:
+    """Whether the help or the version ended with 1 because its reader went away (`induce
+    --help | head`): Rich's console (the help) exits from ``on_broken_pipe``, Typer (plain
+    text) after wrapping the streams to keep them quiet."""
+    import traceback
+
+    frames = traceback.extract_tb(done.__traceback__)
+    pacified = type(sys.stdout).__name__ == "PacifyFlushWrapper"
+    return pacified or (bool(frames) and frames[-1].name == "on_broken_pipe")
 
 
 app = typer.Typer(

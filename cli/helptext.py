@@ -51,7 +51,7 @@ def polish(app: typer.Typer) -> None:
             if not isinstance(info, (OptionInfo, ArgumentInfo)):
                 continue
             if info.help:
-                info.help = re.sub(r"(?<!\\)\[", r"\\[", info.help)
+                info.help = _escaped(info.help)
             if info.metavar is None and isinstance(info, OptionInfo):
                 info.metavar = metavar(name, hints.get(name, str))
             elif info.metavar is None:  # an argument: named in capitals, as in the help texts
@@ -62,11 +62,16 @@ def _callbacks(app: typer.Typer) -> Iterator[Callable[..., Any]]:
     """Every command's function, each command's help reflowed on the way (see ``reflow``)."""
     for command in app.registered_commands:
         if command.callback is not None:
-            command.help = reflow(command.help or inspect.getdoc(command.callback) or "")
+            command.help = _escaped(reflow(command.help or inspect.getdoc(command.callback) or ""))
             yield command.callback
     for group in app.registered_groups:
         if group.typer_instance is not None:
             yield from _callbacks(group.typer_instance)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with every ``[`` escaped: Rich reads ``[n numbers]`` as markup and drops it."""
+    return re.sub(r"(?<!\\)\[", r"\\[", text)
 
 
 def reflow(text: str) -> str:

@@ -76,3 +76,30 @@ def test_reflow_joins_paragraph_lines_and_keeps_the_rest():
     text = "One\ntwo --flag\n\nThree\n  indented\n- item\n* item\nfour"
     assert reflow(text) == "One two --flag\n\nThree\n  indented\n- item\n* item four"
     assert reflow(reflow(text)) == reflow(text)
+
+
+def test_brackets_in_a_commands_own_help_are_shown():
+    """Rich read "[n-1 numbers]" in a command's docstring as markup and dropped it (option
+    help texts were escaped, command help texts were not)."""
+    result = CliRunner().invoke(app, ["convert", "distances", "--help"], env={"COLUMNS": "200"})
+    assert '"distances": [n-1 numbers], "heights": [n numbers]' in result.stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["parse", "--help"], ["--version"]], ids=" ".join)
+def test_help_into_a_closed_pipe_or_a_full_disk(args):
+    """`induce --help | head -1` exited 1 (Rich's and Typer's handlers), which fails a
+    `set -o pipefail` script; the version into a full disk was a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "induce.cli.app", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader went away before a byte was read
+    assert (process.wait(timeout=60), process.stderr.read()) == (0, b"")
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
+        assert done.returncode == 2
+        assert done.stderr == "error: -: cannot write: No space left on device\n"

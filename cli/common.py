@@ -144,6 +144,13 @@ class _Stdout:
             raise
         except OSError as err:
             raise _StdoutError(f"cannot write: {err.strerror}", "-") from None
+        except UnicodeEncodeError as err:  # PYTHONIOENCODING=ascii, a Latin-1 terminal
+            bad = err.object[err.start : err.end]
+            raise _StdoutError(
+                f"cannot write {bad!r} in standard output's encoding ({err.encoding}): set "
+                "PYTHONIOENCODING=utf-8 (files induce writes are always UTF-8)",
+                "-",
+            ) from None
 
     def flush(self) -> None:
         try:
@@ -217,6 +224,11 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
             read += [path for path in names if path != "-" and os.path.exists(path)]
     check_outputs(written, read)
     check_writable(path for _, path in written)
+    stdin = [name for name, value in values.items() if name not in outputs and value == "-"]
+    if len(stdin) > 1:  # the first would read it all, the second nothing
+        named = " and ".join(name.upper() for name in stdin)
+        every = "both" if len(stdin) == 2 else "all"
+        raise InputError(f"{named} are {every} - (standard input): one at most may be")
 
 
 _python_showwarning = warnings.showwarning

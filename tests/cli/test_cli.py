@@ -295,3 +295,22 @@ def test_json_to_stdout_with_a_dash(write):
     gold = write("gold.mrg", GOLD)
     result = run("evaluate", "brackets", gold, gold, "--json", "-", "-q")
     assert result.exit_code == 0 and json.loads(result.stdout)["all"]["f1"] == 100.0
+
+
+def test_standard_input_for_two_inputs_is_refused(write):
+    """`evaluate unsupervised - -` blamed "0 sentences in the prediction": the gold had read
+    all of standard input."""
+    result = run("evaluate", "unsupervised", "-", "-", input=GOLD)
+    assert result.exit_code == 2
+    assert result.stderr == "error: GOLD and PRED are both - (standard input): one at most may be\n"
+
+
+def test_a_word_standard_outputs_encoding_lacks_is_one_line(write, monkeypatch):
+    """With PYTHONIOENCODING=ascii (or a Latin-1 terminal) a word such as café ended in a
+    UnicodeEncodeError traceback."""
+    gold = write("gold.mrg", "(S (NN café) (NN b))\n")
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+    done = _induce("convert", "trees", gold, stdout=subprocess.PIPE)
+    _, err = done.communicate(timeout=120)
+    assert done.returncode == 2
+    assert err.startswith("error: -: cannot write 'é' in standard output's encoding (ascii)")

@@ -96,3 +96,18 @@ def test_import_contracts():
         env={"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)},
     )
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_every_package_is_installed():
+    """``induce.structs`` was missing from pyproject's package list: an editable install (the
+    README's) worked, a wheel (``pip install induce[...]``) had no inside algorithms."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "induce").rglob("__init__.py")
+    }
+    assert folders - listed == set()
+    assert {"induce.cli", "induce.resources"} <= listed

@@ -70,8 +70,8 @@ def parse(
     batch_tokens: int | None = typer.Option(
         None,
         "--batch-tokens",
-        help="Tokens per batch (default: the run's data.eval_batch_tokens: 8192, 256 for "
-        "the PCFG presets).",
+        help="Tokens per batch (default: the run's data.eval_batch_tokens: 8192 in the demo "
+        "settings, 4096 in the masked LMs' paper presets, 256 in the PCFG presets).",
     ),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),

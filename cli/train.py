@@ -138,7 +138,7 @@ def train(
         "(generated once into the user cache).",
     ),
     out: str | None = typer.Option(
-        None, "--out", "-o", help="New run directory [default: runs/ARCH-TIME]."
+        None, "--out", "-o", help="New run directory [default: runs/ARCH-DATE-TIME]."
     ),
     resume: str | None = typer.Option(None, "--resume", help="Continue the run in this directory."),
     config: str | None = typer.Option(

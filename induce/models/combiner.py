@@ -130,7 +130,10 @@ class CombinerConfig(BackboneConfig):
     def decoder_problem(self, decoder: str) -> str | None:
         """``levels`` reads the neighbour links only ``hierarchy: constituent`` has."""
         if decoder == "levels" and self.hierarchy != "constituent":
-            return "levels needs model.hierarchy: constituent"
+            return (
+                f"levels needs model.hierarchy: constituent, not {self.hierarchy} (read its "
+                "trees by merge or divergence)"
+            )
         return None
 
 

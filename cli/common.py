@@ -175,6 +175,26 @@ def stdout_console(**options: Any) -> Console:
             self.quiet = True
             raise BrokenPipeError
 
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            # A table wider than the terminal (or COLUMNS, in a pipe) is printed whole, at
+            # its own width: Rich would fit it by cutting cells, numbers too ("63.…")
+            need = max(map(self._table_width, objects), default=0)
+            if need <= self.width:
+                return super().print(*objects, **kwargs)
+            width, self.width = self.width, need
+            try:
+                return super().print(*objects, **kwargs)
+            finally:
+                self.width = width
+
+        def _table_width(self, item: Any) -> int:
+            from rich.measure import Measurement
+            from rich.table import Table
+
+            if not isinstance(item, Table):
+                return 0
+            return Measurement.get(self, self.options.update_width(1 << 20), item).maximum
+
     return _PipeConsole(highlight=False, markup=False, **options)
 
 

@@ -74,3 +74,18 @@ def test_the_baselines_table_names_its_gold_under_it(tmp_path):
     assert len(lines[-1]) <= 70
     wide = CliRunner().invoke(app, ["evaluate", "baselines", str(gold), "--wide"])
     assert wide.stdout.splitlines()[-1] == f"gold: {gold}"
+
+
+def test_a_narrow_terminal_gets_every_digit(write):
+    """At COLUMNS=20 Rich fitted the tables by cutting cells: "63.…" for a number, "Precisi…"
+    for a row; a table wider than the terminal is now printed whole, at its own width."""
+    gold, pred = write("gold.mrg", GOLD), write("pred.mrg", PRED)
+    args = ["evaluate", "unsupervised", gold, pred]
+    wide = CliRunner().invoke(app, args, env={"COLUMNS": "200"}).stdout
+    narrow = CliRunner().invoke(app, args, env={"COLUMNS": "20"})
+    cells = [line for line in wide.splitlines() if "│" in line]
+    assert narrow.exit_code == 0 and cells and "…" not in "".join(cells)
+    assert cells == [line for line in narrow.stdout.splitlines() if "│" in line]
+    # (the paths under a table are still cut at their start to the terminal: --wide)
+    baselines = CliRunner().invoke(app, ["evaluate", "baselines"], env={"COLUMNS": "30"})
+    assert baselines.exit_code == 0 and "…" not in baselines.stdout.split("gold:")[0]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
+from typing import IO, Any
 
 import typer
 
 from induce.cli.common import check_weights, handle_errors, warn
 from induce.data.architectures import decoder_help
-from induce.parse import Format, InputKind, Punct
+from induce.parse import Format, InputKind, Punct, Sentence
 
 
 @handle_errors
@@ -92,7 +94,7 @@ def parse(
     from induce.data.dataset import holds_model_tokens
     from induce.data.errors import ConfigError
     from induce.data.files import open_output
-    from induce.parse import Parser, format_parsed, iter_sentences, page_frame
+    from induce.parse import Parser, format_parsed, page_frame
 
     if conllu and trees:
         raise ConfigError("--conllu and --trees name two formats: give one")
@@ -116,8 +118,7 @@ def parse(
     parser = Parser(run, device, weights, decoder, bf16)
     parser.check_format(fmt)
     parser.check_options(punct, scores)
-    sniff = input_path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
-    sentences = iter_sentences(input_path, kind, sniff=sniff)
+    sentences, pending = _input(input_path, kind)
     source = "<stdin>" if input_path == "-" else input_path
     meter = _Progress(quiet)
     empty = 0
@@ -125,7 +126,7 @@ def parse(
     with open_output(output or "-") as out:
         out.write(head)
         for parsed in parser.parse_stream(
-            sentences, punct, scores, batch_tokens, source, meter.update
+            sentences, punct, scores, batch_tokens, source, meter.update, pending
         ):
             empty += not parsed.sentence.tokens
             out.write(format_parsed([parsed], fmt))
@@ -138,6 +139,31 @@ def parse(
             f"{empty} empty line(s): "
             + ("left out of the CoNLL-U output" if fmt == "conllu" else "written as empty records")
         )
+
+
+def _input(path: str, kind: InputKind) -> tuple[Iterable[Sentence], Callable[[], bool] | None]:
+    """The sentences of ``path``, and for a terminal or a pipe on standard input, read ahead
+    with whether the next one is here (the parser then answers each line as it comes)."""
+    from induce.parse import Prefetched, iter_sentences
+
+    sniff = path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
+    sentences = iter_sentences(path, kind, sniff=sniff)
+    if path != "-" or _regular_file(sys.stdin):
+        return sentences, None
+    ahead = Prefetched(sentences)
+    return ahead, ahead.pending
+
+
+def _regular_file(stream: IO[Any]) -> bool:
+    """Whether ``stream`` is a file on disk (all there, read at the disk's pace), not a
+    terminal or a pipe whose lines come as they are written."""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):  # no descriptor: a test's stream
+        return False
 
 
 class _Progress:

@@ -24,7 +24,14 @@ from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import is_punctuation
 from induce.data.ptb import leaf_token
 from induce.data.types import Tree
-from induce.parse_input import INPUTS, InputKind, Sentence, iter_sentences, read_sentences
+from induce.parse_input import (
+    INPUTS,
+    InputKind,
+    Prefetched,
+    Sentence,
+    iter_sentences,
+    read_sentences,
+)
 from induce.runs.directory import open_run
 
 if TYPE_CHECKING:  # torch is loaded when a Parser is made, not by importing this module
@@ -44,6 +51,7 @@ __all__ = [
     "format_parsed",
     "is_punctuation",
     "iter_sentences",
+    "Prefetched",
     "read_sentences",
 ]
 
@@ -146,11 +154,14 @@ class Parser:
         batch_tokens: int | None = None,
         source: str = "<input>",
         progress: Callable[[int], None] | None = None,
+        pending: Callable[[], bool] | None = None,
     ) -> Iterator[Parsed]:
         """Parse sentences as they come, in input order: windows of about four batches
         (the first of one batch, so that results start at once) are sorted by length,
         parsed and given back; memory does not grow with the input.  ``progress(done)`` is
-        called after each window."""
+        called after each window.  ``pending()``: whether the next sentence is at hand
+        (:class:`~induce.parse_input.Prefetched`); when it is not, the window so far is
+        parsed at once rather than waiting for the input to fill it."""
         batch_tokens = self._budget(batch_tokens)  # before the first sentence is read
         window: list[Sentence] = []
         tokens, budget, done = 0, batch_tokens, 0
@@ -158,7 +169,7 @@ class Parser:
             if sentence is not None:
                 window.append(sentence)
                 tokens += len(sentence.tokens) + 1
-                if tokens < budget:
+                if tokens < budget and (pending is None or pending()):
                     continue
             if window:
                 yield from self.parse(window, punct, scores, batch_tokens, source)

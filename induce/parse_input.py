@@ -127,3 +127,40 @@ def _tree_sentences(path: str) -> Iterator[Sentence]:
         clean = strip_empty(tree) if tree is not None else None
         words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
         yield Sentence(words, trees.where(k)[1], " ".join(words), tags=tags)
+
+
+class Prefetched:
+    """``sentences`` read ahead by a thread, for input that comes as someone types it or as
+    another program writes it: :meth:`pending` says whether the next sentence is already
+    here, so that a parser gives its trees for what came instead of waiting for a whole
+    batch (``induce parse -`` in a terminal, or as a coprocess).  At most ``ahead``
+    sentences wait; an error of the reading comes in its place in the input's order."""
+
+    _END = object()
+
+    def __init__(self, sentences: Iterable[Sentence], ahead: int = 4096) -> None:
+        import queue
+        import threading
+
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=ahead)
+        self._source = sentences
+        # a daemon: a reader blocked on a terminal must not keep the process alive
+        threading.Thread(target=self._read, name="induce-input", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for sentence in self._source:
+                self._queue.put(sentence)
+        except BaseException as err:  # handed to the parsing thread, which raises it
+            self._queue.put(err)
+        self._queue.put(self._END)
+
+    def pending(self) -> bool:
+        """Whether the next sentence (or the end of the input) has been read already."""
+        return not self._queue.empty()
+
+    def __iter__(self) -> Iterator[Sentence]:
+        while (item := self._queue.get()) is not self._END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]

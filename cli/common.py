@@ -211,6 +211,7 @@ def _discard(stream: TextIO) -> None:
 # The options that name a file a command writes (the folders that --out creates have guards
 # of their own: a new run or dataset folder must be new or empty).
 OUTPUT_FLAGS = ("--output", "--json", "--html", "--csv", "--latex", "--markdown", "--plot")
+FOLDER_FLAG = "--out"  # a run or dataset folder the command creates (or, forced, replaces)
 
 
 def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
@@ -219,7 +220,7 @@ def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
     found = {}
     for name, parameter in inspect.signature(command).parameters.items():
         decls = getattr(parameter.default, "param_decls", None) or ()
-        flags = [d for d in decls if d in OUTPUT_FLAGS]
+        flags = [d for d in decls if d in (*OUTPUT_FLAGS, FOLDER_FLAG)]
         if flags:
             found[name] = flags[0]
     return found
@@ -234,21 +235,42 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
     from induce.data.files import check_outputs, check_writable
 
     written: list[tuple[str, str]] = []
+    folders: list[str] = []
     read: list[str] = []
     for name, value in values.items():
         given = value if isinstance(value, (list, tuple)) else [value]
         names = [str(v) for v in given if isinstance(v, (str, os.PathLike))]
-        if name in outputs:
+        if outputs.get(name) == FOLDER_FLAG:
+            folders += names
+        elif name in outputs:
             written += [(outputs[name], path) for path in names]
         else:
             read += [path for path in names if path != "-" and os.path.exists(path)]
     check_outputs(written, read)
     check_writable(path for _, path in written)
+    for folder in folders:
+        _check_folder_output(folder, read)
     stdin = [name for name, value in values.items() if name not in outputs and value == "-"]
     if len(stdin) > 1:  # the first would read it all, the second nothing
         named = " and ".join(name.upper() for name in stdin)
         every = "both" if len(stdin) == 2 else "all"
         raise InputError(f"{named} are {every} - (standard input): one at most may be")
+
+
+def _check_folder_output(folder: str, read: list[str]) -> None:
+    """A folder the command would replace (``--force``) may not hold one of its inputs: the
+    dataset rebuilt from its own ``train.txt`` rewrote it."""
+    if not os.path.isdir(folder):
+        return
+    inside = os.path.realpath(folder)
+    for path in read:
+        real = os.path.realpath(path)
+        if real == inside or real.startswith(inside + os.sep):
+            raise InputError(
+                f"{FOLDER_FLAG} would replace {path}, which this command reads: write the "
+                "output elsewhere",
+                folder,
+            )
 
 
 _python_showwarning = warnings.showwarning

@@ -214,6 +214,25 @@ def test_a_killed_writers_temporary_folder_goes_with_the_next_writer(tmp_path):
     assert not stale.exists() and all(folder.exists() for folder in others)
 
 
+def test_force_never_replaces_a_folder_the_command_reads(tmp_path):
+    """`--train DS/train.txt --out DS --force` rebuilt the dataset from its own training file
+    and rewrote it ("N" became "n"); `--vocab DS --out DS --force` replaced the folder it
+    read its vocabulary from."""
+    (tmp_path / "a.txt").write_text("the cat sat 12\n")
+    ds = tmp_path / "ds"
+    assert (
+        run("preprocess", "text", "--train", str(tmp_path / "a.txt"), "-o", str(ds)).exit_code == 0
+    )
+    before = {f.name: f.read_bytes() for f in ds.iterdir()}
+    for args in (
+        ["--train", str(ds / "train.txt")],
+        ["--train", str(tmp_path / "a.txt"), "--vocab", str(ds)],
+    ):
+        result = run("preprocess", "text", *args, "-o", str(ds), "--force")
+        assert result.exit_code == 2 and "--out would replace" in result.stderr, result.output
+        assert {f.name: f.read_bytes() for f in ds.iterdir()} == before
+
+
 def test_force_and_unwritable_outputs(tmp_path):
     (tmp_path / "a.txt").write_text("the cat\n")
     keep = tmp_path / "mine"

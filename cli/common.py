@@ -208,15 +208,17 @@ def _discard(stream: TextIO) -> None:
         os.close(null)
 
 
-# The options that name a file a command writes (the folders that --out creates have guards
-# of their own: a new run or dataset folder must be new or empty).
+# The options that name a file a command writes.  The run or dataset folder that --out
+# creates (or, forced, replaces) has guards of its own (new or empty, or an induce dataset);
+# here it is only refused when it holds one of the command's inputs.
 OUTPUT_FLAGS = ("--output", "--json", "--html", "--csv", "--latex", "--markdown", "--plot")
-FOLDER_FLAG = "--out"  # a run or dataset folder the command creates (or, forced, replaces)
+FOLDER_FLAG = "--out"
 
 
 def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
-    """The command function's parameters that name an output file, with their flag (read
-    from the ``typer.Option`` defaults, so that a new output option is guarded by itself)."""
+    """The command function's parameters that name an output (a file, or the ``--out``
+    folder), with their flag (read from the ``typer.Option`` defaults, so that a new output
+    option is guarded by itself)."""
     found = {}
     for name, parameter in inspect.signature(command).parameters.items():
         decls = getattr(parameter.default, "param_decls", None) or ()

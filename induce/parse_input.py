@@ -133,8 +133,12 @@ class Prefetched:
     """``sentences`` read ahead by a thread, for input that comes as someone types it or as
     another program writes it: :meth:`pending` says whether the next sentence is already
     here, so that a parser gives its trees for what came instead of waiting for a whole
-    batch (``induce parse -`` in a terminal, or as a coprocess).  At most ``ahead``
-    sentences wait; an error of the reading comes in its place in the input's order."""
+    batch (``induce parse -`` in a terminal, or as a coprocess).  At most ``ahead`` (1 or
+    more) sentences wait; an error of the reading comes in its place in the input's order.
+
+    One pass, as any iterator: when it ends, is left early (``break``, an error in the
+    consumer) or is closed (:meth:`close`, ``with``), the reading stops at the next
+    sentence and the source is closed (its file with it)."""
 
     _END = object()
 
@@ -142,7 +146,10 @@ class Prefetched:
         import queue
         import threading
 
+        if ahead < 1:
+            raise ConfigError(f"must be 1 or more, got {ahead}", setting="ahead")
         self._queue: queue.Queue[object] = queue.Queue(maxsize=ahead)
+        self._stop = threading.Event()
         self._source = sentences
         # a daemon: a reader blocked on a terminal must not keep the process alive
         threading.Thread(target=self._read, name="induce-input", daemon=True).start()
@@ -150,17 +157,53 @@ class Prefetched:
     def _read(self) -> None:
         try:
             for sentence in self._source:
-                self._queue.put(sentence)
+                if not self._offer(sentence):
+                    return
+            self._offer(self._END)
         except BaseException as err:  # handed to the parsing thread, which raises it
-            self._queue.put(err)
-        self._queue.put(self._END)
+            self._offer(err)
+        finally:
+            close = getattr(self._source, "close", None)
+            if callable(close):  # a generator's clean-up (its open file) runs here
+                close()
+
+    def _offer(self, item: object) -> bool:
+        """Queue ``item`` unless the consumer has gone; whether it was queued."""
+        import queue
+
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def pending(self) -> bool:
         """Whether the next sentence (or the end of the input) has been read already."""
         return not self._queue.empty()
 
+    def close(self) -> None:
+        """Stop reading; what was read ahead is dropped."""
+        self._stop.set()
+        with self._queue.mutex:
+            self._queue.queue.clear()
+            self._queue.not_full.notify_all()
+
+    def __enter__(self) -> Prefetched:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __iter__(self) -> Iterator[Sentence]:
-        while (item := self._queue.get()) is not self._END:
-            if isinstance(item, BaseException):
-                raise item
-            yield item  # type: ignore[misc]
+        try:
+            while not self._stop.is_set():
+                item = self._queue.get()
+                if item is self._END:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item  # type: ignore[misc]
+        finally:
+            self.close()

@@ -384,6 +384,45 @@ def test_a_line_typed_into_a_pipe_is_answered_before_the_next(runs):
         process.kill()
 
 
+def test_read_ahead_stops_with_its_reader(tmp_path):
+    """Prefetched (parse's read-ahead of a pipe) kept reading after its consumer stopped:
+    the thread blocked for good, holding the input file open; a second pass hung, and
+    ahead=0 set no limit."""
+    import threading
+    import time
+
+    from induce.data.errors import ConfigError, InputError
+    from induce.parse import Prefetched, Sentence, iter_sentences
+
+    text = tmp_path / "in.txt"
+    text.write_text("a b\n" * 1000)
+    before = threading.active_count()
+    for _ in range(3):
+        ahead = Prefetched(iter_sentences(str(text), "pretokenized"), ahead=4)
+        for k, _sentence in enumerate(ahead):
+            if k == 2:
+                break
+    with Prefetched(iter_sentences(str(text), "pretokenized"), ahead=4) as ahead:
+        next(iter(ahead))
+    deadline = time.monotonic() + 10
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == before  # the readers ended (their files closed)
+    once = Prefetched(iter([Sentence(["a"], 1)]))
+    assert (len(list(once)), len(list(once))) == (1, 0)
+    with pytest.raises(ConfigError, match="ahead must be 1 or more"):
+        Prefetched(iter([]), ahead=0)
+
+    def broken():
+        yield Sentence(["a"], 1)
+        raise InputError("bad line", "in.txt", 2)
+
+    got = []
+    with pytest.raises(InputError, match="in.txt:2"):
+        got.extend(Prefetched(broken()))
+    assert len(got) == 1  # what came before the error, in order
+
+
 def test_a_bad_line_late_in_the_input_leaves_no_output_file(runs, tmp_path):
     src = tmp_path / "in.txt"
     src.write_bytes(b"the bill passed\n" * 50 + b"bad \xff byte\n")

@@ -13,10 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from induce.data.errors import ConfigError, InputError
 from induce.data.types import Tree
 from induce.parse import Parsed, Parser, Sentence, format_parsed
 
 __all__ = ["LoadedRun", "Parse", "load"]
+
+PYTHON = "<python>"  # where sentences given in Python are, in error messages
 
 
 @dataclass
@@ -35,7 +38,8 @@ class Parse:
     tree: Tree | None
     heads: list[int] | None
     labels: list[str] | None
-    scores: dict[str, Any] = field(default_factory=dict)
+    # every score of the sentence (n x n parents...): too much for a repr in a notebook
+    scores: dict[str, Any] = field(default_factory=dict, repr=False)
     _parsed: Parsed | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -67,6 +71,9 @@ class LoadedRun:
         self.parser.check_format("conllu" if self.parser.has_heads else "ptb")
         self.parser.trees = True  # a Parse has its tree whatever the heads come from
 
+    def __repr__(self) -> str:
+        return f"LoadedRun({self.path!r}, arch={self.parser.run.config.arch!r})"
+
     def parse(
         self,
         sentences: Sequence[str | Sequence[str]],
@@ -77,21 +84,40 @@ class LoadedRun:
         the words' POS tags, kept in a chart parser's trees; ``normalized``: the tokens are
         model tokens already (a dataset's sentences), read as they stand rather than
         normalised as the model's dataset was."""
-        items = []
-        for k, sentence in enumerate(sentences):
-            tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
-            sentence_tags = tags[k] if tags is not None else None
-            given = list(sentence_tags) if sentence_tags is not None else None
-            items.append(
-                Sentence(tokens, k + 1, " ".join(tokens), tags=given, normalized=normalized)
+        if isinstance(sentences, str):  # iterated, it would be a sentence per character
+            raise ConfigError(
+                "takes a list of sentences: a sentence alone is [sentence]", setting="sentences"
             )
+        given = list(sentences)
+        tag_lists = [None] * len(given) if tags is None else list(tags)
+        if len(tag_lists) != len(given):
+            raise ConfigError(
+                f"gives {len(tag_lists)} tag lists for {len(given)} sentences", setting="tags"
+            )
+        items = [
+            _sentence(k, sentence, sentence_tags, normalized)
+            for k, (sentence, sentence_tags) in enumerate(zip(given, tag_lists))
+        ]
         out = []
-        for parsed in self.parser.parse(items, scores=True, source="<python>"):
+        for parsed in self.parser.parse(items, scores=True, source=PYTHON):
             words = parsed.sentence.tokens
             out.append(
                 Parse(words, parsed.tree, parsed.heads, parsed.labels, parsed.scores or {}, parsed)
             )
         return out
+
+
+def _sentence(
+    k: int, sentence: str | Sequence[str], tags: Sequence[str] | None, normalized: bool
+) -> Sentence:
+    """Sentence ``k`` (0-based) of :meth:`LoadedRun.parse`, its tokens and tags checked."""
+    tokens = sentence.split() if isinstance(sentence, str) else [str(t) for t in sentence]
+    if any(not token.strip() for token in tokens):  # an empty word would write "(X )"
+        raise InputError("an empty token", PYTHON, k + 1)
+    words_tags = None if tags is None else list(tags)
+    if words_tags is not None and len(words_tags) != len(tokens):
+        raise InputError(f"{len(words_tags)} tags for {len(tokens)} tokens", PYTHON, k + 1)
+    return Sentence(tokens, k + 1, " ".join(tokens), tags=words_tags, normalized=normalized)
 
 
 def load(run_dir: str | None = None, weights: str = "best", device: str = "auto") -> LoadedRun:

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Union
 
+from induce.data.errors import InputError
+
 if TYPE_CHECKING:
     from induce.data.conll import DepFile
     from induce.data.ptb import TreeFile
@@ -77,6 +79,7 @@ def score_deps(
     from induce.data.types import DepTree
     from induce.evaluate.deps import evaluate_deps
 
+    gold = list(gold)  # read twice below: a generator would be half spent by the first
     untagged = any(not isinstance(item, DepTree) or item.tags is None for item in gold)
     gold_file = _deps(gold, "<gold>", None, require_tree=True)
     words = [tree.words for tree in gold_file.sentences]
@@ -92,16 +95,20 @@ def score_deps(
 
 def _trees(items: Sequence[TreeLike], name: str) -> TreeFile:
     from induce.data.ptb import TreeFile, parse_trees
+    from induce.data.types import Tree
 
     trees: list[Tree | None] = []
     for k, item in enumerate(items):
+        where = f"{name} item {k + 1}"
         if isinstance(item, str):
-            parsed = parse_trees(item, f"{name} item {k + 1}").trees if item.strip() else [None]
+            parsed = parse_trees(item, where).trees if item.strip() else [None]
             if len(parsed) != 1:
-                raise ValueError(f"{name} item {k + 1}: one tree per item, got {len(parsed)}")
+                raise InputError(f"one tree per item, got {len(parsed)}", where)
             trees.append(parsed[0])
-        else:
+        elif item is None or isinstance(item, Tree):
             trees.append(item)
+        else:
+            raise InputError(f"give a tree (PTB text or a Tree), not {type(item).__name__}", where)
     return TreeFile(name, trees, list(range(1, len(trees) + 1)))
 
 
@@ -125,13 +132,15 @@ def _deps(
         elif words is not None and k < len(words):
             tokens, heads = words[k], item  # a prediction's heads over the gold's words
         else:
-            raise ValueError(f"{name} item {k + 1}: give a DepTree or (words, heads)")
-        out.append(
-            DepTree(
+            raise InputError("give a DepTree or (words, heads)", f"{name} item {k + 1}")
+        try:
+            tree = DepTree(
                 tuple(str(t) for t in tokens),
                 tuple(int(h) for h in heads),
                 ("_",) * len(tokens),
                 require_tree=require_tree,
             )
-        )
+        except (ValueError, TypeError) as err:  # no tree, heads out of range, not numbers
+            raise InputError(str(err), f"{name} item {k + 1}") from None
+        out.append(tree)
     return DepFile(name, "memory", out, list(range(1, len(out) + 1)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from induce.data.errors import ConfigError
 from induce.data.normalize import EMPTY_TAGS
 from induce.data.progress import every
 from induce.data.ptb import TreeFile, read_trees
@@ -35,6 +36,9 @@ class BracketReport:
     def write_html(self, path: str) -> None:
         """The sentences of ``views`` as one HTML page (atomically)."""
         from induce.render.html import write_page
+
+        if not self.views:  # a page of none: the report was made without them
+            raise ConfigError("a page needs the report made with views=True", setting="views")
 
         total = self.result.all
         f1 = total.f1

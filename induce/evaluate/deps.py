@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from induce.data.conll import DepFile, read_deps
-from induce.data.errors import InduceWarning, InputError
+from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.files import read_text
 from induce.data.progress import every
 from induce.data.types import dependency_problem
@@ -69,6 +69,9 @@ class DepReport:
     def write_html(self, path: str) -> None:
         """The sentences of ``views`` as one HTML page (atomically)."""
         from induce.render.html import write_page
+
+        if not self.views:  # a page of none: the report was made without them
+            raise ConfigError("a page needs the report made with views=True", setting="views")
 
         data = self.to_dict()
         summary = [

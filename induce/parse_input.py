@@ -23,7 +23,10 @@ class Sentence:
     line: int
     text: str = ""
     conllu: Any = None  # the conllu TokenList (CoNLL-U input)
-    punct: list[bool] = field(default_factory=list)
+    punct: list[bool] = field(default_factory=list)  # the tokens the model does not read
+    # the input's own punctuation (CoNLL-U UPOS PUNCT/SYM): kept apart from ``punct``, which
+    # each run's reader decides anew, so that one sentence can go to two runs
+    marked: list[bool] = field(default_factory=list)
     tags: list[str] | None = None  # the input's tags (trees, CoNLL-U XPOS), for chart models
     # model tokens already (normalised text): a text model reads them as they stand, since
     # normalising again is not the identity (lower-casing turns the numbers' N into n)
@@ -106,7 +109,7 @@ def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[S
         words = [t for t, _ in conllu_words(tokens, block, start, path)]
         block = []
         sentence = Sentence([t["form"] for t in words], start, conllu=tokens)
-        sentence.punct = [t["upos"] in ("PUNCT", "SYM") for t in words]
+        sentence.marked = [t["upos"] in ("PUNCT", "SYM") for t in words]
         xpos = [t["xpos"] for t in words]
         sentence.tags = xpos if all(tag not in (None, "_") for tag in xpos) else None
         yield sentence

@@ -75,7 +75,7 @@ class TextReader:
         if sentence.normalized:
             sentence.punct = [False] * len(sentence.tokens)
             return list(sentence.tokens)
-        flags = sentence.punct or [False] * len(sentence.tokens)
+        flags = sentence.marked or [False] * len(sentence.tokens)
         normalised = self.norm.words(sentence.tokens) if sentence.tokens else []
         sentence.punct = [
             f or (is_punctuation(t) and w not in self.vocab)

@@ -111,7 +111,9 @@ def _sentence(
     k: int, sentence: str | Sequence[str], tags: Sequence[str] | None, normalized: bool
 ) -> Sentence:
     """Sentence ``k`` (0-based) of :meth:`LoadedRun.parse`, its tokens and tags checked."""
-    tokens = sentence.split() if isinstance(sentence, str) else [str(t) for t in sentence]
+    tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
+    if not all(isinstance(token, str) for token in tokens):
+        raise InputError("a token that is not text", PYTHON, k + 1)
     if any(not token.strip() for token in tokens):  # an empty word would write "(X )"
         raise InputError("an empty token", PYTHON, k + 1)
     words_tags = None if tags is None else list(tags)

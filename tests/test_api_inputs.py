@@ -39,6 +39,7 @@ def model(tmp_path_factory):
         (["a b"], [["DT"]], InputError, "<python>:1: 1 tags for 2 tokens"),
         # an empty token was written as "(X )" and an empty CoNLL-U FORM
         (["the cat", ["", "dog"]], None, InputError, "<python>:2: an empty token"),
+        ([["the", None]], None, InputError, "<python>:1: a token that is not text"),
     ],
 )
 def test_what_is_not_a_sentence_is_refused(model, sentences, tags, error, message):

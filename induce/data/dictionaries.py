@@ -71,7 +71,8 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
         data = file.read_bytes()
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", str(file)) from None
-    if data[:1] == b"\x80":  # a pickle of protocol 2 or later
+    pickled = data[:1] == b"\x80"  # a pickle of protocol 2 or later
+    if pickled:
         try:
             obj = _DictionaryUnpickler(io.BytesIO(data)).load()
         except Exception as err:  # refused, torn or foreign: pickles fail in many ways
@@ -85,30 +86,27 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
         for number, word in enumerate(words, 1):
             if not word.strip() or word != word.strip() or " " in word:
                 raise InputError("expected one word per line, without spaces", str(file), number)
-    repeat = first_repeat(words)
-    if repeat is not None:
-        # a pickle's list has no lines: its position is said in the message instead
-        text = data[:1] != b"\x80"
-        where = "" if text else f" (item {repeat + 1} of idx2word)"
-        raise InputError(
-            f"the dictionary lists {words[repeat]!r} twice{where}",
-            str(file),
-            repeat + 1 if text else None,
-        )
+    # a pickle's list has no lines: its position is said in the message instead
+    refuse_repeat(words, "the dictionary lists {} twice", file, "idx2word" if pickled else None)
     missing = [t for t in (UNK, PAD, MASK) if t not in words]
     if missing:
         raise InputError(f"the dictionary has no {missing[0]} token", str(file))
     return words
 
 
-def first_repeat(items: Sequence[Hashable]) -> int | None:
-    """The index of the first item that was already listed, or ``None``."""
+def refuse_repeat(
+    items: Sequence[Hashable], message: str, file: Path, unnumbered: str | None = None
+) -> None:
+    """An :class:`InputError` naming the first item listed before (``message.format`` of its
+    repr): at its line, one item per line, or for the list ``unnumbered`` (no lines: a
+    pickle's) by its position in it."""
     seen: set[Hashable] = set()
     for k, item in enumerate(items):
         if item in seen:
-            return k
+            where = f" (item {k + 1} of {unnumbered})" if unnumbered else ""
+            line = None if unnumbered else k + 1
+            raise InputError(message.format(repr(item)) + where, str(file), line)
         seen.add(item)
-    return None
 
 
 def word_lines(data: bytes, name: str) -> list[str]:

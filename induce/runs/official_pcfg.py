@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from induce.data.architectures import ARCHITECTURES
-from induce.data.dictionaries import first_repeat, word_lines
+from induce.data.dictionaries import refuse_repeat, word_lines
 from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization, load_tagset
 from induce.data.vocab import PAD, UNK, Vocabulary
@@ -187,8 +187,8 @@ def _read_word_ids(file: Path) -> list[str]:
     lines = word_lines(data, str(file))
     pairs = [line.split(" ") for line in lines]
     if all(len(p) == 2 and p[1].isdigit() for p in pairs):
-        _refuse_repeat([w for w, _ in pairs], "the vocabulary lists {} twice", file)
-        _refuse_repeat([int(i) for _, i in pairs], "the id {} is given twice", file)
+        refuse_repeat([w for w, _ in pairs], "the vocabulary lists {} twice", file)
+        refuse_repeat([int(i) for _, i in pairs], "the id {} is given twice", file)
         ids = {int(i): w for w, i in pairs}
         if sorted(ids) != list(range(len(pairs))):
             raise InputError("the ids are not 0 .. V - 1", str(file))
@@ -196,12 +196,5 @@ def _read_word_ids(file: Path) -> list[str]:
     for number, line in enumerate(lines, 1):
         if not line or " " in line:
             raise InputError("expected one word per line, or 'word id'", str(file), number)
-    _refuse_repeat(lines, "the vocabulary lists {} twice", file)
+    refuse_repeat(lines, "the vocabulary lists {} twice", file)
     return lines
-
-
-def _refuse_repeat(items: list, message: str, file: Path) -> None:
-    """An :class:`InputError` at the line of the first item listed before (one per line)."""
-    repeat = first_repeat(items)
-    if repeat is not None:
-        raise InputError(message.format(repr(items[repeat])), str(file), repeat + 1)

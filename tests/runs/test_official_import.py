@@ -209,6 +209,15 @@ def test_the_pickled_official_dictionary(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.delitem(sys.modules, "data_dep")
     assert read_dictionary(tmp_path / "ptb-dict.pkl") == words
     assert "data_dep" not in sys.modules  # read without importing the official module
+    # a word twice: a pickle's list has no lines, so its position is in the message
+    (tmp_path / "twice.pkl").write_bytes(pickle.dumps([*words, words[2]]))
+    with pytest.raises(InputError) as err:
+        read_dictionary(tmp_path / "twice.pkl")
+    position = f"(item {len(words) + 1} of idx2word)"
+    assert (
+        str(err.value)
+        == f"{tmp_path / 'twice.pkl'}: the dictionary lists {words[2]!r} twice {position}"
+    )
 
 
 class Evil:

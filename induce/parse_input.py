@@ -8,10 +8,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.files import iter_lines
+
+if TYPE_CHECKING:
+    import queue
+    import threading
 
 InputKind = Literal["text", "pretokenized", "normalized", "conllu", "trees"]
 INPUTS: tuple[InputKind, ...] = get_args(InputKind)
@@ -140,47 +144,30 @@ class Prefetched:
     more) sentences wait; an error of the reading comes in its place in the input's order.
 
     One pass, as any iterator: when it ends, is left early (``break``, an error in the
-    consumer) or is closed (:meth:`close`, ``with``), the reading stops at the next
-    sentence and the source is closed (its file with it)."""
+    consumer), is closed (:meth:`close`, ``with``) or is dropped unread, the reading stops
+    at the next sentence and the source is closed (its file with it)."""
 
     _END = object()
 
     def __init__(self, sentences: Iterable[Sentence], ahead: int = 4096) -> None:
         import queue
         import threading
+        import weakref
 
         if ahead < 1:
             raise ConfigError(f"must be 1 or more, got {ahead}", setting="ahead")
         self._queue: queue.Queue[object] = queue.Queue(maxsize=ahead)
         self._stop = threading.Event()
-        self._source = sentences
+        # The thread holds the queue and the event, never this object: one that nobody
+        # iterates or closes can then be collected, and its collection stops the reading.
+        weakref.finalize(self, self._stop.set)
         # a daemon: a reader blocked on a terminal must not keep the process alive
-        threading.Thread(target=self._read, name="induce-input", daemon=True).start()
-
-    def _read(self) -> None:
-        try:
-            for sentence in self._source:
-                if not self._offer(sentence):
-                    return
-            self._offer(self._END)
-        except BaseException as err:  # handed to the parsing thread, which raises it
-            self._offer(err)
-        finally:
-            close = getattr(self._source, "close", None)
-            if callable(close):  # a generator's clean-up (its open file) runs here
-                close()
-
-    def _offer(self, item: object) -> bool:
-        """Queue ``item`` unless the consumer has gone; whether it was queued."""
-        import queue
-
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+        threading.Thread(
+            target=_read_ahead,
+            args=(sentences, self._queue, self._stop, self._END),
+            name="induce-input",
+            daemon=True,
+        ).start()
 
     def pending(self) -> bool:
         """Whether the next sentence (or the end of the input) has been read already."""
@@ -210,3 +197,34 @@ class Prefetched:
                 yield item  # type: ignore[misc]
         finally:
             self.close()
+
+
+def _read_ahead(
+    source: Iterable[Sentence], into: queue.Queue[object], stop: threading.Event, end: object
+) -> None:
+    """:class:`Prefetched`'s thread: ``source`` into the queue ``into`` until it ends
+    (then ``end``), raises (then the error) or ``stop`` is set; the source is closed."""
+    try:
+        for sentence in source:
+            if not _offer(into, stop, sentence):
+                return
+        _offer(into, stop, end)
+    except BaseException as err:  # handed to the parsing thread, which raises it
+        _offer(into, stop, err)
+    finally:
+        close = getattr(source, "close", None)
+        if callable(close):  # a generator's clean-up (its open file) runs here
+            close()
+
+
+def _offer(into: queue.Queue[object], stop: threading.Event, item: object) -> bool:
+    """Queue ``item`` unless the consumer has gone (``stop``); whether it was queued."""
+    import queue
+
+    while not stop.is_set():
+        try:
+            into.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            continue
+    return False

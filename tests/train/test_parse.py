@@ -387,7 +387,7 @@ def test_a_line_typed_into_a_pipe_is_answered_before_the_next(runs):
 def test_read_ahead_stops_with_its_reader(tmp_path):
     """Prefetched (parse's read-ahead of a pipe) kept reading after its consumer stopped:
     the thread blocked for good, holding the input file open; a second pass hung, and
-    ahead=0 set no limit."""
+    ahead=0 set no limit.  One dropped unread polled its queue until the process ended."""
     import threading
     import time
 
@@ -404,6 +404,7 @@ def test_read_ahead_stops_with_its_reader(tmp_path):
                 break
     with Prefetched(iter_sentences(str(text), "pretokenized"), ahead=4) as ahead:
         next(iter(ahead))
+    Prefetched(iter_sentences(str(text), "pretokenized"), ahead=4)  # dropped unread
     deadline = time.monotonic() + 10
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)

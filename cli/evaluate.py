@@ -138,7 +138,10 @@ def unsupervised(
     ),
     tagset: str | None = TAGSET,
     unlabelled: bool = typer.Option(
-        False, "--unlabelled", help="PRED is a bare bracketing such as ((the cat) sat)."
+        False,
+        "--unlabelled",
+        help="PRED is a bare bracketing such as ((the cat) sat); a one-word sentence may be "
+        "the word alone.",
     ),
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),

@@ -160,8 +160,18 @@ class _TreeReader:
                         misplaced_word = True
                     siblings.append(tok)
                 else:
-                    raise InputError(f"text outside brackets: {_show(tok)}", self.path, line_no)
+                    self._outside(tok, len(tokens), line_no, stack)
         self._check_closed(stack, line_no)
+
+    def _outside(self, word: str, tokens: int, line_no: int, stack: list[Tree]) -> None:
+        """A word outside any bracket: in an unlabelled bracketing, a line of it alone is a
+        one-word sentence as the official code writes it (StructFormer's ``mrg()``, Kim et
+        al.'s ``get_tree``); anything else is refused."""
+        if self.labelled or tokens != 1:
+            raise InputError(f"text outside brackets: {_show(word)}", self.path, line_no)
+        self.starts.append(line_no)
+        stack.append(Tree("", [word]))
+        self._close_tree(stack, line_no, False)
 
     def _close_tree(self, stack: list[Tree], line: int, misplaced_word: bool) -> None:
         """A ")" with at most the root open: the tree is done (or nothing was open)."""

@@ -86,6 +86,19 @@ def test_unlabelled_bracketing():
     assert {p.label for p in tree.preterminals()} == {""}
 
 
+def test_a_bare_word_is_a_one_word_unlabelled_sentence():
+    """StructFormer's mrg() and Kim et al.'s get_tree write a one-word sentence as the word
+    alone: it was refused ("text outside brackets").  Two bare words stay refused (which
+    bracketing?), and a bare word is no labelled tree."""
+    tf = parse_trees("((a b) c)\nhello \n(d e)\n", labelled=False)
+    assert [t.words() for t in tf.trees] == [["a", "b", "c"], ["hello"], ["d", "e"]]
+    assert [tf.where(k)[1] for k in range(3)] == [1, 2, 3]
+    assert tf.trees[1] == parse_trees("( hello )", labelled=False).trees[0]
+    for text, labelled in (("(a b)\nhello world\n", False), ("(S (A a))\nhello\n", True)):
+        with pytest.raises(InputError, match="2: text outside brackets: 'hello'"):
+            parse_trees(text, "p.txt", labelled=labelled)
+
+
 def test_treebank2_header_lines_are_skipped():
     tf = parse_trees("*x*  Copyright  *x*\n*x*\n( (S (NN a)) )\n")
     assert len(tf) == 1

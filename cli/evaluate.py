@@ -370,7 +370,8 @@ def pcc(
     quiet: bool = QUIET,
 ) -> None:
     """Pearson correlation between every attention head and every dependency label over the
-    gold edges (UDGN Table 3): the best head for the most frequent labels."""
+    gold edges (UDGN Table 3): the best head for the most frequent labels.  Not the mean
+    weight per label that UDGN's official script saves (docs/guide/parse.md)."""
     _check_format(fmt, ("table", "json"))
     check_weights(weights)
     from induce.data.config import choose

@@ -362,6 +362,12 @@ def pcc(
         False, "--subtypes", help="Keep label subtypes (nsubj:pass); default: the universal part."
     ),
     top: int = typer.Option(10, "--top", min=1, help="Labels in the table (most frequent first)."),
+    statistic: str = typer.Option(
+        "official",
+        "--statistic",
+        help="official (each head's mean weight on each label's edges, as UDGN's "
+        "test_phrase_grammar.py) | pearson (Pearson's r over the edges between read words).",
+    ),
     plot: str | None = typer.Option(None, "--plot", help="Heat map PNG (needs matplotlib)."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
@@ -369,15 +375,15 @@ def pcc(
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
 ) -> None:
-    """Pearson correlation between every attention head and every dependency label over the
-    gold edges (UDGN Table 3): the best head for the most frequent labels.  Not the mean
-    weight per label that UDGN's official script saves (docs/guide/parse.md)."""
+    """How every attention head tracks every dependency label over the gold edges (UDGN
+    Table 3): the best head for the most frequent labels, by the official script's mean
+    weight or by Pearson's r."""
     _check_format(fmt, ("table", "json"))
     check_weights(weights)
     from induce.data.config import choose
     from induce.data.extras import require
     from induce.data.files import check_writable
-    from induce.evaluate.pcc import DIRECTIONS, head_label_correlation, plot_heatmap
+    from induce.evaluate.pcc import DIRECTIONS, STATISTICS, head_label_correlation, plot_heatmap
 
     if plot:
         require("matplotlib", "plot")  # before the model runs, not after
@@ -385,7 +391,10 @@ def pcc(
     check_writable(outputs)  # a folder or a missing one: refused before the model runs
 
     chosen = choose(direction, DIRECTIONS, "direction")
-    report = head_label_correlation(model, gold, chosen, device, weights, subtypes, top=top)
+    how = choose(statistic, STATISTICS, "statistic")
+    report = head_label_correlation(
+        model, gold, chosen, device, weights, subtypes, top=top, statistic=how
+    )
     check_writable(outputs)  # the run's files are inputs now: none is replaced after printing
 
     def table() -> None:
@@ -393,9 +402,10 @@ def pcc(
         typer.echo(
             f"{s['arch']} {s['model']} on {s['gold']} ({s['direction']}, {report['edges']} edges)"
         )
-        typer.echo(f"{'label':<12} {'edges':>7} {'best head':>10} {'r':>8}")
+        value = "r" if s["statistic"] == "pearson" else "mean"
+        typer.echo(f"{'label':<12} {'edges':>7} {'best head':>10} {value:>8}")
         for row in report["best"]:
-            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row['r']:>8.3f}")
+            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row[value]:>8.3f}")
 
     emit_report(report, json_path, fmt, quiet, table)
     if plot:  # after the JSON: a plot that cannot be written loses no numbers

@@ -1,6 +1,6 @@
 import numpy as np
 
-from induce.metrics.correlation import pearson_matrix
+from induce.metrics.correlation import mean_matrix, pearson_matrix
 
 
 def test_pearson_matrix_matches_numpy():
@@ -20,3 +20,17 @@ def test_pearson_matrix_matches_numpy():
 def test_constant_columns_have_no_correlation():
     names, r = pearson_matrix(np.ones((3, 2)), ["a", "b", "a"])
     assert np.isnan(r).all()
+
+
+def test_mean_matrix_is_each_heads_mean_weight_on_each_labels_edges():
+    """The official script's statistic (sum_xy / sum_y): by hand, label by label."""
+    rng = np.random.default_rng(1)
+    labels = list(rng.choice(["det", "nsubj", "root"], size=50))
+    x = rng.random((50, 3))
+    names, mean = mean_matrix(x, labels)
+    assert names == pearson_matrix(x, labels)[0]
+    for j, name in enumerate(names):
+        rows = [e for e, label in enumerate(labels) if label == name]
+        assert np.allclose(mean[:, j], x[rows].mean(0))
+    _, one = mean_matrix(np.ones((3, 2)), ["a", "a", "a"])  # one label: no nan, unlike r
+    assert one.tolist() == [[1.0], [1.0]]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from induce.cli.app import app
@@ -192,9 +194,62 @@ def test_head_label_correlation(runs, tmp_path, arch):
     )
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["edges"] == 4 and report["labels"][0] == "nsubj"
+    # the official statistic counts the two roots as edges to themselves
+    assert report["edges"] == 6 and report["labels"][:2] == ["nsubj", "root"]
     assert "advmod" in report["labels"]  # subtypes cut by default
     assert len(report["matrix"]) == len(report["heads"]) == 2 * 2
+    assert report["settings"]["statistic"] == "official" and "mean" in report["best"][0]
+    pearson = CliRunner().invoke(
+        app, ["evaluate", "pcc", str(gold), "-m", str(runs[arch]), "--statistic", "pearson"]
+    )
+    assert pearson.exit_code == 0 and "(child-to-parent, 4 edges)" in pearson.stdout
+
+
+def test_head_label_statistic_is_the_official_scripts(runs, tmp_path):
+    """UDGN's test_phrase_grammar.py, written again here: for every word read, the weight
+    of each head from the word to its gold head (climbed past words not read; a root to
+    itself), summed per label and divided by the label's count (sum_xy / sum_y)."""
+    from induce.evaluate.pcc import _kept_words, head_label_correlation
+    from induce.runs.directory import open_run
+    from induce.runs.inference import attention_maps
+
+    gold = tmp_path / "gold.conllu"
+    rows = [  # "today" hangs from the comma, which the model does not read
+        ("the", 2, "det"), ("bill", 4, "nsubj"), (",", 4, "punct"), ("passed", 0, "root"),
+        ("today", 3, "obl:tmod"),
+    ]  # fmt: skip
+    gold.write_text(
+        "".join(f"{k}\t{w}\t_\tX\tX\t_\t{h}\t{r}\t_\t_\n" for k, (w, h, r) in enumerate(rows, 1))
+        + "\n1\tprices\t_\tX\tX\t_\t2\tnsubj\t_\t_\n2\tfell\t_\tX\tX\t_\t0\troot\t_\t_\n\n"
+    )
+    report = head_label_correlation(str(runs["udgn"]), str(gold), device="cpu")
+    run = open_run(str(runs["udgn"]))
+    from induce.data.conll import read_deps
+
+    trees = read_deps(str(gold)).sentences
+    kept = [_kept_words(tree, run) for tree in trees]
+    model = run.load_language_model("best", "cpu")
+    sums: dict[str, np.ndarray] = {}
+    counts: dict[str, int] = {}
+    for index, layers in attention_maps(
+        model, [ids for _, ids in kept], run.specials, 8192, torch.device("cpu")
+    ):
+        tree, words = trees[index], kept[index][0]
+        weights = layers.reshape(-1, *layers.shape[-2:])  # [layers * heads, L, L]
+        for i, token in enumerate(words):
+            head = tree.heads[token] - 1
+            while head >= 0 and head not in words:
+                head = tree.heads[head] - 1
+            j = words.index(head) if head >= 0 else i
+            label = tree.labels[token].split(":")[0]
+            sums[label] = sums.get(label, 0) + weights[:, i, j]
+            counts[label] = counts.get(label, 0) + 1
+    assert report["edges"] == sum(counts.values()) == 6
+    assert counts == {"det": 1, "nsubj": 2, "root": 2, "obl": 1}
+    for j, label in enumerate(report["labels"]):
+        expected = sums[label] / counts[label]
+        got = [row[j] for row in report["matrix"]]
+        assert np.allclose(got, expected, atol=1e-6), label
 
 
 def test_scores_outside_jsonl_are_refused_not_ignored(runs, tmp_path):
@@ -250,13 +305,16 @@ def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(run
 
 
 def test_head_label_correlation_refuses_a_gold_of_one_label(runs, tmp_path):
-    """Edges of one label: every correlation was nan, the table empty, and exit 0."""
+    """Edges of one label: every correlation was nan, the table empty, and exit 0 (Pearson's
+    r; the official statistic counts the root's edge to itself, and a mean needs no other
+    label)."""
     gold = tmp_path / "gold.conllu"
     words = [("the", 3, "dep"), ("big", 3, "dep"), ("bill", 4, "dep"), ("passed", 0, "root")]
     rows = [f"{k}\t{w}\t_\tX\tX\t_\t{h}\t{label}\t_\t_" for k, (w, h, label) in enumerate(words, 1)]
     gold.write_text("\n".join(rows) + "\n\n")
     args = ["evaluate", "pcc", "-m", str(runs["udgn"]), "--device", "cpu", str(gold)]
-    result = CliRunner().invoke(app, args)
+    assert CliRunner().invoke(app, args).exit_code == 0
+    result = CliRunner().invoke(app, [*args, "--statistic", "pearson"])
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert result.stderr == (
         f"error: {gold}: the gold edges between words the model reads carry one label (dep): "

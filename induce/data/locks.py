@@ -125,6 +125,13 @@ class FileLock:
 _MAX_PID = 2**31 - 1
 
 
+def live_holder(path: str | os.PathLike[str]) -> int | None:
+    """The process id holding the lock file ``path`` if that process is alive, else
+    ``None`` (no lock, or a stale one that the next taker takes over)."""
+    pid = _lock_pid(Path(path))
+    return pid if pid is not None and _alive(pid) else None
+
+
 def _lock_pid(path: Path) -> int | None:
     """The process id a lock file holds; ``None`` when it holds none (empty, garbage, a
     number no process can have, unreadable)."""

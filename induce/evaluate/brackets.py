@@ -10,7 +10,7 @@ from induce.data.normalize import EMPTY_TAGS
 from induce.data.progress import every
 from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
-from induce.evaluate.common import match_counts, parse_baseline, require_sentences
+from induce.evaluate.common import gold_digest, match_counts, parse_baseline, require_sentences
 from induce.metrics.evalb import OK, Evalb, EvalbResult, SentenceScore
 from induce.metrics.evalb_params import EvalbParams, load_params
 from induce.render.views import Layer, SentenceView, compare_spans, merge_chains
@@ -113,6 +113,7 @@ def evaluate_brackets(
     settings = {
         "metric": "brackets",
         "gold": gold.path,
+        "gold_digest": gold_digest(gold),
         "prediction": pred_name,
         "baseline": baseline,
         "evalb": params.to_dict(),

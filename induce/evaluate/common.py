@@ -17,6 +17,23 @@ if TYPE_CHECKING:  # each evaluation reads one kind of file: it imports that rea
 Prediction = TypeVar("Prediction", "TreeFile", "DepFile")
 
 
+def gold_digest(gold: TreeFile | DepFile) -> str:
+    """What tells one gold file from another wherever it lies: a digest of its sentences'
+    words (16 hex digits of SHA-256), which ``induce report`` compares so that it never
+    averages numbers scored against two golds (a validation and a test split, or two
+    treebanks), while the same gold at two paths is the same."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if hasattr(gold, "sentences"):  # a DepFile (its class is not imported: see above)
+        sentences = [list(tree.words) for tree in gold.sentences]
+    else:
+        sentences = [tree.words() if tree is not None else [] for tree in gold.trees]
+    for words in sentences:
+        digest.update(("\x1f".join(words) + "\x1e").encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]
+
+
 def prediction_or_baseline(
     gold: Prediction,
     pred_path: str | Prediction | None,

@@ -20,6 +20,7 @@ from induce.data.progress import every
 from induce.data.types import dependency_problem
 from induce.evaluate.common import (
     align_tokens,
+    gold_digest,
     prediction_or_baseline,
     require_sentences,
     word_filter,
@@ -131,6 +132,7 @@ def evaluate_deps(
         {
             "metric": "deps",
             "gold": gold.path,
+            "gold_digest": gold_digest(gold),
             "prediction": pred.path if pred is not None else f"baseline:{baseline}",
             "baseline": baseline,
             "convention": conv.to_dict(),

@@ -21,6 +21,7 @@ from induce.data.ptb import TreeFile, read_trees
 from induce.data.types import Tree
 from induce.evaluate.common import (
     align_tokens,
+    gold_digest,
     prediction_or_baseline,
     require_sentences,
     word_filter,
@@ -92,6 +93,7 @@ def evaluate_unsupervised(
     settings = {
         "metric": "unsupervised",
         "gold": gold.path,
+        "gold_digest": gold_digest(gold),
         "prediction": pred.path if pred is not None else f"baseline:{baseline}",
         "baseline": baseline,
         "convention": conv.to_dict(),

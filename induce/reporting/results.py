@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from induce.data.config import parse_yaml
 from induce.data.errors import InputError
 from induce.data.files import read_text
 from induce.runs.config import with_defaults
-from induce.runs.directory import METRICS, read_metrics, read_settings
+from induce.runs.directory import DATASET, LOCK, METRICS, read_metrics, read_settings
 
 LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")  # the papers' per-label columns
 
@@ -51,11 +52,7 @@ def read_run(path: str | Path) -> RunResults:
     """The headline numbers of one run directory."""
     folder = Path(path)
     config = with_defaults(read_settings(folder))
-    train = config.get("train")
-    seed = train.pop("seed", None) if isinstance(train, dict) else None
-    if isinstance(train, dict):
-        train.pop("threads", None)  # how fast, not what: seeds on other machines group together
-    setting = json.dumps(_plain(config), sort_keys=True)
+    setting, seed = _setting(folder, config)
     protocol = config.get("protocol")
     name = protocol.get("name", "custom") if isinstance(protocol, dict) else "custom"
     out = RunResults(folder, str(config.get("arch", "?")), setting, seed, protocol=str(name))
@@ -92,6 +89,29 @@ def read_run(path: str | Path) -> RunResults:
     return out
 
 
+def warn_unfinished(run: RunResults) -> None:
+    """A run still training gives its best so far, and a run with no numbers an empty row:
+    each said, not averaged or listed in silence."""
+    import warnings
+
+    from induce.data.errors import InduceWarning
+    from induce.data.locks import live_holder
+
+    pid = live_holder(run.path / LOCK)
+    if pid is not None:
+        warnings.warn(
+            f"{run.path}: still training (process {pid}): its numbers are its best so far",
+            InduceWarning,
+            stacklevel=4,
+        )
+    if not run.values:
+        warnings.warn(
+            f"{run.path}: no numbers (no report in eval/, no validation in {METRICS})",
+            InduceWarning,
+            stacklevel=4,
+        )
+
+
 def read_runs(paths: Iterable[str | Path]) -> list[RunResults]:
     """:func:`read_run` of each run directory, each run once: the same directory named twice
     (``r`` and ``./r/``, or through a link) would be counted as two seeds, its numbers twice
@@ -126,6 +146,39 @@ def read_runs(paths: Iterable[str | Path]) -> list[RunResults]:
         if identity is not None:
             seen[identity] = str(path)
     return out
+
+
+def _setting(folder: Path, config: dict[str, Any]) -> tuple[str, int | None]:
+    """The run's setting as text (what its seeds share: the settings but the seed and the
+    thread count, and the dataset) and its seed."""
+    train = config.get("train")
+    seed = train.pop("seed", None) if isinstance(train, dict) else None
+    if isinstance(train, dict):
+        train.pop("threads", None)  # how fast, not what: seeds on other machines group together
+    data = _dataset(folder)
+    if data:  # seeds trained on other data are another setting
+        config = {**config, "dataset": data}
+    return json.dumps(_plain(config), sort_keys=True), seed
+
+
+def _dataset(folder: Path) -> str:
+    """What tells the run's dataset from another (``dataset.yaml``): the dataset folder's
+    name and a digest of its normalisation, tokenizer, sources and counts (``ptb-pcfg
+    3f2a9c1e``), not its whole path: the same data on another machine is the same.  Empty
+    for a run without the record (an earlier version's, or an imported checkpoint)."""
+    import hashlib
+
+    file = folder / DATASET
+    if not file.is_file():
+        return ""
+    record = parse_yaml(read_text(file), str(file))
+    if not isinstance(record, dict):
+        raise InputError("not a mapping of the dataset's record", str(file))
+    keys = ("normalization", "tokenizer", "sources", "counts")
+    identity = json.dumps(_plain({key: record.get(key) for key in keys}), sort_keys=True)
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    name = Path(str(record.get("path") or "")).name
+    return f"{name} {digest}" if name else digest
 
 
 def _plain(value: Any) -> Any:

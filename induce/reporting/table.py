@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InduceWarning, InputError
-from induce.reporting.results import LABELS, RunResults
+from induce.reporting.results import LABELS, RunResults, warn_unfinished
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,10 +33,13 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
     groups: dict[str, list[RunResults]] = {}
     for run in runs:
         groups.setdefault(run.setting, []).append(run)
+    for members in groups.values():  # a refusal comes alone, before any warning
+        _check_scoring(members)
+    for run in runs:
+        warn_unfinished(run)
     rows = []
     labels = setting_labels([members[0] for members in groups.values()])
     for members, label in zip(groups.values(), labels):
-        _check_scoring(members)
         frame = pd.DataFrame([m.values for m in members])
         gold = sorted(
             {
@@ -119,11 +122,28 @@ def setting_labels(runs: list[RunResults], shown: int = 3) -> list[str]:
         keys = sorted(
             differ, key=lambda x: (-sum(flat[j].get(x) != flat[k].get(x) for j in same), x)
         )
-        parts = [f"{key}={flat[k].get(key, '-')}" for key in keys[:shown]]
-        if len(keys) > shown:
-            parts.append(f"+{len(keys) - shown} more")
+        told = _telling(keys, flat, k, [j for j in same if j != k])
+        keys = told + [key for key in keys if key not in told][: max(0, shown - len(told))]
+        parts = [f"{key}={flat[k].get(key, '-')}" for key in keys]
+        if len(differ) > len(keys):
+            parts.append(f"+{len(differ) - len(keys)} more")
         out.append(f"{run.arch} ({', '.join(parts)})")
     return out
+
+
+def _telling(keys: list[str], flat: list[dict[str, Any]], k: int, others: list[int]) -> list[str]:
+    """Keys (from ``keys``, in their order) enough to tell setting ``k`` from each of
+    ``others``: each the one that tells it from most of those not told yet.  The first keys
+    alone could all tie on a grid (lr x size) and name two rows alike."""
+    told: list[str] = []
+    left = [j for j in others if flat[j] != flat[k]]
+    while left and keys:
+        key = max(keys, key=lambda x: sum(flat[j].get(x) != flat[k].get(x) for j in left))
+        if all(flat[j].get(key) == flat[k].get(key) for j in left):
+            break  # nothing tells the rest apart
+        told.append(key)
+        left = [j for j in left if flat[j].get(key) == flat[k].get(key)]
+    return told
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -277,3 +277,84 @@ def test_a_column_some_runs_lack_is_said(tmp_path):
     result = CliRunner().invoke(app, ["report", *map(str, runs)])
     assert result.exit_code == 0, result.output
     assert f"UF1 from 2 of its 3 runs (NaN in {runs[2]})" in result.stderr
+
+
+def _dataset(run, name: str, train_sentences: int) -> None:
+    (run / "dataset.yaml").write_text(
+        f"path: /somewhere/{name}\nnormalization:\n  lowercase: true\n"
+        f"counts:\n  train:\n    sentences: {train_sentences}\n"
+    )
+
+
+def test_seeds_trained_on_other_data_are_other_rows(tmp_path):
+    """Seeds of one config on two datasets were averaged into one row (a 500-word demo and
+    the PTB); the dataset's record now belongs to the setting, its path does not."""
+    runs = [_seed(tmp_path, s, {"u": UF1}) for s in (1, 2, 3)]
+    _dataset(runs[0], "ptb", 1000)
+    (tmp_path / "moved").mkdir()
+    _dataset(runs[1], "ptb", 1000)  # the same data, another machine's path
+    (runs[1] / "dataset.yaml").write_text(
+        (runs[1] / "dataset.yaml").read_text().replace("/somewhere/", "/elsewhere/")
+    )
+    _dataset(runs[2], "tiny", 20)
+    a, b, c = (read_run(r) for r in runs)
+    assert a.setting == b.setting != c.setting
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 0, result.output
+    assert "| udgn (dataset=ptb " in result.stdout and "| 2 |" in result.stdout
+    assert "| udgn (dataset=tiny " in result.stdout
+
+
+def test_numbers_scored_against_other_golds_are_not_averaged(tmp_path):
+    """A validation split's UF1 and a test split's were averaged: the report's gold digest
+    (of the gold's words, so the same gold at two paths agrees) tells them apart."""
+    one = {**UF1, "settings": {"gold": "a/valid.trees", "gold_digest": "1111"}}
+    two = {**UF1, "settings": {"gold": "b/valid.trees", "gold_digest": "1111"}}
+    other = {**UF1, "settings": {"gold": "a/test.trees", "gold_digest": "2222"}}
+    runs = [_seed(tmp_path, s, {"u": r}) for s, r in ((1, one), (2, two), (3, other))]
+    assert CliRunner().invoke(app, ["report", str(runs[0]), str(runs[1])]).exit_code == 0
+    refused = CliRunner().invoke(app, ["report", str(runs[0]), str(runs[2])])
+    assert refused.exit_code == 2 and "settings.gold_digest differs" in refused.stderr
+
+
+def test_the_gold_digest_is_of_the_words_not_the_file(tmp_path):
+    from induce.data.ptb import parse_trees
+    from induce.evaluate.common import gold_digest
+
+    a = parse_trees("(S (NP (DT the) (NN cat)) (VP (VBD sat)))\n")
+    b = parse_trees("(TOP (S (NP (DT the)\n  (NN cat))\n (VP (VBZ sat))))\n", "other.mrg")
+    c = parse_trees("(S (NP (DT the) (NN dog)) (VP (VBD sat)))\n")
+    assert gold_digest(a) == gold_digest(b) != gold_digest(c)
+    assert len(gold_digest(a)) == 16
+
+
+def test_a_run_still_training_or_without_numbers_is_said(tmp_path):
+    import os
+
+    live = _seed(tmp_path, 1, {"u": UF1})
+    (live / ".lock").write_text(f"{os.getpid()}\n")  # this process: alive
+    empty = _seed(tmp_path, 2, {})
+    result = CliRunner().invoke(app, ["report", str(live), str(empty)])
+    assert result.exit_code == 0, result.output
+    assert f"{live}: still training (process {os.getpid()})" in result.stderr
+    assert f"{empty}: no numbers" in result.stderr
+    (live / ".lock").write_text("999999999\n")  # a killed trainer's lock: not training
+    assert "still training" not in CliRunner().invoke(app, ["report", str(live)]).stderr
+
+
+def test_a_grid_names_each_row_by_what_tells_it_apart(tmp_path):
+    """On a 2 x 2 grid (size x lr) the three first keys tied and two rows read alike."""
+    from induce.reporting import setting_labels
+
+    runs = []
+    for k, (nt, t, rank, lr) in enumerate(
+        [(10, 20, 16, 1), (10, 20, 16, 3), (20, 40, 32, 1), (20, 40, 32, 3)]
+    ):
+        config = (
+            f"arch: tnpcfg\nmodel:\n  nt: {nt}\n  t: {t}\n  rank: {rank}\n"
+            f"optim:\n  lr: 0.00{lr}\ntrain:\n  seed: {k}\n"
+        )
+        runs.append(read_run(_run(tmp_path / f"g{k}", config=config)))
+    labels = setting_labels(runs)
+    assert len(set(labels)) == 4, labels
+    assert all("optim.lr=" in label for label in labels)

@@ -159,8 +159,8 @@ def open_output(path: str | os.PathLike[str], own: bool = False) -> Iterator[Tex
         sys.stdout.flush()
         return
     if kind == "through":
-        try:
-            with open(name, "w", encoding="utf-8", newline="\n") as handle:
+        try:  # appending: /dev/stdout onto a file keeps what the command printed before
+            with open(name, "a", encoding="utf-8", newline="\n") as handle:
                 yield handle
         except OSError as err:
             raise InputError(f"cannot write: {err.strerror}", name) from None
@@ -238,7 +238,8 @@ def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list
 
 def _target(name: str, own: bool = False) -> str:
     """How ``name`` may be written: ``"replace"`` (a regular file or a new path: temporary
-    file and rename), ``"through"`` (a character device or FIFO) or ``"stdout"``.  ``own``:
+    file and rename), ``"through"`` (a character device or FIFO, or a link to one: see
+    :func:`_through_link`) or ``"stdout"``.  ``own``:
     the file is state the command itself keeps (a run's metrics), which it may rewrite."""
     if name == STDIN:
         return "stdout"
@@ -251,7 +252,7 @@ def _target(name: str, own: bool = False) -> str:
     except OSError as err:
         raise InputError(f"cannot write: {err.strerror}", name) from None
     if stat.S_ISLNK(st.st_mode):
-        raise InputError("will not replace a symbolic link: name its target instead", name)
+        return _through_link(name)
     if stat.S_ISDIR(st.st_mode):
         raise InputError("cannot write: is a directory", name)
     if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
@@ -261,6 +262,32 @@ def _target(name: str, own: bool = False) -> str:
     if _is_input(st) and not own:
         raise InputError("will not overwrite a file this command reads", name)
     return "replace"
+
+
+# the links to this process's own file descriptors (the shell's redirections)
+_DESCRIPTORS = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
+def _through_link(name: str) -> str:
+    """A symbolic link is written through when it leads to a device or FIFO (``/dev/stdout``
+    into a pipe or a terminal), or when it is one of the process's descriptor links
+    (``/dev/stdout``, ``/dev/fd/N``) onto a file (``> out.txt``: the shell opened it); any
+    other link is refused, as replacing it would replace the link, not its target."""
+    try:
+        st = os.stat(name)
+    except OSError:
+        st = None  # a dangling link
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return "through"
+    if (
+        st is not None
+        and stat.S_ISREG(st.st_mode)
+        and _DESCRIPTORS.fullmatch(os.path.abspath(name))
+    ):
+        if _is_input(st):
+            raise InputError("will not overwrite a file this command reads", name)
+        return "through"
+    raise InputError("will not replace a symbolic link: name its target instead", name)
 
 
 def check_writable(paths: Iterable[str | os.PathLike[str] | None]) -> None:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -58,3 +61,26 @@ def test_two_report_tables_to_stdout_are_refused(tmp_path):
     result = CliRunner().invoke(app, ["report", str(run), "--markdown", "-", "--csv", "-"])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == "error: --markdown and --csv both name stdout (-): give one\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
+def test_dev_stdout_is_written_through(gold, tmp_path):
+    """``-o /dev/stdout`` (or ``--csv /dev/stdout``) was refused as a symbolic link with
+    "name its target instead": a pipe has no name to give.  A link to a pipe, terminal or
+    device, or a descriptor link onto the file the shell opened, is written through (onto a
+    file, after what was printed before); any other link is still refused."""
+    command = [sys.executable, "-m", "induce.cli.app", "convert", "trees", str(gold)]
+    piped = subprocess.run([*command, "-o", "/dev/stdout"], capture_output=True, text=True)
+    assert piped.returncode == 0 and piped.stdout == TREES, piped.stderr
+    out = tmp_path / "out.txt"
+    with open(out, "w") as handle:
+        handle.write("first\n")
+        handle.flush()
+        done = subprocess.run([*command, "-o", "/dev/stdout"], stdout=handle, text=True)
+    assert done.returncode == 0 and out.read_text() == "first\n" + TREES
+    (tmp_path / "link").symlink_to(out)
+    linked = subprocess.run(
+        [*command, "-o", str(tmp_path / "link")], capture_output=True, text=True
+    )
+    assert linked.returncode == 2 and "will not replace a symbolic link" in linked.stderr
+    assert out.read_text() == "first\n" + TREES and (tmp_path / "link").is_symlink()

@@ -53,7 +53,33 @@ def parse_sections(spec: str) -> tuple[int, ...]:
                 out.append(int(part))
         except ValueError:
             raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}") from None
+    twice = sorted({s for s in out if out.count(s) > 1})
+    if twice:  # its sentences would be read twice, weighing twice in training
+        named = ", ".join(f"{s:02d}" for s in twice)
+        raise ConfigError(f"sections {spec!r} name section {named} more than once")
     return tuple(out)
+
+
+def warn_overlaps(plan: dict[str, tuple[int, ...]]) -> None:
+    """Say which sections two splits share (a test section in training, say): allowed, as a
+    small sample may serve every split, but never silent.  ``parse`` is a part of ``test``
+    by design."""
+    import warnings
+
+    from induce.data.errors import InduceWarning
+
+    names = [split for split in plan if split != "parse"]
+    for k, first in enumerate(names):
+        for second in names[k + 1 :]:
+            shared = sorted(set(plan[first]) & set(plan[second]))
+            if shared:
+                warnings.warn(
+                    f"the {first} and {second} splits share section"
+                    f"{'s' if len(shared) > 1 else ''} "
+                    f"{', '.join(f'{s:02d}' for s in shared)}: their sentences are in both",
+                    InduceWarning,
+                    stacklevel=3,
+                )
 
 
 def preset_sections(name: str) -> dict[str, Any]:
@@ -157,6 +183,7 @@ def preprocess_ptb(
         splits.check(
             options.splits(), {s: f[0] if len(f) == 1 else treebank for s, f in files.items()}
         )
+        warn_overlaps(plan)  # once every tree is read: a refusal comes alone
         vocab: Vocabulary = splits.vocabulary(options.min_freq, options.max_vocab)
         if tokenizer is not None:
             tokenizer.save(writer)

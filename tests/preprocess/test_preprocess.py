@@ -505,3 +505,21 @@ def test_real_ldc_sample_files():
         for t in tb.iter_trees(f, stats)
     )
     assert stats.trees == 1921 and words == 40484
+
+
+def test_a_section_named_twice_is_refused_and_shared_sections_are_said(ptb, tmp_path):
+    """``--train 02,02`` read section 02 twice (its sentences weighing double) and a test
+    section inside training passed in silence: the first is refused before anything is
+    written, the second said once the trees are read (a small sample may serve every split)."""
+    base = ["preprocess", "ptb", "-t", str(ptb), "--valid", "22", "--test", "23"]
+    twice = run(*base, "-o", str(tmp_path / "a"), "--train", "02,03,02-03")
+    assert twice.exit_code == 2 and not (tmp_path / "a").exists()
+    assert twice.stderr == "error: sections '02,03,02-03' name section 02, 03 more than once\n"
+    shared = run(*base, "-o", str(tmp_path / "b"), "--train", "02,03,22,23")
+    assert shared.exit_code == 0, shared.output
+    assert shared.stderr.splitlines() == [
+        "warning: the train and valid splits share section 22: their sentences are in both",
+        "warning: the train and test splits share section 23: their sentences are in both",
+    ]
+    alone = run(*base, "-o", str(tmp_path / "c"), "--train", "02-03")
+    assert alone.exit_code == 0 and alone.stderr == ""

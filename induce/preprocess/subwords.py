@@ -28,6 +28,27 @@ if TYPE_CHECKING:
 _BERT_SPECIALS = {"[UNK]": UNK, "[PAD]": PAD, "[MASK]": MASK}
 
 
+def _every_word_a_piece(
+    pieces: list[str], word_ids: list[int], n_words: int
+) -> tuple[list[str], list[int]]:
+    """``pieces`` and their words' indices, with :data:`UNK` for a word that got no piece:
+    BERT's normaliser deletes some characters (U+FFFD, zero-width ones), so a word of only
+    those vanished and left the words after it misaligned (training then stopped on the
+    alignment); it reads as the unknown word, as BERT reads a word it cannot split."""
+    if len(set(word_ids)) == n_words:
+        return pieces, word_ids
+    of_word: list[list[str]] = [[] for _ in range(n_words)]
+    for piece, word in zip(pieces, word_ids):
+        of_word[word].append(piece)
+    out: list[str] = []
+    ids: list[int] = []
+    for word, own in enumerate(of_word):
+        own = own or [UNK]
+        out.extend(own)
+        ids.extend([word] * len(own))
+    return out, ids
+
+
 class SubwordTokenizer:
     """``kind="gpt2"``: a byte-level BPE tokenizer read from ``tokenizer.json`` or
     ``vocab.json`` + ``merges.txt`` (``space_first``: also put a space before the first
@@ -113,7 +134,8 @@ class SubwordTokenizer:
             ]
             encoding = self._tok.encode(spaced, is_pretokenized=True, add_special_tokens=False)
             pieces = list(encoding.tokens)
-        return pieces, [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
+        ids = [int(i) for i in encoding.word_ids]  # type: ignore[arg-type]
+        return _every_word_a_piece(pieces, ids, len(words))
 
     def vocabulary(self) -> Vocabulary:
         """The tokenizer's tokens in id order (BERT's specials under our names), then the

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 
 from induce.data.dataset import Dataset
-from induce.data.errors import ConfigError
+from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, ParseScorer
 from induce.models.base import Model
 from induce.models.masked_lm import MaskedLM
@@ -89,8 +89,8 @@ def parse_split(
     decoder, or ``decoder`` (subword scores: word distances and heights, then Algorithm 3)."""
     align = None
     if dataset.has(f"{split}.align"):  # subword text: the words are in {split}.words
-        align = [list(map(int, line.split())) for line in dataset.lines(f"{split}.align")]
         tokens = [line.split() for line in dataset.lines(f"{split}.words")]
+        align = _alignments(dataset, split, tokens)
     else:  # the tree leaves only: read as written, no normalisation needed
         tokens = [line.split() for line in dataset.lines(f"{split}.txt")]
     scorer = ParseScorer()
@@ -108,3 +108,27 @@ def parse_split(
             parse = subword_parse
         scorer.add(index, gold.sentences[index], parse.tree, parse.heads)
     return scorer.summary()
+
+
+def _alignments(dataset: Dataset, split: str, words: list[list[str]]) -> list[list[int]]:
+    """``{split}.align``, each line checked against its words: a dataset of an earlier
+    version could leave a word without a piece (WordPiece deleted it), which stopped the
+    validation with a traceback; it is now named at its line."""
+    from induce.structure.subwords import check_alignment
+
+    out = []
+    for k, line in enumerate(dataset.lines(f"{split}.align")):
+        align = list(map(int, line.split()))
+        try:
+            n = check_alignment(align)
+        except ValueError as err:
+            raise InputError(str(err), str(dataset.path / f"{split}.align"), k + 1) from None
+        if k < len(words) and n != len(words[k]):
+            raise InputError(
+                f"aligns {n} words, but {split}.words has {len(words[k])} on this line "
+                "(preprocess the dataset again)",
+                str(dataset.path / f"{split}.align"),
+                k + 1,
+            )
+        out.append(align)
+    return out

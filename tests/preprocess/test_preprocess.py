@@ -523,3 +523,19 @@ def test_a_section_named_twice_is_refused_and_shared_sections_are_said(ptb, tmp_
     ]
     alone = run(*base, "-o", str(tmp_path / "c"), "--train", "02-03")
     assert alone.exit_code == 0 and alone.stderr == ""
+
+
+def test_a_word_wordpiece_normalises_away_is_the_unknown_word(tmp_path):
+    """BERT's normaliser deletes U+FFFD and zero-width characters: a word of only those got
+    no piece, valid.align skipped it (0 2 3 3) and training stopped on the alignment."""
+    from induce.preprocess.subwords import SubwordTokenizer
+
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    (bert / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ndog\n##s\nbarks\n")
+    tok = SubwordTokenizer(bert, kind="wordpiece")
+    assert tok.encode(["the", "\ufffd", "dogs", "\u200b"]) == (
+        ["the", "<unk>", "dog", "##s", "<unk>"],
+        [0, 1, 2, 2, 3],
+    )
+    assert tok.encode(["the", "dog"]) == (["the", "dog"], [0, 1])

@@ -115,6 +115,7 @@ def _read_chunk(
     """The trees of one tree-sized piece of a file (``problem``: why the piece as a whole is
     malformed, or ``""``), each checked with :func:`_check`."""
     parts: list[str] = []
+    original = text
     if not problem:
         if not (text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "):
             # LDC files: many lines, indented.  A label on the line after its "(" is still a
@@ -127,15 +128,31 @@ def _read_chunk(
             problem, leaves = _check(part)
         if problem:
             if not skip_bad:
-                raise InputError(problem, name, start)
+                raise _exactly(name, start, original, problem)
             stats.skipped += 1
-            stats.first_problem = stats.first_problem or f"{name}:{start}: {problem}"
+            if not stats.first_problem:
+                exact = _exactly(name, start, original, problem)
+                stats.first_problem = f"{name}:{exact.line}: {exact.reason}"
             problem = ""
             continue
         if strip_coref and "#" in part:
             part = _COREF.sub(r"\1", part)
         stats.trees += 1
         yield TreeText(name, start, part, leaves)
+
+
+def _exactly(name: str, start: int, text: str, problem: str) -> InputError:
+    """The error of a malformed piece of a file that starts on line ``start``: the full
+    reader's, which names the line of the fault (a misplaced word on line 26 of a tree that
+    opens on line 2), when it finds one; else ``problem`` at the piece's first line."""
+    from induce.data.ptb import parse_trees
+
+    if text:
+        try:
+            parse_trees(text, name, blank_lines_are_sentences=False)
+        except InputError as err:
+            return InputError(err.reason, name, start + (err.line or 1) - 1)
+    return InputError(problem, name, start)
 
 
 _COLUMN_ZERO = re.compile(r"\n(?=\S)")

@@ -463,3 +463,20 @@ def test_a_guessed_format_reports_the_row_that_does_not_fit(tmp_path):
         ["the", "cat", "sat", "."],
         ["a", "dog", "ran"],
     ]
+
+
+def test_a_fault_inside_a_multi_line_tree_is_named_at_its_own_line(tmp_path):
+    """preprocess named the line where the tree opened (2) for a misplaced word or an extra
+    ")" on line 6, where convert and evaluate name the line itself."""
+    from induce.preprocess.treetext import ReadStats, iter_trees
+
+    tree = "\n( (S \n    (NP (DT the) (NN cat) )\n    (VP (VBD sat) \n      (PP (IN on) \n"
+    for fault in ("(NP (DT the) (NN x mat) ) ) ) ) )\n", "(NP (DT the) (NN mat) ) ) ) ) ) )\n"):
+        path = tmp_path / "t.mrg"
+        path.write_text(tree + "        " + fault)
+        with pytest.raises(InputError) as err:
+            list(iter_trees(path, ReadStats()))
+        assert err.value.line == 6, str(err.value)
+        stats = ReadStats()
+        assert list(iter_trees(path, stats, skip_bad=True)) == []
+        assert stats.first_problem.startswith(f"{path}:6: ")

@@ -92,11 +92,18 @@ def _column_misfit(fields: list[str]) -> str | None:
     return None
 
 
+# the Universal POS tags: a tag set of these alone (ud_word_tags) filters CoNLL-U by UPOS
+_UPOS = frozenset(
+    "ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split()
+)
+
+
 def read_sentences(
-    path: str, stats: ReadStats, fmt: TextFormat = "auto"
+    path: str, stats: ReadStats, fmt: TextFormat = "auto", upos: bool = False
 ) -> Iterator[tuple[int, list[Token]]]:
     """``(line, [(tag or "", word)])`` for every sentence of a text corpus file.  CoNLL-U
-    tags are the XPOS column, or UPOS where XPOS is ``_``."""
+    tags are the XPOS column, or UPOS where XPOS is ``_`` (``upos``: the UPOS column
+    always)."""
     check_choice(fmt, TEXT_FORMATS, "fmt")
     text = read_file(path, stats)
     guessed = fmt == "auto"
@@ -108,7 +115,9 @@ def read_sentences(
             if words:
                 yield number, [("", w) for w in words]
         return
-    token: Callable[[str, str, int, int], Token | None] = _conllu_token
+    token: Callable[[str, str, int, int], Token | None] = (
+        _conllu_upos_token if upos else _conllu_token
+    )
     if fmt == "columns":
         # a guess holds every line to the shape that made it
         token = _guessed_column_token if guessed else _column_token
@@ -161,6 +170,12 @@ def _conllu_token(line: str, path: str, number: int, before: int) -> Token | Non
     if int(ident) != before + 1:
         raise InputError(f"token IDs must run 1, 2, 3, ...; got {int(ident)}", path, number)
     return (cols[4] if cols[4] != "_" else cols[3]), cols[1]
+
+
+def _conllu_upos_token(line: str, path: str, number: int, before: int) -> Token | None:
+    """:func:`_conllu_token` with the UPOS column's tag."""
+    token = _conllu_token(line, path, number, before)
+    return None if token is None else (line.split("\t")[3], token[1])
 
 
 def _column_token(line: str, path: str, number: int, before: int) -> Token:
@@ -217,10 +232,13 @@ def preprocess_text(
     sources = {"train": list(train), "valid": valid or valid_trees, "test": test or test_trees}
     stats = ReadStats()
     norm = options.normalization
+    # a tag set of Universal POS tags reads CoNLL-U's UPOS column, not its XPOS (PTB tags
+    # in English treebanks, which no UPOS name matches: every word was dropped)
+    upos = norm.word_tags is not None and norm.word_tags <= _UPOS
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer, vocab=options.vocab)
         for k, path in enumerate(train, 1):
-            for _, pairs in read_sentences(path, stats, options.text_format):
+            for _, pairs in read_sentences(path, stats, options.text_format, upos):
                 splits.add("train", None, _normalise(norm, pairs))
             if progress:
                 progress("reading training text", k, len(train))
@@ -229,7 +247,7 @@ def preprocess_text(
             ("test", test, test_trees),
         ):
             if text_path:
-                for _, pairs in read_sentences(text_path, stats, options.text_format):
+                for _, pairs in read_sentences(text_path, stats, options.text_format, upos):
                     splits.add(split, None, _normalise(norm, pairs))
             elif tree_path:
                 result = read_tree_file(tree_path, norm, options.skip_bad)

@@ -480,3 +480,26 @@ def test_a_fault_inside_a_multi_line_tree_is_named_at_its_own_line(tmp_path):
         stats = ReadStats()
         assert list(iter_trees(path, stats, skip_bad=True)) == []
         assert stats.first_problem.startswith(f"{path}:6: ")
+
+
+def test_a_upos_tag_set_filters_conllu_by_its_upos_column(tmp_path):
+    """``--tagset ud_word_tags`` on CoNLL-U with PTB tags in XPOS checked the PTB tags
+    against UPOS names: every word but a few symbols was dropped, with exit 0."""
+    rows = [
+        ("The", "DET", "DT"),
+        ("dog", "NOUN", "NN"),
+        ("barked", "VERB", "VBD"),
+        (".", "PUNCT", "."),
+    ]
+    conllu = tmp_path / "t.conllu"
+    conllu.write_text(
+        "".join(f"{k}\t{w}\t_\t{u}\t{x}\t_\t0\tdep\t_\t_\n" for k, (w, u, x) in enumerate(rows, 1))
+        + "\n"
+    )
+    for tagset in ("ud_word_tags", "ptb_word_tags"):
+        out = tmp_path / tagset
+        result = CliRunner().invoke(
+            app, ["preprocess", "text", "--train", str(conllu), "--tagset", tagset, "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        assert (out / "train.txt").read_text() == "the dog barked\n"

@@ -126,7 +126,9 @@ def plot_curves(found: list[Curve], path: str | Path) -> None:
         for curve in (c for c in found if c.metric == metric):
             colour = colours(settings.index(curve.setting) % 10)
             name = curve.setting + (f" ({curve.runs} runs)" if curve.runs > 1 else "")
-            ax.plot(curve.steps, curve.mean, color=colour, label=name, linewidth=1.6)
+            # a marker where a curve has one point: a line of one point draws nothing
+            marker = "o" if len(curve.steps) == 1 else None
+            ax.plot(curve.steps, curve.mean, color=colour, label=name, linewidth=1.6, marker=marker)
             band = [(s, m, d) for s, m, d in zip(curve.steps, curve.mean, curve.std) if d]
             if band:
                 ax.fill_between(

@@ -183,12 +183,19 @@ def _notes(table: pd.DataFrame) -> list[str]:
 def to_markdown(table: pd.DataFrame) -> str:
     """The table as markdown (what ``induce report`` prints)."""
     header, rows = cells(table)
+    header = [_markdown_cell(h) for h in header]
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|",
     ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n" + "".join("\n" + n + "\n" for n in _notes(table))
+
+
+def _markdown_cell(text: str) -> str:
+    """A cell's text with its ``|`` escaped (a report named ``deps-a|b.json`` split the
+    header into one cell more than the rows)."""
+    return text.replace("|", "\\|")
 
 
 _LATEX_SPECIAL = str.maketrans(
@@ -203,6 +210,10 @@ _LATEX_SPECIAL = str.maketrans(
         "}": r"\}",
         "~": r"\textasciitilde{}",
         "^": r"\textasciicircum{}",
+        # not in the default OT1 encoding's text font: they print as other glyphs
+        "|": r"\textbar{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
     }
 )
 

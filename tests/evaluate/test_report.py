@@ -358,3 +358,17 @@ def test_a_grid_names_each_row_by_what_tells_it_apart(tmp_path):
     labels = setting_labels(runs)
     assert len(set(labels)) == 4, labels
     assert all("optim.lr=" in label for label in labels)
+
+
+def test_a_bar_in_a_column_name_stays_in_its_cell(tmp_path):
+    """A report named ``deps-x|y.json`` gave a markdown header of one cell more than its rows;
+    LaTeX printed ``|``, ``<`` and ``>`` as other glyphs (OT1)."""
+    from induce.reporting import aggregate, to_latex, to_markdown
+
+    run = _seed(tmp_path, 1, {"deps-x|y<z>": {"uas": 50.0, "uuas": 60.0}})
+    table = aggregate([read_run(run)])
+    header, rule, row = to_markdown(table).splitlines()[:3]
+    assert "UAS x\\|y<z>" in header
+    count = lambda line: len(line.replace("\\|", "").split("|"))  # noqa: E731
+    assert count(header) == count(rule) == count(row)
+    assert r"UAS x\textbar{}y\textless{}z\textgreater{}" in to_latex(table)

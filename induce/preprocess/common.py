@@ -13,7 +13,7 @@ import induce
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
-from induce.data.vocab import Vocabulary, build_vocabulary
+from induce.data.vocab import UNK, Vocabulary, build_vocabulary
 from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import ReadStats, iter_trees
 
@@ -205,10 +205,11 @@ class SplitWriter:
         return build_vocabulary(self.splits["train"].counts, min_freq, max_size)
 
     def split_report(self, vocab: Vocabulary) -> dict[str, Any]:
-        """Counts per split, with the share of tokens outside the vocabulary."""
+        """Counts per split, with the share of unknown tokens: outside the vocabulary, or
+        the unknown word already in the text (Mikolov's files, a WordPiece ``[UNK]``)."""
         out = {}
         for split, s in self.splits.items():
-            unknown = sum(c for t, c in s.counts.items() if t not in vocab)
+            unknown = sum(c for t, c in s.counts.items() if t == UNK or t not in vocab)
             out[split] = {
                 "sentences": s.sentences,
                 "words": s.words,

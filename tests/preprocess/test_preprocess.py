@@ -272,6 +272,8 @@ def test_mikolov_and_text(tmp_path):
     ds = load_dataset(tmp_path / "m")
     assert list(ds.sentences("train")) == [["the", "cat", "sat", "<unk>"], ["a", "cat", "N"]]
     assert ds.manifest["counts"]["valid"]["unknown_token_rate"] == 0.5
+    # the text's own <unk> is unknown too (it counted as known: 0.00% of Mikolov's train)
+    assert ds.manifest["counts"]["train"]["unknown_token_rate"] == round(1 / 7, 6)
     missing = run("preprocess", "mikolov", "-d", str(tmp_path), "-o", str(tmp_path / "x"))
     assert missing.exit_code == 2 and "ptb.train.txt" in missing.stderr
 

@@ -34,6 +34,11 @@ _NO_LABEL = "\x00"
 # "( word)" within a line (the whole text is searched at once: no part matches a newline).
 _EMPTY_TAG = re.compile(r"\([^\S\n]+([^\s()]+[^\S\n]*\))")
 _EMPTY_TAG_MARK = "( " + _NO_LABEL + r" \1"
+_NO_WORD = "\x01"
+# "(NP )" within a line: C EVALB reads a word "" tagged NP (a length mismatch, where a
+# naive trace removal left it); "(NP)" is an empty bracket, as everywhere
+_EMPTY_WORD = re.compile(r"\(([^\s()]+)[^\S\n]+\)")
+_EMPTY_WORD_MARK = r"(\1 " + _NO_WORD + ")"
 
 
 @dataclass
@@ -66,31 +71,41 @@ class TreeFile:
 
 
 def parse_trees(
-    text: str, path: str = "<string>", labelled: bool = True, blank_lines_are_sentences: bool = True
+    text: str,
+    path: str = "<string>",
+    labelled: bool = True,
+    blank_lines_are_sentences: bool = True,
+    empty_words: bool = False,
 ) -> TreeFile:
     """Parse every tree in ``text`` (see the module docstring for the accepted shapes).
 
     ``blank_lines_are_sentences=False`` treats blank lines as separators whatever the shape
-    (used for directories of LDC files).
+    (used for directories of LDC files).  ``empty_words``: ``(NP )`` (a label, a space, no
+    child) is the word ``""`` tagged ``NP``, as C EVALB reads it, not an empty bracket (what
+    NLTK and the other readers make of it).
     """
     # Trees hold no reference cycles; the cyclic collector only slows down building many
     # small objects (by 2x on WSJ-sized files), so it is paused while parsing.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _parse_trees(text, path, labelled, blank_lines_are_sentences)
+        return _parse_trees(text, path, labelled, blank_lines_are_sentences, empty_words)
     finally:
         if enabled:
             gc.enable()
 
 
-def _parse_trees(text: str, path: str, labelled: bool, blank_lines_are_sentences: bool) -> TreeFile:
+def _parse_trees(
+    text: str, path: str, labelled: bool, blank_lines_are_sentences: bool, empty_words: bool
+) -> TreeFile:
     marked = False
     if labelled:
         # "( word)" on one line: EVALB reads a word with the empty tag, not a label ("(word)"
         # is an empty bracket labelled "word").  Mark the missing label.
         text = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, text)
-        marked = _NO_LABEL in text
+        if empty_words:
+            text = _EMPTY_WORD.sub(_EMPTY_WORD_MARK, text)
+        marked = _NO_LABEL in text or (empty_words and _NO_WORD in text)
     # Whole-text string methods first (C speed), then one token list per line.
     spaced = text.replace("(", " ( ").replace(")", " ) ")
     token_lines = [line.split() for line in spaced.split("\n")]
@@ -204,12 +219,15 @@ class _TreeReader:
 
 
 def _clear_marks(tree: Tree) -> None:
-    """Empty the labels marked :data:`_NO_LABEL` (the tree may still hold misplaced words)."""
+    """Empty the labels marked :data:`_NO_LABEL` and the words marked :data:`_NO_WORD` (the
+    tree may still hold misplaced words)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if node.label == _NO_LABEL:
             node.label = ""
+        if _NO_WORD in node.children:
+            node.children = ["" if c == _NO_WORD else c for c in node.children]
         stack.extend(c for c in node.children if isinstance(c, Tree))
 
 
@@ -302,19 +320,28 @@ def _show(text: str | list[str], limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def read_trees(path: str | os.PathLike[str], labelled: bool = True) -> TreeFile:
+def read_trees(
+    path: str | os.PathLike[str], labelled: bool = True, empty_words: bool = False
+) -> TreeFile:
     """Read a tree file, ``-`` for standard input, or a directory of tree files (sorted).
 
-    In a directory (the LDC layout) blank lines always separate trees.
+    In a directory (the LDC layout) blank lines always separate trees.  ``empty_words``: see
+    :func:`parse_trees`.
     """
     files = expand_inputs(path, TREE_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
-        return parse_trees(read_text(files[0]), files[0], labelled)
+        return parse_trees(read_text(files[0]), files[0], labelled, empty_words=empty_words)
     trees: list[Tree | None] = []
     lines: list[int] = []
     sources: list[str] = []
     for k, name in enumerate(files, 1):
-        part = parse_trees(read_text(name), name, labelled, blank_lines_are_sentences=False)
+        part = parse_trees(
+            read_text(name),
+            name,
+            labelled,
+            blank_lines_are_sentences=False,
+            empty_words=empty_words,
+        )
         advance("reading tree files", k, len(files))
         trees.extend(part.trees)
         lines.extend(part.lines)

@@ -92,14 +92,19 @@ def evaluate_brackets(
     ``views``: keep a picture of every sentence in ``report.views`` (gold brackets above the
     words, predicted below, the prediction's wrong and missed brackets marked)."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
-    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
+    # "(NP )" is a word "" tagged NP, as C EVALB reads it (a length mismatch, in general)
+    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path, empty_words=True)
     require_sentences(len(gold), gold.path)
     if baseline is not None:
         pred_trees = baseline_trees(gold, baseline)
         pred_name = f"baseline:{baseline}"
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
-        pred = pred_path if isinstance(pred_path, TreeFile) else read_trees(pred_path)
+        pred = (
+            pred_path
+            if isinstance(pred_path, TreeFile)
+            else read_trees(pred_path, empty_words=True)
+        )
         match_counts(gold, pred)
         pred_trees = pred.trees
         pred_name = pred.path

@@ -185,3 +185,26 @@ def test_matches_brute_force(data, labeled):
         return
     expected = _brute(gold, test, set(params.delete_labels), labeled)
     assert (score.gold, score.test, score.matched, score.crossing, score.correct_tags) == expected
+
+
+def test_a_label_with_a_space_and_no_child_is_an_empty_word(tmp_path):
+    """C EVALB reads ``(NP )`` as the word "" tagged NP: a gold with one left by a naive
+    trace removal mismatches a test without it ("Length unmatch (4|3)"), where it was
+    scored 100; ``(NP)`` stays an empty bracket, and the other readers keep both as empty
+    brackets (as NLTK does)."""
+    from induce.data.ptb import parse_trees
+    from induce.evaluate.brackets import evaluate_brackets
+
+    test = tmp_path / "test.mrg"
+    test.write_text("(TOP (S (NP (NN a) (NN b)) (VP (VBD c))))\n")
+    for bracket, status, length in (("(NP )", ERROR, 4), ("(NP)", OK, 3)):
+        gold = tmp_path / "gold.mrg"
+        gold.write_text(f"(TOP (S (NP (NN a) (NN b)) {bracket} (VP (VBD c))))\n")
+        report = evaluate_brackets(str(gold), str(test))
+        [sentence] = report.result.sentences
+        assert (sentence.status, sentence.length) == (status, length), bracket
+        same = evaluate_brackets(str(gold), str(gold)).result.sentences[0]
+        assert (same.status, same.length) == (OK, length)
+    tree = parse_trees("(S (NP ) (NN a))", empty_words=True).trees[0]
+    assert tree.words() == ["", "a"] and tree.to_string() == "(S (NP ) (NN a))"
+    assert parse_trees("(S (NP ) (NN a))").trees[0].words() == ["a"]

@@ -39,6 +39,8 @@ _NO_WORD = "\x01"
 # naive trace removal left it); "(NP)" is an empty bracket, as everywhere
 _EMPTY_WORD = re.compile(r"\(([^\s()]+)[^\S\n]+\)")
 _EMPTY_WORD_MARK = r"(\1 " + _NO_WORD + ")"
+_ASCII_BLANKS = " \t\r\f\v"  # C's isspace but the newline, which parts the lines
+_ASCII_SPACE = re.compile(f"[{_ASCII_BLANKS}]+")
 
 
 @dataclass
@@ -75,40 +77,45 @@ def parse_trees(
     path: str = "<string>",
     labelled: bool = True,
     blank_lines_are_sentences: bool = True,
-    empty_words: bool = False,
+    evalb: bool = False,
 ) -> TreeFile:
     """Parse every tree in ``text`` (see the module docstring for the accepted shapes).
 
     ``blank_lines_are_sentences=False`` treats blank lines as separators whatever the shape
-    (used for directories of LDC files).  ``empty_words``: ``(NP )`` (a label, a space, no
-    child) is the word ``""`` tagged ``NP``, as C EVALB reads it, not an empty bracket (what
-    NLTK and the other readers make of it).
+    (used for directories of LDC files).  ``evalb``: read as C EVALB reads, where it parts
+    from NLTK and the other readers: ``(NP )`` (a label, a space, no child) is the word
+    ``""`` tagged ``NP``, not an empty bracket, and only ASCII whitespace separates tokens
+    (C's ``isspace``: a no-break space inside ``1\u00a0000`` is part of the word).
     """
     # Trees hold no reference cycles; the cyclic collector only slows down building many
     # small objects (by 2x on WSJ-sized files), so it is paused while parsing.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _parse_trees(text, path, labelled, blank_lines_are_sentences, empty_words)
+        return _parse_trees(text, path, labelled, blank_lines_are_sentences, evalb)
     finally:
         if enabled:
             gc.enable()
 
 
 def _parse_trees(
-    text: str, path: str, labelled: bool, blank_lines_are_sentences: bool, empty_words: bool
+    text: str, path: str, labelled: bool, blank_lines_are_sentences: bool, evalb: bool
 ) -> TreeFile:
     marked = False
     if labelled:
         # "( word)" on one line: EVALB reads a word with the empty tag, not a label ("(word)"
         # is an empty bracket labelled "word").  Mark the missing label.
         text = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, text)
-        if empty_words:
+        if evalb:
             text = _EMPTY_WORD.sub(_EMPTY_WORD_MARK, text)
-        marked = _NO_LABEL in text or (empty_words and _NO_WORD in text)
+        marked = _NO_LABEL in text or (evalb and _NO_WORD in text)
     # Whole-text string methods first (C speed), then one token list per line.
     spaced = text.replace("(", " ( ").replace(")", " ) ")
-    token_lines = [line.split() for line in spaced.split("\n")]
+    if evalb and not spaced.isascii():  # str.split() would also split at U+00A0, U+2009...
+        token_lines = [_ASCII_SPACE.split(line.strip(_ASCII_BLANKS)) for line in spaced.split("\n")]
+        token_lines = [tokens if tokens != [""] else [] for tokens in token_lines]
+    else:
+        token_lines = [line.split() for line in spaced.split("\n")]
     reader = _TreeReader(path, labelled, marked)
     reader.read(token_lines)
     trees, starts, ends = reader.trees, reader.starts, reader.ends
@@ -321,16 +328,16 @@ def _show(text: str | list[str], limit: int = 40) -> str:
 
 
 def read_trees(
-    path: str | os.PathLike[str], labelled: bool = True, empty_words: bool = False
+    path: str | os.PathLike[str], labelled: bool = True, evalb: bool = False
 ) -> TreeFile:
     """Read a tree file, ``-`` for standard input, or a directory of tree files (sorted).
 
-    In a directory (the LDC layout) blank lines always separate trees.  ``empty_words``: see
+    In a directory (the LDC layout) blank lines always separate trees.  ``evalb``: see
     :func:`parse_trees`.
     """
     files = expand_inputs(path, TREE_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
-        return parse_trees(read_text(files[0]), files[0], labelled, empty_words=empty_words)
+        return parse_trees(read_text(files[0]), files[0], labelled, evalb=evalb)
     trees: list[Tree | None] = []
     lines: list[int] = []
     sources: list[str] = []
@@ -340,7 +347,7 @@ def read_trees(
             name,
             labelled,
             blank_lines_are_sentences=False,
-            empty_words=empty_words,
+            evalb=evalb,
         )
         advance("reading tree files", k, len(files))
         trees.extend(part.trees)

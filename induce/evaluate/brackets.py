@@ -93,18 +93,14 @@ def evaluate_brackets(
     words, predicted below, the prediction's wrong and missed brackets marked)."""
     params = param if isinstance(param, EvalbParams) else load_params(param)
     # "(NP )" is a word "" tagged NP, as C EVALB reads it (a length mismatch, in general)
-    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path, empty_words=True)
+    gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path, evalb=True)
     require_sentences(len(gold), gold.path)
     if baseline is not None:
         pred_trees = baseline_trees(gold, baseline)
         pred_name = f"baseline:{baseline}"
     else:
         assert pred_path is not None, "give a prediction file or a baseline"
-        pred = (
-            pred_path
-            if isinstance(pred_path, TreeFile)
-            else read_trees(pred_path, empty_words=True)
-        )
+        pred = pred_path if isinstance(pred_path, TreeFile) else read_trees(pred_path, evalb=True)
         match_counts(gold, pred)
         pred_trees = pred.trees
         pred_name = pred.path

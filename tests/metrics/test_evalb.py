@@ -205,6 +205,20 @@ def test_a_label_with_a_space_and_no_child_is_an_empty_word(tmp_path):
         assert (sentence.status, sentence.length) == (status, length), bracket
         same = evaluate_brackets(str(gold), str(gold)).result.sentences[0]
         assert (same.status, same.length) == (OK, length)
-    tree = parse_trees("(S (NP ) (NN a))", empty_words=True).trees[0]
+    tree = parse_trees("(S (NP ) (NN a))", evalb=True).trees[0]
     assert tree.words() == ["", "a"] and tree.to_string() == "(S (NP ) (NN a))"
     assert parse_trees("(S (NP ) (NN a))").trees[0].words() == ["a"]
+
+
+def test_only_ascii_whitespace_separates_evalb_tokens(tmp_path):
+    """C's isspace is ASCII: ``(CD 1<NBSP>000)`` is one word to EVALB, and the file was
+    refused ("holds the word '000' beside other children"); other readers split as NLTK."""
+    from induce.evaluate.brackets import evaluate_brackets
+
+    gold = tmp_path / "gold.mrg"
+    gold.write_text("(S (CD 1\u00a0000) (NN a))\n(S (NN b) (NN c))\n", encoding="utf-8")
+    report = evaluate_brackets(str(gold), str(gold))
+    assert [s.length for s in report.result.sentences] == [2, 2]
+    assert parse_trees(gold.read_text(), evalb=True).trees[0].words() == ["1\u00a0000", "a"]
+    with pytest.raises(InputError, match="beside other children"):
+        parse_trees(gold.read_text())

@@ -154,13 +154,14 @@ def open_output(path: str | os.PathLike[str], own: bool = False) -> Iterator[Tex
     :func:`_target`."""
     name = str(path)
     kind = _target(name, own)
-    if kind == "stdout":
-        yield sys.stdout
-        sys.stdout.flush()
+    if kind in ("stdout", "stderr"):
+        stream = sys.stdout if kind == "stdout" else sys.stderr
+        yield stream
+        stream.flush()
         return
     if kind == "through":
-        try:  # appending: /dev/stdout onto a file keeps what the command printed before
-            with open(name, "a", encoding="utf-8", newline="\n") as handle:
+        try:
+            with open(name, "w", encoding="utf-8", newline="\n") as handle:
                 yield handle
         except OSError as err:
             raise InputError(f"cannot write: {err.strerror}", name) from None
@@ -238,8 +239,8 @@ def expand_inputs(path: str | os.PathLike[str], suffixes: Iterable[str]) -> list
 
 def _target(name: str, own: bool = False) -> str:
     """How ``name`` may be written: ``"replace"`` (a regular file or a new path: temporary
-    file and rename), ``"through"`` (a character device or FIFO, or a link to one: see
-    :func:`_through_link`) or ``"stdout"``.  ``own``:
+    file and rename), ``"through"`` (a character device or FIFO, or a link to one), or
+    ``"stdout"`` or ``"stderr"`` (``-``; ``/dev/stdout``...: see :func:`_through_link`).  ``own``:
     the file is state the command itself keeps (a run's metrics), which it may rewrite."""
     if name == STDIN:
         return "stdout"
@@ -264,28 +265,32 @@ def _target(name: str, own: bool = False) -> str:
     return "replace"
 
 
-# the links to this process's own file descriptors (the shell's redirections)
-_DESCRIPTORS = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+# this process's standard streams by name: written through the stream itself (its
+# descriptor and position: the shell's "> out.txt" or pipe), never opened again, which would
+# write from another position over what the command prints
+_STREAMS = {
+    f"{base}{n}": stream
+    for n, stream in ((1, "stdout"), (2, "stderr"))
+    for base in ("/dev/fd/", "/proc/self/fd/")
+} | {"/dev/stdout": "stdout", "/dev/stderr": "stderr"}
+_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 
 
 def _through_link(name: str) -> str:
-    """A symbolic link is written through when it leads to a device or FIFO (``/dev/stdout``
-    into a pipe or a terminal), or when it is one of the process's descriptor links
-    (``/dev/stdout``, ``/dev/fd/N``) onto a file (``> out.txt``: the shell opened it); any
-    other link is refused, as replacing it would replace the link, not its target."""
+    """How a symbolic link is written: ``/dev/stdout`` (``/dev/fd/1``...) and ``/dev/stderr``
+    through the process's own stream (``"stdout"``, ``"stderr"``), a link to a device or
+    FIFO through the device; any other link is refused, as replacing it would replace the
+    link, not its target (and standard input is an input)."""
+    path = os.path.abspath(name)
+    if path in _STREAMS:
+        return _STREAMS[path]
+    if path in _STDIN:
+        raise InputError("will not write to standard input", name)
     try:
         st = os.stat(name)
     except OSError:
         st = None  # a dangling link
     if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        return "through"
-    if (
-        st is not None
-        and stat.S_ISREG(st.st_mode)
-        and _DESCRIPTORS.fullmatch(os.path.abspath(name))
-    ):
-        if _is_input(st):
-            raise InputError("will not overwrite a file this command reads", name)
         return "through"
     raise InputError("will not replace a symbolic link: name its target instead", name)
 
@@ -313,11 +318,32 @@ def atomic_path(path: str | os.PathLike[str], own: bool = False) -> Iterator[str
     want a file name, such as safetensors and torch.save).  A device or FIFO is given as
     itself (written through)."""
     name = str(path)
-    if _target(name, own) != "replace":  # "-" has no file name: callers handle it themselves
+    kind = _target(name, own)
+    if kind in ("stdout", "stderr") and name != STDIN:
+        _stream_for_a_file_name(name, kind)
+    if kind != "replace":  # "-" has no file name: callers handle it themselves
         yield name
         return
     with _replacing(name) as tmp:
         yield tmp
+
+
+def _stream_for_a_file_name(name: str, kind: str) -> None:
+    """A writer that wants a file name (a PNG, a checkpoint) given ``/dev/stdout``: it will
+    open the name again, which is right for a pipe or a terminal once the stream is flushed,
+    but onto a file would write over what the command printed: refused."""
+    stream = sys.stdout if kind == "stdout" else sys.stderr
+    stream.flush()
+    try:
+        regular = stat.S_ISREG(os.stat(name).st_mode)
+    except OSError:
+        regular = False
+    if regular:
+        which = "output" if kind == "stdout" else "error"
+        raise InputError(
+            f"cannot write a whole file through standard {which} onto a file: name the file",
+            name,
+        )
 
 
 @contextlib.contextmanager

@@ -64,23 +64,30 @@ def test_two_report_tables_to_stdout_are_refused(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
-def test_dev_stdout_is_written_through(gold, tmp_path):
-    """``-o /dev/stdout`` (or ``--csv /dev/stdout``) was refused as a symbolic link with
-    "name its target instead": a pipe has no name to give.  A link to a pipe, terminal or
-    device, or a descriptor link onto the file the shell opened, is written through (onto a
-    file, after what was printed before); any other link is still refused."""
-    command = [sys.executable, "-m", "induce.cli.app", "convert", "trees", str(gold)]
-    piped = subprocess.run([*command, "-o", "/dev/stdout"], capture_output=True, text=True)
+def test_dev_stdout_is_the_stream_itself(gold, tmp_path):
+    """``-o /dev/stdout`` (or ``--json /dev/stdout``) was refused as a symbolic link with
+    "name its target instead": a pipe has no name to give.  It is now written through the
+    process's own stream, in order with what the command prints (a reopened /dev/stdout
+    onto a file wrote from another position, over the JSON); a link to standard input and
+    any other link are refused."""
+    command = [sys.executable, "-m", "induce.cli.app"]
+    convert = [*command, "convert", "trees", str(gold)]
+    piped = subprocess.run([*convert, "-o", "/dev/stdout"], capture_output=True, text=True)
     assert piped.returncode == 0 and piped.stdout == TREES, piped.stderr
     out = tmp_path / "out.txt"
     with open(out, "w") as handle:
         handle.write("first\n")
         handle.flush()
-        done = subprocess.run([*command, "-o", "/dev/stdout"], stdout=handle, text=True)
+        done = subprocess.run([*convert, "-o", "/dev/stdout"], stdout=handle, text=True)
     assert done.returncode == 0 and out.read_text() == "first\n" + TREES
+    scored = [*command, "evaluate", "brackets", str(gold), str(gold), "--json", "/dev/stdout"]
+    with open(out, "w") as handle:
+        assert subprocess.run(scored, stdout=handle, stderr=subprocess.DEVNULL).returncode == 0
+    report, end = json.JSONDecoder().raw_decode(out.read_text())
+    assert report["all"]["f1"] == 100.0 and "Precision" in out.read_text()[end:]
     (tmp_path / "link").symlink_to(out)
-    linked = subprocess.run(
-        [*command, "-o", str(tmp_path / "link")], capture_output=True, text=True
-    )
-    assert linked.returncode == 2 and "will not replace a symbolic link" in linked.stderr
-    assert out.read_text() == "first\n" + TREES and (tmp_path / "link").is_symlink()
+    for target, message in ((tmp_path / "link", "will not replace a symbolic link"),
+                            ("/dev/stdin", "will not write to standard input")):  # fmt: skip
+        refused = subprocess.run([*convert, "-o", str(target)], capture_output=True, text=True)
+        assert refused.returncode == 2 and message in refused.stderr
+    assert (tmp_path / "link").is_symlink()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,9 +164,9 @@ def _setting(folder: Path, config: dict[str, Any]) -> tuple[str, int | None]:
 
 def _dataset(folder: Path) -> str:
     """What tells the run's dataset from another (``dataset.yaml``): the dataset folder's
-    name and a digest of its normalisation, tokenizer, sources and counts (``ptb-pcfg
-    3f2a9c1e``), not its whole path: the same data on another machine is the same.  Empty
-    for a run without the record (an earlier version's, or an imported checkpoint)."""
+    name and a digest of what the data is (``ptb-pcfg 3f2a9c1e``), never of where it lies
+    (the same treebank at another path, on another machine, is the same data).  Empty for
+    a run without the record (an earlier version's, or an imported checkpoint)."""
     import hashlib
 
     file = folder / DATASET
@@ -174,11 +175,35 @@ def _dataset(folder: Path) -> str:
     record = parse_yaml(read_text(file), str(file))
     if not isinstance(record, dict):
         raise InputError("not a mapping of the dataset's record", str(file))
-    keys = ("normalization", "tokenizer", "sources", "counts")
-    identity = json.dumps(_plain({key: record.get(key) for key in keys}), sort_keys=True)
-    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    identity = {
+        "normalization": record.get("normalization"),
+        "sources": _content(record.get("sources")),
+        "tokenizer": _content(record.get("tokenizer")),
+        "counts": _content(record.get("counts"), whole=True),
+    }
+    text = json.dumps(_plain(identity), sort_keys=True)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     name = Path(str(record.get("path") or "")).name
     return f"{name} {digest}" if name else digest
+
+
+def _content(value: Any, whole: bool = False) -> Any:
+    """What a record says of the data itself: its numbers, flags and digests (``sha256``),
+    not its paths and other text (a treebank's folder, the files as typed); ``whole``: whole
+    numbers only (counts, not derived rates, which a later version may reckon otherwise)."""
+    if isinstance(value, dict):
+        kept = {str(k): _content(v, whole) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None}
+    if isinstance(value, bool) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, float) and not whole:
+        return value
+    if isinstance(value, str) and _SHA256.fullmatch(value):
+        return value
+    return None
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _plain(value: Any) -> Any:

@@ -2,12 +2,13 @@
 table; each run's numbers are read by :mod:`induce.reporting.results`.
 
 Runs are grouped by everything in their ``config.yaml`` except the seed and the CPU thread
-count (keys a run predates count as their defaults), so one table row is
-one setting over its seeds; the standard deviation is the sample one (``ddof = 1``), as the
-papers report it.  A row's column averages reports scored alike only (the same convention,
-EVALB parameters, split: refused otherwise), and a column some of the row's runs lack is
-said in a warning.  Each row names the protocol (preset) the runs followed and, for the
-dependency columns, the gold conversion scheme the scores are against.
+count (keys a run predates count as their defaults), and by their dataset (what the data is,
+not where it lies), so one table row is one setting over its seeds; the standard deviation
+is the sample one (``ddof = 1``), as the papers report it.  A row's column averages reports
+scored alike only (the same convention, EVALB parameters, gold: refused otherwise), and a
+column some of the row's runs lack is said in a warning.  Each row names the protocol
+(preset) the runs followed and, for the dependency columns, the gold conversion scheme the
+scores are against.
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def dataset_record(dataset: Dataset) -> dict[str, Any]:
         "path": str(dataset.path.resolve()),
         "format": m.get("format"),
         "normalization": m.get("normalization", {}),
-        "tokenizer": m.get("tokenizer"),
+        "tokenizer": m["tokens"] if isinstance(m.get("tokens"), dict) else None,  # subwords
         "counts": m.get("counts"),
         "sources": m.get("source", m.get("sources")),
     }

@@ -279,10 +279,14 @@ def test_a_column_some_runs_lack_is_said(tmp_path):
     assert f"UF1 from 2 of its 3 runs (NaN in {runs[2]})" in result.stderr
 
 
-def _dataset(run, name: str, train_sentences: int) -> None:
+def _dataset(run, name: str, train_sentences: int, where: str = "/somewhere") -> None:
+    """A run's dataset record as ``induce train`` writes it, its paths under ``where``."""
     (run / "dataset.yaml").write_text(
-        f"path: /somewhere/{name}\nnormalization:\n  lowercase: true\n"
+        f"path: {where}/{name}\nnormalization:\n  lowercase: true\n"
         f"counts:\n  train:\n    sentences: {train_sentences}\n"
+        f"    unknown_token_rate: {0.01 if where == '/somewhere' else 0.02}\n"
+        f"sources:\n  treebank: {where}/treebank_3\n  layout: ldc ({where}/treebank_3)\n"
+        f"  files: 25\n  sha256: {'ab' * 32}\n"
     )
 
 
@@ -291,11 +295,8 @@ def test_seeds_trained_on_other_data_are_other_rows(tmp_path):
     the PTB); the dataset's record now belongs to the setting, its path does not."""
     runs = [_seed(tmp_path, s, {"u": UF1}) for s in (1, 2, 3)]
     _dataset(runs[0], "ptb", 1000)
-    (tmp_path / "moved").mkdir()
-    _dataset(runs[1], "ptb", 1000)  # the same data, another machine's path
-    (runs[1] / "dataset.yaml").write_text(
-        (runs[1] / "dataset.yaml").read_text().replace("/somewhere/", "/elsewhere/")
-    )
+    # the same data at another machine's paths (and a rate a later version reckons anew)
+    _dataset(runs[1], "ptb", 1000, where="/elsewhere")
     _dataset(runs[2], "tiny", 20)
     a, b, c = (read_run(r) for r in runs)
     assert a.setting == b.setting != c.setting
@@ -372,3 +373,32 @@ def test_a_bar_in_a_column_name_stays_in_its_cell(tmp_path):
     count = lambda line: len(line.replace("\\|", "").split("|"))  # noqa: E731
     assert count(header) == count(rule) == count(row)
     assert r"UAS x\textbar{}y\textless{}z\textgreater{}" in to_latex(table)
+
+
+def test_every_scored_report_names_its_gold_and_report_refuses_two_golds(tmp_path):
+    """The reports of evaluate brackets, unsupervised and deps carry gold_digest; two seeds
+    scored against two splits are refused, the same gold under two names is one."""
+    valid, test = tmp_path / "valid.mrg", tmp_path / "test.mrg"
+    valid.write_text("(TOP (S (NP (DT the) (NN cat)) (VP (VBD sat))))\n")
+    test.write_text("(TOP (S (NP (DT a) (NN dog)) (VP (VBD ran))))\n")
+    (tmp_path / "copy.mrg").write_text(valid.read_text())
+    conllu = tmp_path / "g.conllu"
+    conllu.write_text(
+        "1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tcat\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n\n"
+    )
+    runs = {}
+    for seed, gold in ((1, valid), (2, tmp_path / "copy.mrg"), (3, test)):
+        run = runs[seed] = _seed(tmp_path, seed, {})
+        for kind in ("brackets", "unsupervised"):
+            out = run / "eval" / f"{kind}.json"
+            args = ["evaluate", kind, str(gold), str(gold), "--json", str(out), "-q"]
+            assert CliRunner().invoke(app, args).exit_code == 0
+            assert len(json.loads(out.read_text())["settings"]["gold_digest"]) == 16
+    deps = tmp_path / "deps.json"
+    args = ["evaluate", "deps", str(conllu), str(conllu), "--json", str(deps), "-q"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert len(json.loads(deps.read_text())["settings"]["gold_digest"]) == 16
+    same = CliRunner().invoke(app, ["report", str(runs[1]), str(runs[2])])
+    assert same.exit_code == 0 and "| udgn | custom | 2 |" in same.stdout, same.output
+    other = CliRunner().invoke(app, ["report", str(runs[1]), str(runs[3])])
+    assert other.exit_code == 2 and "settings.gold_digest differs" in other.stderr

@@ -41,6 +41,7 @@ _EMPTY_WORD = re.compile(r"\(([^\s()]+)[^\S\n]+\)")
 _EMPTY_WORD_MARK = r"(\1 " + _NO_WORD + ")"
 _ASCII_BLANKS = " \t\r\f\v"  # C's isspace but the newline, which parts the lines
 _ASCII_SPACE = re.compile(f"[{_ASCII_BLANKS}]+")
+_SEPARATORS = "\x1c\x1d\x1e\x1f"  # split by str.split(), not by C's isspace
 
 
 @dataclass
@@ -111,7 +112,8 @@ def _parse_trees(
         marked = _NO_LABEL in text or (evalb and _NO_WORD in text)
     # Whole-text string methods first (C speed), then one token list per line.
     spaced = text.replace("(", " ( ").replace(")", " ) ")
-    if evalb and not spaced.isascii():  # str.split() would also split at U+00A0, U+2009...
+    if evalb and not (spaced.isascii() and not any(c in spaced for c in _SEPARATORS)):
+        # str.split() also splits at U+00A0, U+2009..., and at ASCII's \x1c-\x1f
         token_lines = [_ASCII_SPACE.split(line.strip(_ASCII_BLANKS)) for line in spaced.split("\n")]
         token_lines = [tokens if tokens != [""] else [] for tokens in token_lines]
     else:
@@ -354,6 +356,16 @@ def read_trees(
         lines.extend(part.lines)
         sources.extend([name] * len(part))
     return TreeFile(str(path), trees, lines, sources)
+
+
+def read_trees_twice(path: str | os.PathLike[str]) -> tuple[TreeFile, TreeFile]:
+    """The trees of ``path`` as :func:`read_trees` reads them and as C EVALB does
+    (``evalb=True``), the input read once (standard input or a pipe can be read only once)."""
+    files = expand_inputs(path, TREE_SUFFIXES)
+    if len(files) == 1 and files[0] == str(path):
+        text = read_text(files[0])
+        return parse_trees(text, files[0]), parse_trees(text, files[0], evalb=True)
+    return read_trees(path), read_trees(path, evalb=True)  # a folder's files: read again
 
 
 def leaf_token(token: str) -> str:

@@ -45,7 +45,8 @@ def score_brackets(
     ``nk`` or a ``.prm`` file); ``None`` or ``""`` is a failed parse."""
     from induce.evaluate.brackets import evaluate_brackets
 
-    report = evaluate_brackets(_trees(gold, "<gold>"), _trees(pred, "<prediction>"), param=param)
+    gold_trees, pred_trees = _trees(gold, "<gold>", True), _trees(pred, "<prediction>", True)
+    report = evaluate_brackets(gold_trees, pred_trees, param=param)
     return report.to_dict()
 
 
@@ -93,7 +94,9 @@ def score_deps(
     return report.to_dict()
 
 
-def _trees(items: Sequence[TreeLike], name: str) -> TreeFile:
+def _trees(items: Sequence[TreeLike], name: str, evalb: bool = False) -> TreeFile:
+    """``items`` as a tree file; text read as C EVALB reads it with ``evalb`` (see
+    :func:`~induce.data.ptb.parse_trees`)."""
     from induce.data.ptb import TreeFile, parse_trees
     from induce.data.types import Tree
 
@@ -101,7 +104,7 @@ def _trees(items: Sequence[TreeLike], name: str) -> TreeFile:
     for k, item in enumerate(items):
         where = f"{name} item {k + 1}"
         if isinstance(item, str):
-            parsed = parse_trees(item, where).trees if item.strip() else [None]
+            parsed = parse_trees(item, where, evalb=evalb).trees if item.strip() else [None]
             if len(parsed) != 1:
                 raise InputError(f"one tree per item, got {len(parsed)}", where)
             trees.append(parsed[0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from induce.data.config import resource
-from induce.data.ptb import read_trees
+from induce.data.ptb import read_trees_twice
 from induce.evaluate.brackets import evaluate_brackets
 from induce.evaluate.unsupervised import evaluate_unsupervised
 
@@ -18,10 +18,10 @@ def builtin_treebank() -> str:
 def score_baselines(gold: str, seed: int = 0) -> list[dict]:
     """One row per tree baseline: EVALB unlabelled F1 and the unsupervised sentence/corpus F1
     (StructFormer and compound-PCFG conventions), on a 0-100 scale."""
-    trees = read_trees(gold)  # once: standard input or a pipe can be read only once
+    trees, as_evalb = read_trees_twice(gold)  # EVALB reads "(NP )" as a word
     rows = []
     for name in ("right", "left", "balanced", f"random:{seed}"):
-        evalb = evaluate_brackets(trees, param="unlabeled", baseline=name).to_dict()
+        evalb = evaluate_brackets(as_evalb, param="unlabeled", baseline=name).to_dict()
         sf = evaluate_unsupervised(trees, baseline=name).to_dict()
         cp = evaluate_unsupervised(trees, baseline=name, convention="cpcfg").to_dict()
         rows.append(

@@ -222,3 +222,23 @@ def test_only_ascii_whitespace_separates_evalb_tokens(tmp_path):
     assert parse_trees(gold.read_text(), evalb=True).trees[0].words() == ["1\u00a0000", "a"]
     with pytest.raises(InputError, match="beside other children"):
         parse_trees(gold.read_text())
+    # all ASCII, but \x1f is no C space either
+    assert parse_trees("(S (NN a\x1fb) (NN c))", evalb=True).trees[0].words() == ["a\x1fb", "c"]
+
+
+def test_the_api_and_the_baselines_read_as_evalb_does(tmp_path):
+    """score_brackets (the API) and evaluate baselines read "(NP )" as the command does:
+    the API scored F1 100 where the command found a length mismatch."""
+    from induce.evaluate import score_brackets
+    from induce.evaluate.baselines import score_baselines
+    from induce.evaluate.brackets import evaluate_brackets
+
+    gold = "(TOP (S (NP (NN a) (NN b)) (NP ) (VP (VBD c))))"
+    report = score_brackets([gold], ["(TOP (S (NP (NN a) (NN b)) (VP (VBD c))))"])
+    assert report["all"]["error_sentences"] == 1 and report["all"]["f1"] is None
+    path = tmp_path / "gold.mrg"
+    path.write_text(gold + "\n(TOP (S (NP (DT the) (NN cat)) (VP (VBD sat))))\n")
+    right = score_baselines(str(path))[0]
+    command = evaluate_brackets(str(path), param="unlabeled", baseline="right").to_dict()
+    assert right["baseline"] == "right"
+    assert right["evalb_unlabeled_f1"] == command["all"]["f1"] != 100.0

@@ -523,8 +523,12 @@ def test_a_section_named_twice_is_refused_and_shared_sections_are_said(ptb, tmp_
         "warning: the train and valid splits share section 22: their sentences are in both",
         "warning: the train and test splits share section 23: their sentences are in both",
     ]
-    alone = run(*base, "-o", str(tmp_path / "c"), "--train", "02-03")
-    assert alone.exit_code == 0 and alone.stderr == ""
+    alone = run(*base, "-o", str(tmp_path / "c"), "--train", "02-03", "--parse-test", "23")
+    assert alone.exit_code == 0 and alone.stderr == ""  # parse inside test: by design
+    parse = run(*base, "-o", str(tmp_path / "d"), "--train", "02-03", "--parse-test", "02")
+    assert parse.exit_code == 0 and parse.stderr.splitlines() == [
+        "warning: the train and parse splits share section 02: their sentences are in both"
+    ]
 
 
 def test_a_word_wordpiece_normalises_away_is_the_unknown_word(tmp_path):

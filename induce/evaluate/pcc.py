@@ -74,9 +74,13 @@ def head_label_correlation(
     model = run.load_language_model(weights, device)
     edges = _Edges(direction, subtypes, climb=statistic == "official")
     sentences = [_kept_words(tree, run) for tree in gold.sentences]
-    order = [k for k, (_, ids) in enumerate(sentences) if len(ids) > 1]
+    # the official script reads every sentence with a word (a one-word sentence's root is an
+    # edge to itself); Pearson's edges join two words
+    least = 1 if statistic == "official" else 2
+    order = [k for k, (_, ids) in enumerate(sentences) if len(ids) >= least]
     if not order:
-        raise InputError("no sentence with two or more words to read", gold_path)
+        words = "a word" if least == 1 else "two or more words"
+        raise InputError(f"no sentence with {words} to read", gold_path)
     dev = next(model.parameters()).device
     maps = attention_maps(model, [sentences[k][1] for k in order], run.specials, batch_tokens, dev)
     n_layers = 0

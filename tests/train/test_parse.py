@@ -221,7 +221,8 @@ def test_head_label_statistic_is_the_official_scripts(runs, tmp_path):
     gold.write_text(
         "".join(f"{k}\t{w}\t_\tX\tX\t_\t{h}\t{r}\t_\t_\n" for k, (w, h, r) in enumerate(rows, 1))
         + "\n1\tprices\t_\tX\tX\t_\t2\tnsubj\t_\t_\n2\tfell\t_\tX\tX\t_\t0\troot\t_\t_\n\n"
-    )
+        + "1\tyes\t_\tX\tX\t_\t0\troot\t_\t_\n2\t.\t_\tX\tX\t_\t1\tpunct\t_\t_\n\n"
+    )  # the last sentence has one word read: the script counts its root too
     report = head_label_correlation(str(runs["udgn"]), str(gold), device="cpu")
     run = open_run(str(runs["udgn"]))
     from induce.data.conll import read_deps
@@ -244,8 +245,8 @@ def test_head_label_statistic_is_the_official_scripts(runs, tmp_path):
             label = tree.labels[token].split(":")[0]
             sums[label] = sums.get(label, 0) + weights[:, i, j]
             counts[label] = counts.get(label, 0) + 1
-    assert report["edges"] == sum(counts.values()) == 6
-    assert counts == {"det": 1, "nsubj": 2, "root": 2, "obl": 1}
+    assert report["edges"] == sum(counts.values()) == 7
+    assert counts == {"det": 1, "nsubj": 2, "root": 3, "obl": 1}
     for j, label in enumerate(report["labels"]):
         expected = sums[label] / counts[label]
         got = [row[j] for row in report["matrix"]]

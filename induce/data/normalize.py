@@ -35,6 +35,13 @@ def load_tagset(name: str) -> frozenset[str] | None:
     return frozenset(tagsets[name])
 
 
+def is_upos_tagset(tags: frozenset[str] | None) -> bool:
+    """Whether a tag set names Universal POS tags only (``ud_word_tags``): a CoNLL-U file is
+    then filtered by its UPOS column, not by XPOS (where English treebanks hold PTB tags,
+    which no UPOS name matches)."""
+    return tags is not None and tags <= (load_tagset("ud_word_tags") or frozenset()) | {"PUNCT"}
+
+
 @dataclass(frozen=True)
 class Normalization:
     """``word_tags``: keep only words whose tag is in this set (``None``: all but empty

@@ -17,7 +17,7 @@ from induce.data.config import check_choice, check_choices
 from induce.data.conll import parse_conllu_block
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
-from induce.data.normalize import Normalization
+from induce.data.normalize import Normalization, is_upos_tagset
 from induce.data.vocab import Vocabulary
 from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
 from induce.preprocess.subwords import SubwordTokenizer
@@ -90,12 +90,6 @@ def _column_misfit(fields: list[str]) -> str | None:
     if _LOWER.search(fields[1]):
         return f"has a lower-case tag ({fields[1]!r})"
     return None
-
-
-# the Universal POS tags: a tag set of these alone (ud_word_tags) filters CoNLL-U by UPOS
-_UPOS = frozenset(
-    "ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split()
-)
 
 
 def read_sentences(
@@ -234,7 +228,7 @@ def preprocess_text(
     norm = options.normalization
     # a tag set of Universal POS tags reads CoNLL-U's UPOS column, not its XPOS (PTB tags
     # in English treebanks, which no UPOS name matches: every word was dropped)
-    upos = norm.word_tags is not None and norm.word_tags <= _UPOS
+    upos = is_upos_tagset(norm.word_tags)
     with DatasetWriter(out, force) as writer:
         splits = SplitWriter(writer, tokenizer, vocab=options.vocab)
         for k, path in enumerate(train, 1):

@@ -102,3 +102,22 @@ def test_string_pair_scores_match_anywhere():
     assert string_pair_scores(words, gold, pred) == (5, 5)
     assert string_pair_scores(words, gold, [3, 3, 0, 3, 3]) == (3, 3)
     assert string_pair_scores(["A"], [0], [0]) == (1, 1)
+
+
+def test_a_upos_tag_set_scores_conllu_by_its_upos_column(tmp_path):
+    """``evaluate deps --tagset ud_word_tags`` on English UD (PTB tags in XPOS) checked the
+    PTB tags against UPOS names: next to no word was scored, with exit 0."""
+    from induce.evaluate.deps import evaluate_deps
+
+    rows = [("It", "PRON", "PRP", 2), ("cost", "VERB", "VBD", 0), ("$", "SYM", "$", 2),
+            ("5", "NUM", "CD", 3), ("now", "ADV", "RB", 2), (".", "PUNCT", ".", 2)]  # fmt: skip
+    gold = tmp_path / "g.conllu"
+    gold.write_text(
+        "".join(
+            f"{k}\t{w}\t_\t{u}\t{x}\t_\t{h}\tdep\t_\t_\n" for k, (w, u, x, h) in enumerate(rows, 1)
+        )
+        + "\n"
+    )
+    by_upos = evaluate_deps(str(gold), str(gold), tagset="ud_word_tags").to_dict()
+    by_ptb = evaluate_deps(str(gold), str(gold), tagset="ptb_word_tags").to_dict()
+    assert (by_upos["tokens"], by_ptb["tokens"]) == (5, 4)  # "$" is a word by UPOS only

@@ -164,8 +164,12 @@ class CompoundPCFG(GrammarModel):
         index = ids[:, None, :].expand(batch, c.t, ids.shape[1])
         terms = emissions.expand(batch, -1, -1).gather(2, index).transpose(1, 2)  # [B, n, T]
         if z is None:
-            roots = roots.expand(batch, -1)
-            rules = rules.expand(batch, -1, -1, -1)
+            # copies, not stride-0 views: the chart's batched products over a view repeated
+            # along the batch summed their gradients in an order that varied from run to
+            # run (1 run in 5 of 30 updates differed on one CPU); a copy's backward is one
+            # fixed sum over the batch
+            roots = roots.expand(batch, -1).contiguous()
+            rules = rules.expand(batch, -1, -1, -1).contiguous()
         return Grammar(roots, rules, terms)
 
     def _z(self, ids: torch.Tensor, lengths: torch.Tensor, sample: bool) -> tuple:

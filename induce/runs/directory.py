@@ -78,7 +78,15 @@ class Run:
         pointer = read_pointer(self.path)
         if pointer is not None and pointer.get(which):
             return self.path / pointer[which] / WEIGHTS
-        return self.path / which / WEIGHTS
+        earlier = self.path / which / WEIGHTS  # the earlier layout: RUN/best/, RUN/last/
+        if earlier.is_file() or pointer is None and (self.path / which).is_dir():
+            return earlier
+        if which == "best" and pointer is not None and pointer.get("last"):
+            raise InputError(
+                "no best checkpoint yet (no validation has run): --weights last reads the last one",
+                str(self.path),
+            )
+        raise InputError("no checkpoint yet: the run has saved no weights", str(self.path))
 
     @property
     def normalization(self) -> Normalization:

@@ -241,3 +241,23 @@ def test_a_run_without_its_pointer_keeps_its_best_weights(runs, tmp_path):
     assert train(options) == "done"
     assert _pointer(run)["best"] == f"checkpoints/{best.name}"
     assert (best / "model.safetensors").is_file()
+
+
+def test_a_run_without_a_best_or_any_checkpoint_says_so(runs, tmp_path):
+    """parse of a run not validated yet named RUN/best/model.safetensors, a folder of the
+    earlier layout that this run never had; a run with no checkpoint, the same."""
+    from induce.data.errors import InputError
+    from induce.runs.directory import open_run
+
+    mine, _ = runs["udgn"]
+    run = tmp_path / "run"
+    shutil.copytree(mine, run)
+    pointer = _pointer(run)
+    (run / POINTER).write_text(json.dumps({**pointer, "best": None}))
+    assert open_run(run).weights("last") == run / pointer["last"] / "model.safetensors"
+    with pytest.raises(InputError, match="no best checkpoint yet .*--weights last"):
+        open_run(run).weights("best")
+    (run / POINTER).unlink()
+    shutil.rmtree(run / "checkpoints")
+    with pytest.raises(InputError, match="no checkpoint yet: the run has saved no weights"):
+        open_run(run).weights("best")

@@ -155,7 +155,7 @@ def open_output(path: str | os.PathLike[str], own: bool = False) -> Iterator[Tex
     name = str(path)
     kind = _target(name, own)
     if kind in ("stdout", "stderr"):
-        stream = sys.stdout if kind == "stdout" else sys.stderr
+        stream = _stream(kind)
         yield stream
         stream.flush()
         return
@@ -328,12 +328,17 @@ def atomic_path(path: str | os.PathLike[str], own: bool = False) -> Iterator[str
         yield tmp
 
 
+def _stream(kind: str) -> TextIO:
+    """The process's stream of :func:`_target`'s ``"stdout"`` or ``"stderr"`` (looked up at
+    each call: a caller may have replaced ``sys.stdout``)."""
+    return sys.stdout if kind == "stdout" else sys.stderr
+
+
 def _stream_for_a_file_name(name: str, kind: str) -> None:
     """A writer that wants a file name (a PNG, a checkpoint) given ``/dev/stdout``: it will
     open the name again, which is right for a pipe or a terminal once the stream is flushed,
     but onto a file would write over what the command printed: refused."""
-    stream = sys.stdout if kind == "stdout" else sys.stderr
-    stream.flush()
+    _stream(kind).flush()
     try:
         regular = stat.S_ISREG(os.stat(name).st_mode)
     except OSError:

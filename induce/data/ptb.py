@@ -337,35 +337,34 @@ def read_trees(
     In a directory (the LDC layout) blank lines always separate trees.  ``evalb``: see
     :func:`parse_trees`.
     """
-    files = expand_inputs(path, TREE_SUFFIXES)
-    if len(files) == 1 and files[0] == str(path):
-        return parse_trees(read_text(files[0]), files[0], labelled, evalb=evalb)
-    trees: list[Tree | None] = []
-    lines: list[int] = []
-    sources: list[str] = []
-    for k, name in enumerate(files, 1):
-        part = parse_trees(
-            read_text(name),
-            name,
-            labelled,
-            blank_lines_are_sentences=False,
-            evalb=evalb,
-        )
-        advance("reading tree files", k, len(files))
-        trees.extend(part.trees)
-        lines.extend(part.lines)
-        sources.extend([name] * len(part))
-    return TreeFile(str(path), trees, lines, sources)
+    return _read_trees(path, labelled, (evalb,))[0]
 
 
 def read_trees_twice(path: str | os.PathLike[str]) -> tuple[TreeFile, TreeFile]:
     """The trees of ``path`` as :func:`read_trees` reads them and as C EVALB does
-    (``evalb=True``), the input read once (standard input or a pipe can be read only once)."""
+    (``evalb=True``), each file read once (standard input or a pipe can be read only once)."""
+    plain, as_evalb = _read_trees(path, True, (False, True))
+    return plain, as_evalb
+
+
+def _read_trees(
+    path: str | os.PathLike[str], labelled: bool, readings: tuple[bool, ...]
+) -> list[TreeFile]:
+    """The trees of ``path`` once per reading (``evalb`` of each), each file read once."""
     files = expand_inputs(path, TREE_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
         text = read_text(files[0])
-        return parse_trees(text, files[0]), parse_trees(text, files[0], evalb=True)
-    return read_trees(path), read_trees(path, evalb=True)  # a folder's files: read again
+        return [parse_trees(text, files[0], labelled, evalb=evalb) for evalb in readings]
+    parts: list[tuple[list[Tree | None], list[int], list[str]]] = [([], [], []) for _ in readings]
+    for k, name in enumerate(files, 1):
+        text = read_text(name)
+        for (trees, lines, sources), evalb in zip(parts, readings):
+            part = parse_trees(text, name, labelled, blank_lines_are_sentences=False, evalb=evalb)
+            trees.extend(part.trees)
+            lines.extend(part.lines)
+            sources.extend([name] * len(part))
+        advance("reading tree files", k, len(files))
+    return [TreeFile(str(path), trees, lines, sources) for trees, lines, sources in parts]
 
 
 def leaf_token(token: str) -> str:

@@ -194,7 +194,7 @@ def _content(value: Any, whole: bool = False) -> Any:
     if isinstance(value, dict):
         kept = {str(k): _content(v, whole) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v is not None}
-    if isinstance(value, bool) or (isinstance(value, int) and not isinstance(value, bool)):
+    if isinstance(value, int):  # bool too
         return value
     if isinstance(value, float) and not whole:
         return value

@@ -113,7 +113,12 @@ class CheckpointedRun:
     def _before_save(self) -> None:
         """Progress to bring up to date before it is saved (nothing by default)."""
 
-    def save_checkpoint(self, best: bool = False) -> None:
+    def begin_checkpoint(self) -> Path | None:
+        """The temporary folder of the checkpoint about to be saved (on the process that
+        writes), made before the validation record that the checkpoint follows."""
+        return checkpoint.begin(self.path, self.state["step"]) if self.main else None
+
+    def save_checkpoint(self, best: bool = False, unfinished: Path | None = None) -> None:
         self.state["saved_step"] = self.state["step"]
         self._before_save()
         if self.main:
@@ -126,6 +131,7 @@ class CheckpointedRun:
                 self.device,
                 best,
                 self.vocab,
+                unfinished,
             )
 
     def record(self, kind: str, data: dict) -> None:

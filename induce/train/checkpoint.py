@@ -55,6 +55,20 @@ from induce.train.trainer_state import check_state
 Scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau
 
 
+def begin(run: Path, step: int) -> Path:
+    """The temporary folder of a checkpoint of update ``step``, made before anything the
+    checkpoint stands for is recorded (a validation's record): a kill in between leaves it,
+    and tells a restart that the first checkpoint was cut short, not lost."""
+    folder = run / CHECKPOINTS
+    name = f"{step:08d}-{secrets.token_hex(3)}"  # unique: never over a live one
+    try:
+        folder.mkdir(exist_ok=True)
+        (folder / f"{name}.tmp").mkdir()
+    except OSError as err:
+        raise InputError(f"cannot write a checkpoint: {err.strerror}", str(folder)) from None
+    return folder / f"{name}.tmp"
+
+
 def save(
     run: Path,
     model: torch.nn.Module,
@@ -64,14 +78,13 @@ def save(
     device: torch.device,
     best: bool = False,
     vocab: Vocabulary | None = None,
+    unfinished: Path | None = None,
 ) -> None:
     """Write a checkpoint of the current step and make it the run's ``last`` (and ``best``);
-    ``vocab``: the vocabulary the model is trained with, whose digest the weights keep."""
-    folder = run / CHECKPOINTS
-    folder.mkdir(exist_ok=True)
-    name = f"{progress['step']:08d}-{secrets.token_hex(3)}"  # unique: never over a live one
-    tmp = folder / f"{name}.tmp"
-    tmp.mkdir()
+    ``vocab``: the vocabulary the model is trained with, whose digest the weights keep;
+    ``unfinished``: the folder :func:`begin` made for it (else made here)."""
+    tmp = unfinished or begin(run, progress["step"])
+    folder, name = tmp.parent, tmp.name.removesuffix(".tmp")
     save_weights(model, tmp / WEIGHTS, vocab)
     rng: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if device.type == "cuda":

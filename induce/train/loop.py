@@ -292,8 +292,11 @@ class Trainer(CheckpointedRun):
         else:
             s["bad_evals"] += 1
         record["best"] = improved
+        # the checkpoint's folder exists before its record: a kill between the two must not
+        # leave a validation that a restart takes for a lost checkpoint
+        unfinished = self.begin_checkpoint()
         self.record("eval", record)
-        self.save_checkpoint(best=improved)
+        self.save_checkpoint(best=improved, unfinished=unfinished)
         return record
 
     def fit(self) -> str:

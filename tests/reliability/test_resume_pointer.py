@@ -225,6 +225,31 @@ def test_a_first_validation_without_the_unfinished_write_is_not_started_again(ru
     assert _state(run) == before
 
 
+class _Killed(Exception):
+    """Stands for a kill -9: raised from the event of a record, it ends training there."""
+
+
+def test_a_run_stopped_right_after_its_first_validation_record_starts_again(tmp_path):
+    """The record of the first validation is written after its checkpoint's ``.tmp``
+    folder is made: stopped between record and checkpoint, the run starts again (it used to
+    be refused: a validation record without a checkpoint or an unfinished write)."""
+    data, run = make_dataset(tmp_path), tmp_path / "run"
+
+    def kill(kind: str, record: dict) -> None:
+        if kind == "eval":
+            assert [p.suffix for p in (run / "checkpoints").iterdir()] == [".tmp"]
+            raise _Killed
+
+    settings = _settings("udgn", 4, 1)
+    with pytest.raises(_Killed):
+        train(TrainOptions(str(run), "udgn", str(data), settings, device="cpu"), kill)
+    assert read_pointer(run) is None
+    resumed = TrainOptions(str(run), overrides=settings, resume=True, device="cpu")
+    with pytest.warns(UserWarning, match="starts again"):
+        assert train(resumed) == "done"
+    assert _pointer(run)["step"] == 4
+
+
 def test_a_run_without_its_pointer_keeps_its_best_weights(runs, tmp_path):
     """The best of the history (here step 2's, an older folder holding weights only) is
     named again: the clean-up used to delete it with the pointer gone."""

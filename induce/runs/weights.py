@@ -5,8 +5,8 @@ and numbers, read with ``weights_only=True``).  Every file is written atomically
 from __future__ import annotations
 
 import codecs
+import io
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,37 +23,41 @@ VOCAB_DIGEST = "vocab-sha256"  # the weights' metadata key: Vocabulary.digest() 
 
 def save_weights(model: torch.nn.Module, path: Path, vocab: Vocabulary | None = None) -> None:
     """The model's tensors as safetensors; ``vocab``'s digest in the metadata ties them to the
-    vocabulary they were trained with (:func:`load_weights` checks it)."""
-    from safetensors.torch import save_file
+    vocabulary they were trained with (:func:`load_weights` checks it).  Serialised in memory
+    and written here, so that a full disk is an ``OSError`` (one line), not the writer's own
+    error without its cause."""
+    from safetensors.torch import save
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     metadata = {"format": "induce-run/1"}
     if vocab is not None:
         metadata[VOCAB_DIGEST] = vocab.digest()
-    with atomic_path(path, own=True) as tmp:  # the trainer's own checkpoint
-        save_file(tensors, tmp, metadata=metadata)
-        _sort_metadata(tmp)
+    _write_bytes(path, _sort_metadata(save(tensors, metadata=metadata)))
 
 
-def _sort_metadata(path: str | os.PathLike[str]) -> None:
-    """Rewrite the header of the safetensors file at ``path`` with its metadata keys sorted:
-    safetensors writes them in a random order each time, and the same training must give
-    the same file, byte for byte.  The header keeps its length (the same keys and values),
-    so the tensors stay where they are; a header this cannot reproduce exactly is left."""
-    with open(path, "r+b") as handle:
-        size = int.from_bytes(handle.read(8), "little")
-        raw = handle.read(size)
-        header = json.loads(raw)
-        metadata = header.pop("__metadata__", None)
-        if not metadata:
-            return
-        ordered = {"__metadata__": dict(sorted(metadata.items())), **header}
-        text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
-        if len(text) > size or json.loads(text) != json.loads(raw):
-            return
-        handle.seek(8)
-        handle.write(text.ljust(size, b" "))  # safetensors pads the header with spaces
+def _write_bytes(path: Path, data: bytes) -> None:
+    """``data`` as the run's own file ``path``, atomically (a failed write: one line)."""
+    with atomic_path(path, own=True) as tmp, open(tmp, "wb") as handle:
+        handle.write(data)
+
+
+def _sort_metadata(data: bytes) -> bytes:
+    """A safetensors file's bytes with the header's metadata keys sorted: safetensors writes
+    them in a random order each time, and the same training must give the same file, byte
+    for byte.  The header keeps its length (the same keys and values), so the tensors stay
+    where they are; a header this cannot reproduce exactly is left."""
+    size = int.from_bytes(data[:8], "little")
+    raw = data[8 : 8 + size]
+    header = json.loads(raw)
+    metadata = header.pop("__metadata__", None)
+    if not metadata:
+        return data
+    ordered = {"__metadata__": dict(sorted(metadata.items())), **header}
+    text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
+    if len(text) > size or json.loads(text) != json.loads(raw):
+        return data
+    return data[:8] + text.ljust(size, b" ") + data[8 + size :]  # safetensors pads with spaces
 
 
 def load_weights(
@@ -116,8 +120,9 @@ def _check_vocab(metadata: dict[str, str], path: Path, vocab: Vocabulary, vocab_
 def save_state(state: dict[str, Any], path: Path) -> None:
     import torch
 
-    with atomic_path(path, own=True) as tmp:  # the trainer's own state
-        torch.save(state, tmp)
+    buffer = io.BytesIO()  # written here: torch.save's error for a full disk names no cause
+    torch.save(state, buffer)
+    _write_bytes(path, buffer.getvalue())
 
 
 STATE_PARTS = ("optimizer", "scheduler", "progress", "rng")  # what save() puts in a state

@@ -1,0 +1,61 @@
+"""A checkpoint that the disk cannot hold is one ``error:`` line with exit 2 (it was a
+traceback: safetensors' and ``torch.save``'s own errors, which name no cause), and the run
+then resumes.  The full disk is a file size limit (``RLIMIT_FSIZE``, its signal ignored):
+writes past it fail with ``EFBIG`` as they would with ``ENOSPC``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from induce.runs.directory import read_pointer
+from tests.train.helpers import make_dataset, tiny
+
+resource = pytest.importorskip("resource")  # POSIX only
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = [*tiny("udgn"), "train.max_steps=4", "train.eval_every=2"]
+
+
+def _induce(*args: object, limit: int | None = None) -> subprocess.CompletedProcess:
+    """``induce ARGS`` in a fresh process whose files may not grow past ``limit`` bytes."""
+
+    def limited() -> None:
+        if limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails instead
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    code = "import sys\nfrom induce.cli.app import main\nsys.argv[0] = 'induce'\nmain()\n"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=limited,
+        timeout=300,
+    )
+
+
+# the tiny model's weights are 133 KiB, its trainer state 293 KiB
+@pytest.mark.parametrize(("limit", "file"), [(64, "model.safetensors"), (200, "trainer_state.pt")])
+def test_a_checkpoint_the_disk_cannot_hold_is_one_line_and_the_run_resumes(tmp_path, limit, file):
+    data, run = make_dataset(tmp_path), tmp_path / "run"
+    sets = [x for s in SETTINGS for x in ("--set", s)]
+    args = ("train", "--arch", "udgn", "--data", data, "--out", run, "--device", "cpu", *sets)
+    done = _induce(*args, limit=limit * 1024)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert errors[0].endswith(f"{file}: cannot write: File too large"), errors
+    assert read_pointer(run) is None  # the first checkpoint was never finished
+    resumed = _induce("train", "--resume", run, "--device", "cpu")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "starts again" in resumed.stderr
+    pointer = read_pointer(run)
+    assert pointer is not None and pointer["step"] == 4

@@ -15,9 +15,10 @@ take the timed batches of ``bench/side_by_side.py`` (the same ``--steps`` and ``
 each batch padded to its bucket, ``induce.train.graphs.bucket``).  On a GPU each shape's
 forward and backward is captured once in a CUDA graph per precision and replayed in the
 batches' order, as training replays it, timed by CUDA events; the median of ``--rounds``.
-On a CPU (a dry run) it runs eagerly.  Prints, per precision, the dtype the LSTM ran in, the
-milliseconds of a step's LSTM, the ratio to ``autocast``, and the largest difference of its
-outputs from fp32's on the first batch.
+On a CPU (a dry run) it runs eagerly; ``auto`` and ``autocast`` run the LSTM in bf16 there,
+which needs hardware bf16 (AMX or AVX512-BF16).  Prints, per precision, the dtype the LSTM
+ran in, the milliseconds of a step's LSTM, the ratio to ``autocast``, and the largest
+difference of its outputs from fp32's on the first batch.
 """
 
 from __future__ import annotations
@@ -177,7 +178,20 @@ def refusal(args: argparse.Namespace) -> str | None:
         induce_config("udgn", args.size, args.set)
     except ConfigError as e:
         return f"--set: {e}"
+    if not args.device.startswith("cuda") and _bf16_on_cpu(args.precisions.split(",")):
+        return (
+            "--device cpu: this CPU has no hardware bf16, and oneDNN no bf16 LSTM without it: "
+            "use --precisions float32"
+        )
     return None
+
+
+def _bf16_on_cpu(precisions: list[str]) -> bool:
+    """Whether ``precisions`` ask a CPU for a bf16 LSTM (``auto`` and ``autocast`` run it in
+    bf16 there) that this CPU cannot run."""
+    from induce.runs.device import cpu_has_fast_bf16
+
+    return bool({"auto", "autocast"} & set(precisions)) and not cpu_has_fast_bf16()
 
 
 def main() -> None:

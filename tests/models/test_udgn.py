@@ -9,6 +9,7 @@ import torch
 
 from induce.models import build_model
 from induce.models.udgn import kirchhoff_marginals
+from induce.runs.device import cpu_has_fast_bf16
 
 SMALL = {"d_model": 32, "head_size": 8, "n_layers": 2, "n_heads": 4, "n_parser_layers": 2}
 
@@ -147,6 +148,8 @@ def test_the_parser_runs_its_bilstm_in_the_configured_precision(
 
     def spy(*args):
         seen.append(args[-1])  # the dtype, last in both kernels' calls
+        if args[-1] is None and not cpu_has_fast_bf16():  # oneDNN has no bf16 LSTM there
+            return call(*args[:-1], torch.float32)
         return call(*args)
 
     monkeypatch.setattr(udgn, kernel, spy)

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 import torch
 
+from induce.runs.device import cpu_has_fast_bf16
 from tests.conftest import bench_module, run_bench
 
 precision = bench_module("lstm_precision")
@@ -20,6 +21,7 @@ def _bench(*args: object) -> subprocess.CompletedProcess[str]:
     return run_bench("lstm_precision", *args, timeout=300)
 
 
+@pytest.mark.skipif(not cpu_has_fast_bf16(), reason="no bf16 LSTM in oneDNN on this CPU")
 def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):
     out = tmp_path / "lstm.json"
     done = _bench(
@@ -38,6 +40,34 @@ def test_each_precision_runs_the_bilstm_at_the_bucketed_shapes(tmp_path):
     assert figures["float32"]["max_diff_from_fp32"] == 0.0
     assert 0 < figures["auto"]["max_diff_from_fp32"] < 0.05
     assert len(done.stdout.splitlines()) == 5  # the heading, the columns, a line a precision
+
+
+def test_float32_runs_on_any_cpu(tmp_path):
+    out = tmp_path / "lstm.json"
+    done = _bench(
+        "--device", "cpu", "--size", "small", "--steps", 1, "--warmup", 0, "--rounds", 1,
+        "--precisions", "float32", "--shared", tmp_path / "none", "--json", out, *TINY,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())["precisions"]
+    assert figures["float32"]["dtype"] == "float32"
+    assert figures["float32"]["max_diff_from_fp32"] == 0.0
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_bf16_lstm_on_a_cpu_without_hardware_bf16_is_refused(monkeypatch, fast):
+    from types import SimpleNamespace
+
+    from induce.runs import device
+
+    monkeypatch.setattr(device, "cpu_has_fast_bf16", lambda: fast)
+    args = SimpleNamespace(
+        steps=1, warmup=0, rounds=1, device="cpu", size="small", set=[], precisions="auto"
+    )
+    problem = precision.refusal(args)
+    assert (problem is None) if fast else problem.startswith("--device cpu: this CPU has no")
+    args.precisions = "float32"
+    assert precision.refusal(args) is None
 
 
 def test_the_persistent_kernels_sizes_are_pytorchs():

@@ -22,6 +22,7 @@ Every file is written atomically.  The most recent run is recorded in the user c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -179,6 +180,23 @@ def write_run_files(
     atomic_write(path / CONFIG, dump_yaml(config.to_dict()), own=True)
     atomic_write(path / VOCAB, vocab.to_json(), own=True)
     atomic_write(path / DATASET, dump_yaml(dataset), own=True)
+
+
+def create_run_files(
+    path: Path, config: RunConfig, vocab: Vocabulary, dataset: dict[str, Any]
+) -> None:
+    """A new run's files in its empty, locked folder: :func:`write_run_files` and an empty
+    ``metrics.jsonl``.  Taken back if one cannot be written (a full disk) or a signal stops
+    the command: a folder holding some of them would be neither resumable nor free for a new
+    run."""
+    try:
+        write_run_files(path, config, vocab, dataset)
+        atomic_write(path / METRICS, "", own=True)
+    except BaseException:
+        for name in (CONFIG, VOCAB, DATASET, METRICS):
+            with contextlib.suppress(OSError):
+                (path / name).unlink()
+        raise
 
 
 def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ Events: ``start`` (run facts), ``train`` (every ``log_every`` updates), ``eval``
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -27,7 +28,6 @@ import torch
 
 from induce.data.dataset import load_dataset
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import atomic_write
 from induce.data.locks import FileLock
 from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
@@ -41,7 +41,7 @@ from induce.runs.device import (
 )
 from induce.runs.directory import (
     LOCK,
-    METRICS,
+    create_run_files,
     dataset_record,
     open_run,
     read_pointer,
@@ -68,6 +68,7 @@ class Trainer(CheckpointedRun):
     train_facts: dict[str, Any] = {}
     # the step replayed from CUDA graphs, when the objective has one
     graphed: GraphedLoss | None = None
+    made_folder = False  # whether this run made its folder (removed again if it cannot start)
     # whether train.compile applies (the masked LMs' forward; the grammars' inside loops
     # over widths, which a compiler would unroll at every length)
     compiles = False
@@ -123,6 +124,11 @@ class Trainer(CheckpointedRun):
         if self.config.train.compile:  # after DDP, as torch.compile's DDP support wants
             self.net = compiled(self.net, self.compile_regions())
         self.graphed = self._graphed_loss()
+        self._start(options)
+
+    def _start(self, options: TrainOptions) -> None:
+        """Open the run directory and, for a resume, restore the checkpoint; a run that
+        cannot start neither holds the folder nor leaves the one it made."""
         try:
             if self.world.main:
                 self._open_run_directory(options)
@@ -136,6 +142,9 @@ class Trainer(CheckpointedRun):
             dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
         except BaseException:
             self.lock.release()  # a run that could not start is not held
+            if self.made_folder:  # nor leaves the folder it made (empty by now)
+                with contextlib.suppress(OSError):
+                    self.path.rmdir()
             raise
 
     def autocast(self) -> AbstractContextManager[object]:
@@ -251,6 +260,7 @@ class Trainer(CheckpointedRun):
         """Lock the run directory; write a new run's files, or check a resumed run's
         vocabulary and clear what killed writes left."""
         if not options.resume:
+            self.made_folder = not self.path.exists()
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as err:
@@ -270,8 +280,7 @@ class Trainer(CheckpointedRun):
         # at the lock, refused, leaves a temporary beside it for an instant: not a run
         if any(not self.lock.owns(entry) for entry in self.path.iterdir()):
             raise RunExistsError("the run directory exists and is not empty", str(self.path))
-        write_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
-        atomic_write(self.path / METRICS, "")
+        create_run_files(self.path, self.config, self.vocab, dataset_record(self.dataset))
 
     # -- the loop --------------------------------------------------------------------------
     def validate(self) -> dict[str, Any]:

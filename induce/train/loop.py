@@ -50,7 +50,12 @@ from induce.runs.directory import (
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter, check_logs
 from induce.train.graphs import GraphedLoss, compiled
-from induce.train.options import RunExistsError, TrainOptions, check_new_run_directory
+from induce.train.options import (
+    RunExistsError,
+    TrainOptions,
+    check_new_run_directory,
+    retune,
+)
 from induce.train.settings import check_settings
 
 
@@ -78,6 +83,7 @@ class Trainer(CheckpointedRun):
     dataset: Any
     vocab: Vocabulary
     run_vocab: Vocabulary
+    recorded: RunConfig  # a resumed run's settings as its config.yaml held them
 
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event: Callback = on_event or (lambda kind, record: None)
@@ -135,6 +141,7 @@ class Trainer(CheckpointedRun):
             dd.barrier(self.world)
             if options.resume:
                 self._restore()
+                retune(self.optimizer, self.scheduler, self.recorded.optim, self.config.optim)
                 if options.overrides and self.world.main:  # the settings it now runs with
                     write_run_files(
                         self.path, self.config, self.vocab, dataset_record(self.dataset)
@@ -238,6 +245,7 @@ class Trainer(CheckpointedRun):
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
             self.run_vocab = run.vocab
+            self.recorded = run.recorded
             check_settings(run.config, run.recorded)  # what the overrides bring, if anything
             return run.config, str(data)
         if options.data is None:

@@ -77,6 +77,34 @@ def build_optimizer(
     return optimizer, scheduler
 
 
+# the optimizer settings that Adam's parameter groups hold, and those of the plateau schedule
+_GROUP_SETTINGS = ("lr", "weight_decay", "eps", "betas")
+_SCHEDULE_SETTINGS = {"plateau_factor": "factor", "plateau_patience": "patience"}
+
+
+def retune(
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau,
+    recorded: OptimConfig,
+    now: OptimConfig,
+) -> None:
+    """Put the optimizer settings that a resume changes (``--set optim.lr=...``) into the
+    optimizer and schedule its checkpoint restored: loading their states brings back the
+    recorded values, and the change, written to ``config.yaml``, had no effect.  A new
+    ``optim.lr`` is the rate from the resume on: the schedule's reductions so far are
+    dropped (during ``train.warmup`` the ramp climbs to it)."""
+    for name in _GROUP_SETTINGS:
+        value = getattr(now, name)
+        if value != getattr(recorded, name):
+            for group in optimizer.param_groups:
+                group[name] = tuple(value) if name == "betas" else value
+    for name, attribute in _SCHEDULE_SETTINGS.items():
+        if getattr(now, name) != getattr(recorded, name):
+            setattr(scheduler, attribute, getattr(now, name))
+    if now.min_lr != recorded.min_lr:
+        scheduler.min_lrs = [now.min_lr] * len(optimizer.param_groups)
+
+
 def _fused(o: OptimConfig, params: list[torch.nn.Parameter]) -> bool:
     """Whether Adam takes its fused kernel: every parameter on CUDA and ``o.fused``, or every
     one on the CPU and ``o.fused_cpu``."""

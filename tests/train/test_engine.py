@@ -16,7 +16,7 @@ from induce.cli.app import app
 from induce.data.errors import ConfigError
 from induce.evaluate.mlm import evaluate_mlm
 from induce.runs.config import load_config
-from induce.train.engine import TrainOptions, build_trainer, train
+from induce.train.engine import TrainOptions, build_optimizer, build_trainer, train
 from induce.train.validation import validation_seed
 from tests.train.helpers import last_state, make_dataset, tiny, weights_file
 
@@ -268,6 +268,54 @@ def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):
     assert last_state(out)["progress"]["step"] == 3
     assert train(TrainOptions(str(out), resume=True, device="cpu")) == "done"
     assert [r["step"] for r in _records(out, "train")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_optimizer_settings_changed_on_a_resume_take_effect(data, tmp_path):
+    """Loading the checkpoint's optimizer and schedule states brought the recorded values
+    back: ``--resume --set optim.lr=...`` was written to config.yaml and ignored."""
+    out, settings = tmp_path / "run", tiny("structformer") + ["train.eval_every=2"]
+    assert (
+        train(
+            TrainOptions(
+                str(out), "structformer", str(data), [*settings, "train.max_steps=4"], device="cpu"
+            )
+        )
+        == "done"
+    )
+    changes = [
+        "optim.lr=0.0123",
+        "optim.weight_decay=0.5",
+        "optim.betas=[0.8,0.9]",
+        "optim.eps=1e-3",
+        "optim.plateau_patience=7",
+        "optim.plateau_factor=0.25",
+        "optim.min_lr=1e-5",
+    ]
+    trainer = build_trainer(
+        TrainOptions(str(out), overrides=["train.max_steps=6", *changes], resume=True, device="cpu")
+    )
+    group, schedule = trainer.optimizer.param_groups[0], trainer.scheduler
+    assert (group["lr"], group["weight_decay"], group["betas"], group["eps"]) == (
+        0.0123,
+        0.5,
+        (0.8, 0.9),
+        1e-3,
+    )
+    assert (schedule.patience, schedule.factor, schedule.min_lrs) == (7, 0.25, [1e-5])
+    assert trainer.fit() == "done"
+    trainer.lock.release()
+    assert [r["lr"] for r in _records(out, "train") if r["step"] > 4] == [0.0123, 0.0123]
+
+
+def test_a_resume_that_changes_no_optimizer_setting_keeps_the_schedules_rate():
+    from induce.runs.config import OptimConfig
+    from induce.train.options import retune
+
+    recorded = OptimConfig(lr=1e-3, plateau_patience=2)
+    optimizer, schedule = build_optimizer(torch.nn.Linear(2, 2), recorded)
+    optimizer.param_groups[0]["lr"] = 2.5e-4  # reduced twice by the schedule
+    retune(optimizer, schedule, recorded, OptimConfig(lr=1e-3, plateau_patience=5))
+    assert optimizer.param_groups[0]["lr"] == 2.5e-4 and schedule.patience == 5
 
 
 def test_a_run_stopped_before_its_first_checkpoint_starts_again(data, tmp_path):

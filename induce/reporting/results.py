@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from induce.data.errors import InputError
 from induce.data.files import read_text
 from induce.runs.config import with_defaults
 from induce.runs.directory import DATASET, LOCK, METRICS, read_metrics, read_settings
+from induce.runs.identity import dataset_identity
 
 LABELS = ("SBAR", "NP", "VP", "PP", "ADJP", "ADVP")  # the papers' per-label columns
 
@@ -175,35 +175,10 @@ def _dataset(folder: Path) -> str:
     record = parse_yaml(read_text(file), str(file))
     if not isinstance(record, dict):
         raise InputError("not a mapping of the dataset's record", str(file))
-    identity = {
-        "normalization": record.get("normalization"),
-        "sources": _content(record.get("sources")),
-        "tokenizer": _content(record.get("tokenizer")),
-        "counts": _content(record.get("counts"), whole=True),
-    }
-    text = json.dumps(_plain(identity), sort_keys=True)
+    text = json.dumps(_plain(dataset_identity(record)), sort_keys=True)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     name = Path(str(record.get("path") or "")).name
     return f"{name} {digest}" if name else digest
-
-
-def _content(value: Any, whole: bool = False) -> Any:
-    """What a record says of the data itself: its numbers, flags and digests (``sha256``),
-    not its paths and other text (a treebank's folder, the files as typed); ``whole``: whole
-    numbers only (counts, not derived rates, which a later version may reckon otherwise)."""
-    if isinstance(value, dict):
-        kept = {str(k): _content(v, whole) for k, v in value.items()}
-        return {k: v for k, v in kept.items() if v is not None}
-    if isinstance(value, int):  # bool too
-        return value
-    if isinstance(value, float) and not whole:
-        return value
-    if isinstance(value, str) and _SHA256.fullmatch(value):
-        return value
-    return None
-
-
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _plain(value: Any) -> Any:

@@ -47,6 +47,7 @@ from induce.runs.directory import (
     read_pointer,
     write_run_files,
 )
+from induce.runs.identity import check_same_dataset
 from induce.train import distributed as dd
 from induce.train.bookkeeping import Callback, CheckpointedRun, Meter, check_logs
 from induce.train.graphs import GraphedLoss, compiled
@@ -84,6 +85,7 @@ class Trainer(CheckpointedRun):
     vocab: Vocabulary
     run_vocab: Vocabulary
     recorded: RunConfig  # a resumed run's settings as its config.yaml held them
+    recorded_dataset: dict[str, Any]  # and its dataset.yaml
 
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event: Callback = on_event or (lambda kind, record: None)
@@ -142,7 +144,8 @@ class Trainer(CheckpointedRun):
             if options.resume:
                 self._restore()
                 retune(self.optimizer, self.scheduler, self.recorded.optim, self.config.optim)
-                if options.overrides and self.world.main:  # the settings it now runs with
+                # the settings it now runs with, and where its data now lies
+                if (options.overrides or options.data) and self.world.main:
                     write_run_files(
                         self.path, self.config, self.vocab, dataset_record(self.dataset)
                     )
@@ -245,7 +248,7 @@ class Trainer(CheckpointedRun):
             if not data:
                 raise ConfigError("is needed: the run does not record its dataset", "data")
             self.run_vocab = run.vocab
-            self.recorded = run.recorded
+            self.recorded, self.recorded_dataset = run.recorded, run.dataset
             check_settings(run.config, run.recorded)  # what the overrides bring, if anything
             return run.config, str(data)
         if options.data is None:
@@ -266,7 +269,7 @@ class Trainer(CheckpointedRun):
 
     def _open_run_directory(self, options: TrainOptions) -> None:
         """Lock the run directory; write a new run's files, or check a resumed run's
-        vocabulary and clear what killed writes left."""
+        dataset (its vocabulary and identity) and clear what killed writes left."""
         if not options.resume:
             self.made_folder = not self.path.exists()
             try:
@@ -283,6 +286,8 @@ class Trainer(CheckpointedRun):
                     "run was trained on",
                     str(self.dataset.path),
                 )
+            now = dataset_record(self.dataset)
+            check_same_dataset(self.recorded_dataset, now, str(self.dataset.path))
             return  # what killed writes left is cleared once the checkpoint has loaded
         # a file of another process's means a race for the folder lost; a rival's attempt
         # at the lock, refused, leaves a temporary beside it for an instant: not a run

@@ -214,6 +214,27 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     return raw
 
 
+# the groups every config.yaml that induce wrote holds (``protocol`` came later: not required)
+_GROUPS = ("arch", "model", "data", "optim", "train")
+
+
+def check_whole_settings(path: str | os.PathLike[str]) -> None:
+    """Refuse a run's ``config.yaml`` that was cut short before the run resumes with it: the
+    settings it lost would come back as defaults (other epochs, another schedule) without a
+    word.  induce writes it whole, ending with a line end and holding every group."""
+    file = Path(path) / CONFIG
+    raw = read_settings(path)
+    text = read_text(file)
+    lacking = [group for group in _GROUPS if group not in raw]
+    if not text.endswith("\n") or lacking:
+        what = f"it has no {lacking[0]} settings" if lacking else "its last line has no end"
+        raise InputError(
+            f"cut short ({what}): a resume would take defaults for what is lost; put the "
+            "run's settings back (an edited file: end it with a line end)",
+            str(file),
+        )
+
+
 def open_run(path: str | os.PathLike[str], overrides: list[str] | None = None) -> Run:
     """Open a run directory (``overrides``: ``key=value`` settings applied on top)."""
 
@@ -245,8 +266,9 @@ def _remember_run_files(folder: Path) -> None:
                 remember_input(os.path.join(top, name))
 
 
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist).
+def read_metrics(path: Path, size: int | None = None) -> list[dict[str, Any]]:
+    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist); ``size``:
+    of its first ``size`` bytes only.
 
     A last line without its newline that is not a JSON record is a write cut short (the
     run was killed while logging): it is left out.  Any other line that is not a JSON
@@ -254,7 +276,7 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     try:
-        data = path.read_bytes()
+        data = path.read_bytes()[:size]
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", str(path)) from None
     remember_input(str(path))  # no output of this command may replace it

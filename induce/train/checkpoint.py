@@ -369,6 +369,18 @@ def _cut_metrics(metrics: Path, progress: dict[str, Any]) -> None:
         return
     if not metrics.is_file() or metrics.stat().st_size < size:
         raise InputError("the metrics file is shorter than the checkpoint says", str(metrics))
+    # what is kept must be the history the checkpoint saw: whole records (found damaged only
+    # when the resumed run had trained to its end, or never)
+    with open(metrics, "rb") as handle:
+        handle.seek(max(size - 1, 0))
+        last = handle.read(1) if size else b"\n"
+    if last != b"\n":
+        raise InputError(
+            f"changed since the checkpoint: its byte {size}, where the checkpoint's history "
+            "ends, does not end a record",
+            str(metrics),
+        )
+    read_metrics(metrics, size)  # a damaged record: an error naming its line
     os.truncate(metrics, size)
 
 

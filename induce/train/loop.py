@@ -41,6 +41,7 @@ from induce.runs.device import (
 )
 from induce.runs.directory import (
     LOCK,
+    check_whole_settings,
     create_run_files,
     dataset_record,
     open_run,
@@ -238,6 +239,7 @@ class Trainer(CheckpointedRun):
     def _settings(self, options: TrainOptions) -> tuple[RunConfig, str]:
         """The run's config and dataset path: a resumed run's own, or new ones."""
         if options.resume:
+            check_whole_settings(self.path)
             run = open_run(self.path, options.overrides)
             if options.arch is not None and options.arch != run.config.arch:
                 raise ConfigError(

@@ -128,6 +128,50 @@ def test_resume_without_a_checkpoint_file(setup, tmp_path):
     _one_error(_invoke("train", "--resume", run))
 
 
+@pytest.mark.parametrize("cut", ["mid-line", "at a line end"])
+def test_a_resume_with_its_settings_cut_short_changes_nothing(setup, tmp_path, cut):
+    """A ``config.yaml`` cut short used to resume with defaults for every
+    setting it lost (10 epochs instead of the run's max_steps, another schedule)."""
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    text = (run / "config.yaml").read_text()
+    group, extra = ("train:", 4) if cut == "mid-line" else ("optim:", 1)
+    end = text.index("\n", text.index(group)) + extra  # "train:" comes after "optim:"
+    (run / "config.yaml").write_text(text[:end])
+    before = _digest(run)
+    result = _invoke("train", "--resume", run)
+    _one_error(result)
+    what = "its last line has no end" if cut == "mid-line" else "it has no train settings"
+    assert result.stderr.startswith(f"error: {run / 'config.yaml'}: cut short ({what}): ")
+    assert _digest(run) == before
+
+
+@pytest.mark.parametrize("damage", ["a damaged record", "a record inserted"])
+def test_a_resume_whose_history_was_changed_changes_nothing(setup, tmp_path, damage):
+    """The records the checkpoint saw are checked before the run trains on: a damaged one
+    was found only when the resumed run had trained to its end (or never), and a history
+    moved by an edit was cut at a byte inside a record."""
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    metrics = run / "metrics.jsonl"
+    lines = metrics.read_text().splitlines(keepends=True)
+    if damage == "a damaged record":
+        lines[1] = lines[1].replace('"step"', '"step!', 1)  # the same length
+    else:
+        lines.insert(0, '{"kind": "note", "text": "mine"}\n')
+    metrics.write_text("".join(lines))
+    before = _digest(run)
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=6")
+    _one_error(result)
+    expected = (
+        f"error: {metrics}:2: not JSON: "
+        if damage == "a damaged record"
+        else f"error: {metrics}: changed since the checkpoint: its byte "
+    )
+    assert result.stderr.startswith(expected), result.stderr
+    assert _digest(run) == before
+
+
 def test_parse_with_weights_of_another_shape(setup, tmp_path):
     _, _, runs = setup
     run = _copy(runs["udgn"], tmp_path)

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from induce.data.errors import ConfigError, InduceWarning
+from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.vocab import Vocabulary
 from induce.models.base import Loss
 from induce.runs.config import RunConfig
@@ -138,8 +138,11 @@ class CheckpointedRun:
         """A ``metrics.jsonl`` record and its event."""
         if not self.main:
             return
-        with open(self.path / METRICS, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"kind": kind, **data}) + "\n")
+        try:  # a line torn by a full disk is cut back by the resume, as a kill's
+            with open(self.path / METRICS, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"kind": kind, **data}) + "\n")
+        except OSError as err:
+            raise InputError(f"cannot write: {err.strerror}", str(self.path / METRICS)) from None
         if TENSORBOARD in self.config.train.log:
             if self.tensorboard is None:
                 self.tensorboard = TensorBoardLog(self.path / TENSORBOARD, self.resumed_at)

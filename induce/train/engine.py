@@ -11,11 +11,16 @@ SIGINT and SIGTERM save a checkpoint and return.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
+import torch
+
 from induce.data.architectures import BY_NAME
+from induce.data.errors import ConfigError
 from induce.runs.config import load_config
 from induce.runs.directory import read_settings
 from induce.train import distributed as dd
@@ -58,9 +63,27 @@ def build_trainer(options: TrainOptions, on_event: Callback | None = None) -> Tr
     return TRAINERS[kind](options, on_event)
 
 
+@contextlib.contextmanager
+def _memory_named() -> Iterator[None]:
+    """An allocation the device cannot make (the model's sizes, a batch) is a one-line
+    error saying what to lower, not torch's traceback."""
+    try:
+        yield
+    except RuntimeError as err:  # torch.cuda.OutOfMemoryError is one
+        cuda = isinstance(err, torch.cuda.OutOfMemoryError)
+        if not cuda and "can't allocate memory" not in str(err):
+            raise
+        where = "the GPU" if cuda else "this machine"
+        raise ConfigError(
+            f"out of memory on {where}: lower the model's sizes (model.*) or the batches "
+            "(data.batch_tokens, data.batch_sentences); the checkpoints saved before are kept"
+        ) from None
+
+
 def train(options: TrainOptions, on_event: Callback | None = None) -> str:
     """Train (or resume) a run; SIGINT and SIGTERM save a checkpoint and return."""
-    trainer = build_trainer(options, on_event)
+    with _memory_named():
+        trainer = build_trainer(options, on_event)
     previous: dict[signal.Signals, Any] = {}
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -72,7 +95,8 @@ def train(options: TrainOptions, on_event: Callback | None = None) -> str:
         except ValueError:  # not the main thread: no signal handling
             pass
     try:
-        return trainer.fit()
+        with _memory_named():
+            return trainer.fit()
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)

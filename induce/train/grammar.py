@@ -74,6 +74,13 @@ class GrammarTrainer(Trainer):
             raise ConfigError("a grammar trains on batches of data.batch_sentences sentences")
         if not equal_length_batches([len(s) for s in self.train_ids], 1, 0):
             raise InputError("no training sentence of two words or more", str(self.dataset.path))
+        if self.valid_ids and not any(len(s) >= 2 for s in self.valid_ids):
+            # a grammar scores sentences of two words or more: no validation loss (it was
+            # reported as a diverged run at the first validation)
+            raise InputError(
+                "no validation sentence of two words or more: a grammar scores none of them",
+                str(self.dataset.path / "valid.txt"),
+            )
         self._check_batches()
         torch.manual_seed(self.config.train.seed)
         model = build_model(self.config.arch, self.config.model, len(self.vocab), self.specials.pad)

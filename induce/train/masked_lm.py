@@ -21,7 +21,7 @@ from induce.runs.device import autocast
 from induce.train.graphs import GraphedLoss
 from induce.train.loop import Trainer
 from induce.train.options import TrainOptions, build_optimizer
-from induce.train.validation import parse_split, validation_loss
+from induce.train.validation import check_validation_masks, parse_split, validation_loss
 
 
 class MaskedLMTrainer(Trainer):
@@ -37,6 +37,7 @@ class MaskedLMTrainer(Trainer):
         if self.config.train.init_from and not options.resume:
             self.model.load_pretrained(self.config.train.init_from)
         self._check_lengths()
+        check_validation_masks(self.valid_ids, self.specials, self.config.data)
         self.model = self.model.to(self.device)
         self.optimizer, self.scheduler = build_optimizer(self.model, self.config.optim)
         self.gold = self._validation_gold()

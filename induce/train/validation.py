@@ -12,7 +12,7 @@ from induce.data.errors import ConfigError, InputError
 from induce.metrics.validation import Gold, ParseScorer
 from induce.models.base import Model
 from induce.models.masked_lm import MaskedLM
-from induce.runs.batches import Specials
+from induce.runs.batches import Specials, evaluation_batches
 from induce.runs.config import DataConfig
 from induce.runs.inference import Cast, masked_lm_loss, sentence_scores
 from induce.train import distributed as dd
@@ -61,6 +61,29 @@ def validation_loss(
             setting="data.mask_rate",
         )
     return loss, tokens
+
+
+def check_validation_masks(
+    sentences: Sequence[Sequence[int]], specials: Specials, data: DataConfig
+) -> None:
+    """Before training: refuse a ``data.mask_rate`` whose validation draws mask no token of
+    the validation split (no validation loss), which :func:`validation_loss` would only find
+    at the first validation, an epoch of training later.  Exact for ``eval_masks: fixed``,
+    whose draws are every validation's (drawn here as there: masks only, no model); the
+    draws of ``fresh`` masks depend on the update, and are checked when they are drawn."""
+    if not sentences or data.eval_masks != "fixed":  # no validation split, or later draws
+        return
+    for draw in range(data.eval_runs):
+        seed = validation_seed(data, 0) + draw
+        batches = evaluation_batches(
+            sentences, data.eval_batch_tokens, specials, data.mask_rate, seed
+        )
+        if not any(batch.targets.numel() for batch in batches):
+            raise ConfigError(
+                f"{data.mask_rate:g} masks no token of the validation split in draw {draw + 1} "
+                f"of {data.eval_runs}: there would be no validation loss",
+                setting="data.mask_rate",
+            )
 
 
 def validation_seed(data: DataConfig, step: int) -> int:

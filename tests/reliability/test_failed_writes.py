@@ -102,3 +102,22 @@ def test_a_new_run_stopped_while_its_files_are_written_leaves_its_folder_as_it_w
     assert run.exists() is not made and (made or not any(run.iterdir()))
     monkeypatch.undo()
     assert train(options) == "done"
+
+
+def test_a_record_the_disk_cannot_hold_is_one_line(tmp_path, monkeypatch):
+    """``metrics.jsonl`` past a full disk was an ``OSError`` traceback."""
+    import errno
+
+    from induce.data.errors import InputError
+    from induce.train import bookkeeping
+
+    def full(path, mode="r", **kwargs):
+        if "a" in mode:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return open(path, mode, **kwargs)
+
+    monkeypatch.setattr(bookkeeping, "open", full, raising=False)
+    data, run = make_dataset(tmp_path), tmp_path / "run"
+    options = TrainOptions(str(run), "udgn", str(data), SETTINGS, device="cpu")
+    with pytest.raises(InputError, match=r"metrics.jsonl: cannot write: No space left on device"):
+        train(options)

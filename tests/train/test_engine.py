@@ -443,8 +443,23 @@ def test_a_diverged_run_stops_with_an_error_and_no_nan_best(data, tmp_path, extr
     assert not (out / "checkpoint.json").exists()  # nothing of it saved, as best or last
 
 
-def test_validation_that_masks_no_token_is_refused(data, tmp_path):
-    settings = tiny("structformer") + ["train.max_steps=2", "data.mask_rate=1e-6"]
+def test_fixed_validation_masks_that_mask_no_token_are_refused_before_training(data, tmp_path):
+    """They were refused at the first validation, after an epoch of training."""
+    settings = tiny("structformer") + ["data.mask_rate=1e-6", "data.eval_masks=fixed"]
+    out = tmp_path / "r"
+    with pytest.raises(ConfigError, match="data.mask_rate 1e-06 masks no token of the valid"):
+        build_trainer(TrainOptions(str(out), "structformer", str(data), settings, device="cpu"))
+    assert not out.exists()
+
+
+def test_fresh_validation_masks_that_mask_no_token_are_refused_when_drawn(data, tmp_path):
+    """Their draws depend on the update: checked at the validation that draws them (a
+    check of other draws before training refused runs whose own draws mask tokens)."""
+    settings = tiny("structformer") + [
+        "train.max_steps=2",
+        "data.mask_rate=1e-6",
+        "data.eval_masks=fresh",
+    ]
     with pytest.raises(ConfigError, match="data.mask_rate 1e-06 masked no token of the valid"):
         train(TrainOptions(str(tmp_path / "r"), "structformer", str(data), settings, device="cpu"))
 
@@ -453,3 +468,32 @@ def test_a_length_limit_under_every_sentence_is_refused(data, tmp_path):
     settings = tiny("udgn") + ["data.max_length=1"]
     with pytest.raises(ConfigError, match="data.max_length 1 leaves no training sentence"):
         build_trainer(TrainOptions(str(tmp_path / "r"), "udgn", str(data), settings, device="cpu"))
+
+
+@pytest.mark.parametrize("when", ["build", "step"])
+def test_out_of_memory_is_one_line_naming_what_to_lower(data, tmp_path, monkeypatch, when):
+    """torch's allocator error was a traceback (a paper-size model on a small machine)."""
+    from induce.train import masked_lm
+
+    def refused(*args, **kwargs):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate "
+            "memory: you tried to allocate 123456789012 bytes. Error code 12"
+        )
+
+    if when == "build":
+        monkeypatch.setattr(masked_lm, "build_model", refused)
+    else:
+        monkeypatch.setattr(masked_lm.MaskedLMTrainer, "train_step", refused)
+    out = tmp_path / "run"
+    sets = [x for s in [*tiny("udgn"), "train.max_steps=2"] for x in ("--set", s)]
+    args = ["train", "--arch", "udgn", "--data", data, "--out", out, "--device", "cpu", *sets]
+    result = CliRunner().invoke(app, [*map(str, args)])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        "error: out of memory on this machine: lower the model's sizes (model.*) or the "
+        "batches (data.batch_tokens, data.batch_sentences); the checkpoints saved before are "
+        "kept"
+    ], result.stderr
+    assert out.exists() is (when == "step")

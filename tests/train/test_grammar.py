@@ -262,3 +262,22 @@ def test_settings_that_leave_no_batch_in_any_epoch_are_refused(data, tmp_path):
     grows = ["data.max_length=1", "data.length_step=5", "train.epochs=3", "train.max_steps=1"]
     options = TrainOptions(str(tmp_path / "g"), "npcfg", str(data), tiny("npcfg") + grows)
     assert train(options) == "done"
+
+
+def test_a_validation_split_of_one_word_sentences_is_refused_before_training(tmp_path):
+    """A grammar scores sentences of two words or more: such a split has no validation loss,
+    which was reported as a diverged run after the first epoch."""
+    train_text, valid = tmp_path / "train.txt", tmp_path / "valid.txt"
+    train_text.write_text("the cat sat\nthe dog ran\na cat ran\na dog sat\n" * 3)
+    valid.write_text("cats\ndogs\n")
+    data = tmp_path / "data"
+    made = _cli("preprocess", "text", "--train", train_text, "--valid", valid, "-o", data)
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "run"
+    result = _cli("train", "--arch", "npcfg", "--data", data, "--out", out, *_cli_settings("npcfg"))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"error: {data / 'valid.txt'}: no validation sentence of two words or more: a grammar "
+        "scores none of them"
+    )
+    assert not out.exists()

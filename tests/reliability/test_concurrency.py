@@ -131,8 +131,8 @@ def test_a_lock_file_holds_its_pid_from_the_moment_it_exists(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "link", spying_link)
     lock = FileLock(tmp_path / ".lock", "the run").acquire()
-    assert seen == [f"{os.getpid()}\n"]
-    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    assert seen == [_own_line()]
+    assert (tmp_path / ".lock").read_text() == _own_line()
     assert [p.name for p in tmp_path.iterdir()] == [".lock"]
     lock.release()
     assert not any(tmp_path.iterdir())
@@ -148,7 +148,7 @@ def test_without_hard_links_the_lock_is_still_taken_and_refused(tmp_path, monkey
 
     monkeypatch.setattr(os, "link", no_links)
     FileLock(tmp_path / ".lock", "the run").acquire()
-    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    assert (tmp_path / ".lock").read_text() == _own_line()
     assert [p.name for p in tmp_path.iterdir()] == [".lock"]
     holder = _holder(tmp_path / "other.lock")
     try:
@@ -203,7 +203,7 @@ def test_a_lock_holding_no_process_id_is_taken_over(tmp_path, content):
     (tmp_path / ".lock").write_text(content, encoding="latin-1")
     with pytest.warns(InduceWarning, match="taking over the lock of no process"):
         lock = FileLock(tmp_path / ".lock", "the run").acquire()
-    assert (tmp_path / ".lock").read_text() == f"{os.getpid()}\n"
+    assert (tmp_path / ".lock").read_text() == _own_line()
     lock.release()
 
 
@@ -241,3 +241,44 @@ def test_a_lock_holding_a_huge_number_is_taken_over(data, tmp_path):
         assert result.exit_code == 0, result.output
         assert f"warning: {lock}: taking over the lock of no process" in result.stderr
         assert not lock.exists()
+
+
+def _own_line() -> str:
+    """What a lock file of this process holds: ``PID HOST START``."""
+    import socket
+
+    with open(f"/proc/{os.getpid()}/stat", "rb") as handle:
+        stat = handle.read()
+    started = stat[stat.rindex(b")") + 2 :].split()[19].decode()
+    return f"{os.getpid()} {socket.gethostname()} {started}\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="no /proc")
+def test_a_lock_whose_pid_now_names_another_process_is_taken_over(tmp_path):
+    """The killed holder's pid was given to a later process: alive, but not the holder (its
+    start time differs), so the lock is stale; it used to block the folder."""
+    import socket
+
+    from induce.data.errors import InduceWarning
+    from induce.data.locks import FileLock
+
+    holder = _holder(tmp_path / "other.lock")  # a live process of this host
+    try:
+        (tmp_path / ".lock").write_text(f"{holder.pid} {socket.gethostname()} 1\n")
+        with pytest.warns(InduceWarning, match=f"taking over the lock of process {holder.pid}"):
+            lock = FileLock(tmp_path / ".lock", "the run").acquire()
+        lock.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_lock_of_another_host_is_refused_naming_it(tmp_path):
+    """A folder shared between machines: a pid of another host says nothing of this one's
+    processes; its lock was taken over when no local process had that pid."""
+    from induce.data.locks import FileLock, LockedError
+
+    (tmp_path / ".lock").write_text(f"{_dead_pid()} elsewhere.example 12345\n")
+    with pytest.raises(LockedError, match="in use by process .* on elsewhere.example \\(if"):
+        FileLock(tmp_path / ".lock", "the run").acquire()
+    assert (tmp_path / ".lock").read_text().endswith(" elsewhere.example 12345\n")

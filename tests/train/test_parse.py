@@ -203,6 +203,12 @@ def test_head_label_correlation(runs, tmp_path, arch):
         app, ["evaluate", "pcc", str(gold), "-m", str(runs[arch]), "--statistic", "pearson"]
     )
     assert pearson.exit_code == 0 and "(child-to-parent, 4 edges)" in pearson.stdout
+    bogus = CliRunner().invoke(
+        app, ["evaluate", "pcc", str(gold), "-m", str(runs[arch]), "--statistic", "bogus"]
+    )
+    lines = bogus.stderr.strip().splitlines()
+    assert bogus.exit_code == 2 and len(lines) == 1 and "--statistic" in lines[0], bogus.stderr
+    assert "official" in lines[0] and "pearson" in lines[0]
 
 
 def test_head_label_statistic_is_the_official_scripts(runs, tmp_path):

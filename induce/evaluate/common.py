@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from induce.data.errors import ConfigError, InputError
@@ -18,17 +18,21 @@ Prediction = TypeVar("Prediction", "TreeFile", "DepFile")
 
 
 def gold_digest(gold: TreeFile | DepFile) -> str:
-    """What tells one gold file from another wherever it lies: a digest of its sentences'
-    words (16 hex digits of SHA-256), which ``induce report`` compares so that it never
-    averages numbers scored against two golds (a validation and a test split, or two
-    treebanks), while the same gold at two paths is the same."""
+    """What tells one gold file from another wherever it lies: :func:`words_digest` of its
+    sentences, which ``induce report`` compares so that it never averages numbers scored
+    against two golds (a validation and a test split, or two treebanks), while the same gold
+    at two paths is the same."""
+    if hasattr(gold, "sentences"):  # a DepFile (its class is not imported: see above)
+        return words_digest(list(tree.words) for tree in gold.sentences)
+    return words_digest(tree.words() if tree is not None else [] for tree in gold.trees)
+
+
+def words_digest(sentences: Iterable[Sequence[str]]) -> str:
+    """A digest of sentences' words (16 hex digits of SHA-256): the identity of a gold, or
+    of the text a perplexity is of, that does not depend on where the file lies."""
     import hashlib
 
     digest = hashlib.sha256()
-    if hasattr(gold, "sentences"):  # a DepFile (its class is not imported: see above)
-        sentences = [list(tree.words) for tree in gold.sentences]
-    else:
-        sentences = [tree.words() if tree is not None else [] for tree in gold.trees]
     for words in sentences:
         digest.update(("\x1f".join(words) + "\x1e").encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:16]

@@ -10,6 +10,7 @@ from typing import Any
 
 from induce.data.architectures import architecture
 from induce.data.errors import ConfigError, InputError
+from induce.evaluate.common import words_digest
 from induce.models.grammar import GrammarModel
 from induce.runs.directory import open_run
 from induce.runs.grammar import grammar_sums
@@ -34,7 +35,8 @@ def evaluate_likelihood(
     dataset = run.split_of(data, split)
     if batch_sentences < 1:
         raise ConfigError(f"must be 1 or more, got {batch_sentences}", "batch_sentences")
-    sentences = [run.vocab.ids(s) for s in dataset.sentences(split)]
+    words = list(dataset.sentences(split))
+    sentences = [run.vocab.ids(s) for s in words]
     model = run.load_model(which, device)
     assert isinstance(model, GrammarModel)  # the registry's objective: likelihood
     device_of = next(model.parameters()).device
@@ -47,6 +49,8 @@ def evaluate_likelihood(
             "model": str(run.path),
             "weights": which,
             "data": str(dataset.path),
+            # the text itself, wherever it lies: report never averages two texts' figures
+            "data_digest": words_digest(words),
             "split": split,
             "arch": run.config.arch,
         },

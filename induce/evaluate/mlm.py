@@ -8,6 +8,7 @@ from typing import Any
 
 from induce.data.architectures import architecture
 from induce.data.errors import ConfigError, InputError
+from induce.evaluate.common import words_digest
 from induce.runs.device import autocast
 from induce.runs.directory import open_run
 from induce.runs.inference import masked_lm_loss
@@ -33,7 +34,8 @@ def evaluate_mlm(
         raise ConfigError(f"a {run.config.arch} model has no masked-LM perplexity")
     model = run.load_language_model(which, device)
     dataset = run.split_of(data, split)
-    sentences = [run.vocab.ids(s) for s in dataset.sentences(split) if s]
+    words = list(dataset.sentences(split))
+    sentences = [run.vocab.ids(s) for s in words if s]
     settings = run.config.data
     seed = settings.eval_seed if seed is None else seed
     mask_rate = settings.mask_rate if mask_rate is None else mask_rate
@@ -63,6 +65,8 @@ def evaluate_mlm(
             "model": str(run.path),
             "weights": which,
             "data": str(dataset.path),
+            # the text itself, wherever it lies: report never averages two texts' figures
+            "data_digest": words_digest(words),
             "split": split,
             "arch": run.config.arch,
             "mask_rate": mask_rate,

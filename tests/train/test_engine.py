@@ -250,6 +250,16 @@ def test_command_line(data, tmp_path):
     three = evaluate_mlm(str(out), str(data), "valid", device="cpu", seed=1234, runs=3)
     assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3, abs=2e-6)
     assert three["masked_tokens"] == sum(d["masked_tokens"] for d in draws)
+    # the text's identity, for report: the same split wherever it lies, not another split
+    import shutil
+
+    moved = shutil.copytree(data, tmp_path / "moved")
+    there = evaluate_mlm(str(out), str(moved), "valid", device="cpu")["settings"]
+    other = evaluate_mlm(str(out), str(data), "train", device="cpu")["settings"]
+    assert (
+        len(there["data_digest"]) == 16 and there["data_digest"] == again["settings"]["data_digest"]
+    )
+    assert other["data_digest"] != there["data_digest"]
 
 
 def test_sigterm_saves_a_checkpoint_and_resume_finishes(data, tmp_path):

@@ -190,6 +190,11 @@ def test_the_perplexity_of_a_split_is_the_validations(run, data, tmp_path):
     best = [r for r in open_run(run).history() if r["kind"] == "eval" and r["best"]][-1]
     assert found["perplexity"] == pytest.approx(best["valid_ppl"], abs=1e-3)
     assert found["recon_perplexity"] <= found["perplexity"]
+    from induce.data.dataset import load_dataset
+    from induce.evaluate.common import words_digest
+
+    words = load_dataset(str(data)).sentences("valid")
+    assert found["settings"]["data_digest"] == words_digest(words)
 
 
 @pytest.mark.parametrize("form", ["state-dict", "pickle"])

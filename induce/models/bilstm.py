@@ -10,6 +10,7 @@ Shapes: ``B`` batch, ``L`` padded length, ``D`` input width.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from typing import Literal
 
@@ -132,16 +133,23 @@ def _direction(
     if weights[0].dtype != h.dtype:
         weights = _cast(weights, h.dtype)
     inputs = h if order is None else h.gather(1, order.expand(-1, -1, h.shape[-1]))
-    with warnings.catch_warnings():
-        # on CUDA, cuDNN copies the four weights into a buffer laid out as it reads them at
-        # each call, and says so each time, unless they already lie so (own_buffer, which the
-        # GPU path arranges before its first call)
-        warnings.filterwarnings("ignore", "RNN module weights are not part of single")
-        # (input, state, weights, biases, layers, dropout, train, bidirectional, batch_first)
-        out, _, _ = torch.lstm(
-            inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
-        )
+    if h.is_cuda:
+        _quiet_weight_copies()
+    # (input, state, weights, biases, layers, dropout, train, bidirectional, batch_first)
+    out, _, _ = torch.lstm(
+        inputs, (zeros, zeros), weights, True, 1, 0.0, lstm.training, False, True
+    )
     return out if order is None else out.gather(1, order.expand(-1, -1, out.shape[-1]))
+
+
+@functools.cache
+def _quiet_weight_copies() -> None:
+    """On CUDA, cuDNN copies the four weights into a buffer laid out as it reads them at
+    each call, and warns each time, unless they already lie so (:func:`own_buffer`, which
+    the GPU path arranges before its first call).  That one warning is filtered once, for
+    the process: ``warnings.catch_warnings`` around each call swapped the global filters,
+    which is not thread-safe (parsing runs the model in a prefetching thread)."""
+    warnings.filterwarnings("ignore", "RNN module weights are not part of single")
 
 
 def _weights(lstm: nn.LSTM, layer: int, suffix: str) -> list[torch.Tensor]:

@@ -141,11 +141,14 @@ class FileLock:
 _MAX_PID = 2**31 - 1
 
 
-def live_holder(path: str | os.PathLike[str]) -> int | None:
-    """The process id holding the lock file ``path`` if that process still holds it, else
-    ``None`` (no lock, or a stale one that the next taker takes over)."""
+def live_holder(path: str | os.PathLike[str]) -> str | None:
+    """Who holds the lock file ``path`` (``process 123``, ``process 123 on HOST`` for
+    another host's) if that process still holds it, else ``None`` (no lock, or a stale one
+    that the next taker takes over)."""
     holder = _lock_holder(Path(path))
-    return holder.pid if holder is not None and holder.holds() else None
+    if holder is None or not holder.holds():
+        return None
+    return f"process {holder.pid}" + (f" on {holder.host}" if holder.host != _HOST else "")
 
 
 _HOST = socket.gethostname()

@@ -98,10 +98,10 @@ def warn_unfinished(run: RunResults) -> None:
     from induce.data.errors import InduceWarning
     from induce.data.locks import live_holder
 
-    pid = live_holder(run.path / LOCK)
-    if pid is not None:
+    holder = live_holder(run.path / LOCK)
+    if holder is not None:
         warnings.warn(
-            f"{run.path}: still training (process {pid}): its numbers are its best so far",
+            f"{run.path}: still training ({holder}): its numbers are its best so far",
             InduceWarning,
             stacklevel=4,
         )

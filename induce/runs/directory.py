@@ -177,7 +177,8 @@ def write_run_files(
 ) -> None:
     """The run's settings, vocabulary and dataset record (rewritten when a resumed run
     changes its settings: they are the run's own files, read by the same command)."""
-    atomic_write(path / CONFIG, dump_yaml(config.to_dict()), own=True)
+    settings = SETTINGS_HEAD + dump_yaml(config.to_dict()) + SETTINGS_END
+    atomic_write(path / CONFIG, settings, own=True)
     atomic_write(path / VOCAB, vocab.to_json(), own=True)
     atomic_write(path / DATASET, dump_yaml(dataset), own=True)
 
@@ -214,6 +215,10 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
     return raw
 
 
+# config.yaml's first and last lines (YAML comments): a file that begins with the first and
+# lacks the last was cut short; a file without the first was written before them
+SETTINGS_HEAD = "# induce run settings; the file ends with the line '# end'\n"
+SETTINGS_END = "# end\n"
 # the groups every config.yaml that induce wrote holds (``protocol`` came later: not required)
 _GROUPS = ("arch", "model", "data", "optim", "train")
 
@@ -221,16 +226,21 @@ _GROUPS = ("arch", "model", "data", "optim", "train")
 def check_whole_settings(path: str | os.PathLike[str]) -> None:
     """Refuse a run's ``config.yaml`` that was cut short before the run resumes with it: the
     settings it lost would come back as defaults (other epochs, another schedule) without a
-    word.  induce writes it whole, ending with a line end and holding every group."""
+    word.  induce writes it whole, between :data:`SETTINGS_HEAD` and :data:`SETTINGS_END`;
+    a file written before those lines must end with a line end and hold every group."""
     file = Path(path) / CONFIG
-    raw = read_settings(path)
-    text = read_text(file)
-    lacking = [group for group in _GROUPS if group not in raw]
-    if not text.endswith("\n") or lacking:
-        what = f"it has no {lacking[0]} settings" if lacking else "its last line has no end"
+    text = read_text(file) if file.is_file() else ""
+    if text.startswith(SETTINGS_HEAD):  # before it is parsed: a cut may leave no YAML
+        what = "" if text.endswith(f"\n{SETTINGS_END}") else "its last line '# end' is lost"
+    else:
+        raw = read_settings(path)
+        lacking = [group for group in _GROUPS if group not in raw]
+        what = f"it has no {lacking[0]} settings" if lacking else ""
+        what = what or ("" if text.endswith("\n") else "its last line has no end")
+    if what:
         raise InputError(
-            f"cut short ({what}): a resume would take defaults for what is lost; put the "
-            "run's settings back (an edited file: end it with a line end)",
+            f"cut short ({what}): a resume would take defaults for what is lost; put "
+            "the run's settings back (an edited file: keep its last line)",
             str(file),
         )
 

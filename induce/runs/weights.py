@@ -36,7 +36,7 @@ def save_weights(model: torch.nn.Module, path: Path, vocab: Vocabulary | None = 
     _write_bytes(path, _sort_metadata(save(tensors, metadata=metadata)))
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def _write_bytes(path: Path, data: bytes | memoryview) -> None:
     """``data`` as the run's own file ``path``, atomically (a failed write: one line)."""
     with atomic_path(path, own=True) as tmp, open(tmp, "wb") as handle:
         handle.write(data)
@@ -122,7 +122,7 @@ def save_state(state: dict[str, Any], path: Path) -> None:
 
     buffer = io.BytesIO()  # written here: torch.save's error for a full disk names no cause
     torch.save(state, buffer)
-    _write_bytes(path, buffer.getvalue())
+    _write_bytes(path, buffer.getbuffer())  # no second copy of the state
 
 
 STATE_PARTS = ("optimizer", "scheduler", "progress", "rng")  # what save() puts in a state

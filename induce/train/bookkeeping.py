@@ -20,6 +20,7 @@ from induce.models.base import Loss
 from induce.runs.config import RunConfig
 from induce.runs.directory import METRICS
 from induce.train import checkpoint
+from induce.train.options import optim_settings
 
 Callback = Callable[[str, dict[str, Any]], None]
 TENSORBOARD = "tensorboard"  # the run's TensorBoard folder (train.log: [..., tensorboard])
@@ -78,6 +79,9 @@ class CheckpointedRun:
     on_event: Callback
     stop_requested: bool
     resumed_at: int | None = None  # the step a resumed run continues from
+    # the optimizer settings the restored checkpoint was saved under (None: saved before
+    # they were kept, or no checkpoint)
+    ran_with: dict[str, Any] | None = None
     tensorboard: TensorBoardLog | None = None
 
     @property
@@ -106,6 +110,8 @@ class CheckpointedRun:
             )
             return
         progress.pop("metrics_bytes", None)
+        progress.pop("metrics_sha256", None)
+        self.ran_with = progress.pop("optim", None)
         self.meter.restore(progress.pop("meter", None))
         self.state.update(progress)
         self.resumed_at = int(self.state["step"])
@@ -127,7 +133,11 @@ class CheckpointedRun:
                 self.model,
                 self.optimizer,
                 self.scheduler,
-                {**self.state, "meter": self.meter.state()},
+                {
+                    **self.state,
+                    "meter": self.meter.state(),
+                    "optim": optim_settings(self.config.optim),
+                },
                 self.device,
                 best,
                 self.vocab,

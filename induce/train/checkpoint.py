@@ -19,6 +19,7 @@ still read.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import random
 import re
@@ -89,11 +90,12 @@ def save(
     rng: dict[str, Any] = {"torch": torch.get_rng_state(), "python": random.getstate()}
     if device.type == "cuda":
         rng["cuda"] = torch.cuda.get_rng_state(device)
-    metrics = run / METRICS
+    history = (run / METRICS).read_bytes()
+    seen = {"metrics_bytes": len(history), "metrics_sha256": hashlib.sha256(history).hexdigest()}
     state = {
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
-        "progress": {**progress, "metrics_bytes": metrics.stat().st_size},
+        "progress": {**progress, **seen},
         "rng": rng,
     }
     save_state(state, tmp / STATE)
@@ -381,7 +383,20 @@ def _cut_metrics(metrics: Path, progress: dict[str, Any]) -> None:
             str(metrics),
         )
     read_metrics(metrics, size)  # a damaged record: an error naming its line
+    digest = progress.get("metrics_sha256")  # saved since it is
+    if digest is not None and _sha256_of(metrics, size) != digest:
+        raise InputError(
+            f"changed since the checkpoint: its first {size} bytes are not the history the "
+            "checkpoint saw",
+            str(metrics),
+        )
     os.truncate(metrics, size)
+
+
+def _sha256_of(path: Path, size: int) -> str:
+    """The SHA-256 of the first ``size`` bytes of ``path``."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read(size)).hexdigest()
 
 
 def _fsync_dir(folder: Path) -> None:

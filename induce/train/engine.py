@@ -69,14 +69,15 @@ def _memory_named() -> Iterator[None]:
     error saying what to lower, not torch's traceback."""
     try:
         yield
-    except RuntimeError as err:  # torch.cuda.OutOfMemoryError is one
-        cuda = isinstance(err, torch.cuda.OutOfMemoryError)
-        if not cuda and "can't allocate memory" not in str(err):
+    except (RuntimeError, MemoryError) as err:  # torch.cuda.OutOfMemoryError is one
+        cuda = isinstance(err, torch.cuda.OutOfMemoryError) or "CUBLAS_STATUS_ALLOC" in str(err)
+        if not (cuda or isinstance(err, MemoryError) or "can't allocate memory" in str(err)):
             raise
         where = "the GPU" if cuda else "this machine"
         raise ConfigError(
             f"out of memory on {where}: lower the model's sizes (model.*) or the batches "
-            "(data.batch_tokens, data.batch_sentences); the checkpoints saved before are kept"
+            "(data.batch_tokens, data.batch_sentences, data.eval_batch_tokens); the "
+            "checkpoints saved before are kept"
         ) from None
 
 

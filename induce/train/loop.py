@@ -56,6 +56,7 @@ from induce.train.options import (
     RunExistsError,
     TrainOptions,
     check_new_run_directory,
+    optim_settings,
     retune,
 )
 from induce.train.settings import check_settings
@@ -75,7 +76,7 @@ class Trainer(CheckpointedRun):
     train_facts: dict[str, Any] = {}
     # the step replayed from CUDA graphs, when the objective has one
     graphed: GraphedLoss | None = None
-    made_folder = False  # whether this run made its folder (removed again if it cannot start)
+    made_folders: list[Path] = []  # what a new run made of its folder's path
     # whether train.compile applies (the masked LMs' forward; the grammars' inside loops
     # over widths, which a compiler would unroll at every length)
     compiles = False
@@ -144,7 +145,9 @@ class Trainer(CheckpointedRun):
             dd.barrier(self.world)
             if options.resume:
                 self._restore()
-                retune(self.optimizer, self.scheduler, self.recorded.optim, self.config.optim)
+                # the checkpoint's own settings, or (saved before it kept them) the run's
+                ran_with = self.ran_with or optim_settings(self.recorded.optim)
+                retune(self.optimizer, self.scheduler, ran_with, self.config.optim)
                 # the settings it now runs with, and where its data now lies
                 if (options.overrides or options.data) and self.world.main:
                     write_run_files(
@@ -153,9 +156,9 @@ class Trainer(CheckpointedRun):
             dd.barrier(self.world)  # rank 0 trims metrics.jsonl while restoring
         except BaseException:
             self.lock.release()  # a run that could not start is not held
-            if self.made_folder:  # nor leaves the folder it made (empty by now)
+            for folder in self.made_folders:  # nor leaves the folders it made (empty now)
                 with contextlib.suppress(OSError):
-                    self.path.rmdir()
+                    folder.rmdir()
             raise
 
     def autocast(self) -> AbstractContextManager[object]:
@@ -273,7 +276,8 @@ class Trainer(CheckpointedRun):
         """Lock the run directory; write a new run's files, or check a resumed run's
         dataset (its vocabulary and identity) and clear what killed writes left."""
         if not options.resume:
-            self.made_folder = not self.path.exists()
+            # the folders this run makes, the run's own first (removed if it cannot start)
+            self.made_folders = [f for f in (self.path, *self.path.parents) if not f.exists()]
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as err:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -82,27 +83,35 @@ _GROUP_SETTINGS = ("lr", "weight_decay", "eps", "betas")
 _SCHEDULE_SETTINGS = {"plateau_factor": "factor", "plateau_patience": "patience"}
 
 
+def optim_settings(o: OptimConfig) -> dict[str, Any]:
+    """The settings of ``o`` that the optimizer and schedule hold, as a checkpoint keeps
+    them (what a resume compares with its own, :func:`retune`)."""
+    names = (*_GROUP_SETTINGS, *_SCHEDULE_SETTINGS, "min_lr")
+    return {name: list(o.betas) if name == "betas" else getattr(o, name) for name in names}
+
+
 def retune(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.ReduceLROnPlateau,
-    recorded: OptimConfig,
+    ran_with: dict[str, Any],
     now: OptimConfig,
 ) -> None:
     """Put the optimizer settings that a resume changes (``--set optim.lr=...``) into the
     optimizer and schedule its checkpoint restored: loading their states brings back the
-    recorded values, and the change, written to ``config.yaml``, had no effect.  A new
-    ``optim.lr`` is the rate from the resume on: the schedule's reductions so far are
-    dropped (during ``train.warmup`` the ramp climbs to it)."""
+    values the checkpoint ran with (``ran_with``: :func:`optim_settings`), and the change,
+    written to ``config.yaml``, had no effect.  A new ``optim.lr`` is the rate from the
+    resume on: the schedule's reductions so far are dropped (during ``train.warmup`` the
+    ramp climbs to it)."""
+    wanted = optim_settings(now)
     for name in _GROUP_SETTINGS:
-        value = getattr(now, name)
-        if value != getattr(recorded, name):
+        if wanted[name] != ran_with.get(name, wanted[name]):
             for group in optimizer.param_groups:
-                group[name] = tuple(value) if name == "betas" else value
+                group[name] = tuple(wanted[name]) if name == "betas" else wanted[name]
     for name, attribute in _SCHEDULE_SETTINGS.items():
-        if getattr(now, name) != getattr(recorded, name):
-            setattr(scheduler, attribute, getattr(now, name))
-    if now.min_lr != recorded.min_lr:
-        scheduler.min_lrs = [now.min_lr] * len(optimizer.param_groups)
+        if wanted[name] != ran_with.get(name, wanted[name]):
+            setattr(scheduler, attribute, wanted[name])
+    if wanted["min_lr"] != ran_with.get("min_lr", wanted["min_lr"]):
+        scheduler.min_lrs = [wanted["min_lr"]] * len(optimizer.param_groups)
 
 
 def _fused(o: OptimConfig, params: list[torch.nn.Parameter]) -> bool:

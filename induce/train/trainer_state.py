@@ -85,6 +85,17 @@ def _check_progress(value: object) -> None:
             raise BadState(f"its progress.{key} is {_kind(item)}, not a number")
     if progress.get("meter") is not None:
         _check_meter(progress["meter"])
+    if not isinstance(progress.get("metrics_sha256", ""), str):
+        raise BadState(f"its progress.metrics_sha256 is {_kind(progress['metrics_sha256'])}")
+    _check_optim(progress.get("optim", {}))
+
+
+def _check_optim(value: object) -> None:
+    """The optimizer settings the checkpoint ran with: numbers (``betas`` a list of them)."""
+    for key, item in _mapping(value, "progress.optim").items():
+        numbers = item if key == "betas" and isinstance(item, list) else [item]
+        if not all(_is_number(x) for x in numbers):
+            raise BadState(f"its progress.optim.{key} is {_kind(item)}, not a number")
 
 
 def _check_meter(value: object) -> None:

@@ -341,6 +341,9 @@ def test_a_run_still_training_or_without_numbers_is_said(tmp_path):
     assert f"{empty}: no numbers" in result.stderr
     (live / ".lock").write_text("999999999\n")  # a killed trainer's lock: not training
     assert "still training" not in CliRunner().invoke(app, ["report", str(live)]).stderr
+    (live / ".lock").write_text("999999999 elsewhere.example 7\n")  # one this host can't see
+    elsewhere = CliRunner().invoke(app, ["report", str(live)]).stderr
+    assert "still training (process 999999999 on elsewhere.example)" in elsewhere
 
 
 def test_a_grid_names_each_row_by_what_tells_it_apart(tmp_path):

@@ -128,25 +128,51 @@ def test_resume_without_a_checkpoint_file(setup, tmp_path):
     _one_error(_invoke("train", "--resume", run))
 
 
-@pytest.mark.parametrize("cut", ["mid-line", "at a line end"])
+CUTS = {  # where config.yaml is cut, whether it has its first line, what the error says
+    "at a line end inside train": ("max_steps:", True, "its last line '# end' is lost"),
+    "mid-line": ("max_steps:", True, "its last line '# end' is lost"),
+    "earlier format, mid-line": ("epochs: ", False, "its last line has no end"),
+    "earlier format, a group lost": ("optim:", False, "it has no train settings"),
+}
+
+
+@pytest.mark.parametrize("cut", sorted(CUTS))
 def test_a_resume_with_its_settings_cut_short_changes_nothing(setup, tmp_path, cut):
-    """A ``config.yaml`` cut short used to resume with defaults for every
-    setting it lost (10 epochs instead of the run's max_steps, another schedule)."""
+    """A ``config.yaml`` cut short used to resume with defaults for every setting it lost
+    (10 epochs instead of the run's max_steps, another schedule).  A file of the earlier
+    format (without the first and last lines) is checked for what it can show."""
     _, _, runs = setup
     run = _copy(runs["udgn"], tmp_path)
     text = (run / "config.yaml").read_text()
-    group, extra = ("train:", 4) if cut == "mid-line" else ("optim:", 1)
-    end = text.index("\n", text.index(group)) + extra  # "train:" comes after "optim:"
+    assert text.startswith("# induce run settings") and text.endswith("\n# end\n")
+    before_key, head, what = CUTS[cut]
+    if not head:
+        text = text.split("\n", 1)[1].removesuffix("# end\n")
+    end = text.index(before_key)  # "optim:" and "max_steps:" begin a line
+    if "mid-line" in cut:
+        end += len(before_key) + 1  # "epochs: 100" cut to "epochs: 1": still YAML
+    elif "group" in cut:
+        end = text.index("\n", end) + 1  # "optim:" kept, its settings and train lost
     (run / "config.yaml").write_text(text[:end])
     before = _digest(run)
     result = _invoke("train", "--resume", run)
     _one_error(result)
-    what = "its last line has no end" if cut == "mid-line" else "it has no train settings"
     assert result.stderr.startswith(f"error: {run / 'config.yaml'}: cut short ({what}): ")
     assert _digest(run) == before
 
 
-@pytest.mark.parametrize("damage", ["a damaged record", "a record inserted"])
+def test_a_run_of_the_earlier_settings_format_resumes(setup, tmp_path):
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    text = (run / "config.yaml").read_text()
+    (run / "config.yaml").write_text(text.split("\n", 1)[1].removesuffix("# end\n"))
+    result = _invoke("train", "--resume", run, "--set", "train.max_steps=4")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "damage", ["a damaged record", "a record inserted", "the last record copied first"]
+)
 def test_a_resume_whose_history_was_changed_changes_nothing(setup, tmp_path, damage):
     """The records the checkpoint saw are checked before the run trains on: a damaged one
     was found only when the resumed run had trained to its end (or never), and a history
@@ -157,17 +183,20 @@ def test_a_resume_whose_history_was_changed_changes_nothing(setup, tmp_path, dam
     lines = metrics.read_text().splitlines(keepends=True)
     if damage == "a damaged record":
         lines[1] = lines[1].replace('"step"', '"step!', 1)  # the same length
-    else:
+    elif damage == "a record inserted":
         lines.insert(0, '{"kind": "note", "text": "mine"}\n')
+    else:  # the history moved by a whole record's length: only its digest shows it
+        lines.insert(0, lines[-1])
     metrics.write_text("".join(lines))
     before = _digest(run)
     result = _invoke("train", "--resume", run, "--set", "train.max_steps=6")
     _one_error(result)
-    expected = (
-        f"error: {metrics}:2: not JSON: "
-        if damage == "a damaged record"
-        else f"error: {metrics}: changed since the checkpoint: its byte "
-    )
+    expected = {
+        "a damaged record": f"error: {metrics}:2: not JSON: ",
+        "a record inserted": f"error: {metrics}: changed since the checkpoint: its byte ",
+        "the last record copied first": f"error: {metrics}: changed since the checkpoint: its "
+        "first ",
+    }[damage]
     assert result.stderr.startswith(expected), result.stderr
     assert _digest(run) == before
 

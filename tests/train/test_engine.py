@@ -317,14 +317,39 @@ def test_optimizer_settings_changed_on_a_resume_take_effect(data, tmp_path):
     assert [r["lr"] for r in _records(out, "train") if r["step"] > 4] == [0.0123, 0.0123]
 
 
+def test_a_changed_setting_holds_after_a_kill_before_its_first_checkpoint(data, tmp_path):
+    """config.yaml records the change as the resume starts; killed before a checkpoint held
+    it, the next resume compared config.yaml with itself and ran the old rate on."""
+    out, settings = tmp_path / "run", tiny("structformer") + ["train.eval_every=2"]
+    first = TrainOptions(
+        str(out), "structformer", str(data), [*settings, "train.max_steps=4"], device="cpu"
+    )
+    assert train(first) == "done"
+
+    class Killed(Exception):
+        pass
+
+    def kill(kind: str, record: dict) -> None:
+        if kind == "start":  # before any update or checkpoint of the resumed run
+            raise Killed
+
+    changed = ["train.max_steps=6", "optim.lr=0.0123"]
+    with pytest.raises(Killed):
+        train(TrainOptions(str(out), overrides=changed, resume=True, device="cpu"), kill)
+    trainer = build_trainer(TrainOptions(str(out), resume=True, device="cpu"))
+    trainer.lock.release()
+    assert trainer.optimizer.param_groups[0]["lr"] == 0.0123
+
+
 def test_a_resume_that_changes_no_optimizer_setting_keeps_the_schedules_rate():
     from induce.runs.config import OptimConfig
-    from induce.train.options import retune
+    from induce.train.options import optim_settings, retune
 
     recorded = OptimConfig(lr=1e-3, plateau_patience=2)
     optimizer, schedule = build_optimizer(torch.nn.Linear(2, 2), recorded)
     optimizer.param_groups[0]["lr"] = 2.5e-4  # reduced twice by the schedule
-    retune(optimizer, schedule, recorded, OptimConfig(lr=1e-3, plateau_patience=5))
+    ran_with = optim_settings(recorded)
+    retune(optimizer, schedule, ran_with, OptimConfig(lr=1e-3, plateau_patience=5))
     assert optimizer.param_groups[0]["lr"] == 2.5e-4 and schedule.patience == 5
 
 
@@ -503,7 +528,7 @@ def test_out_of_memory_is_one_line_naming_what_to_lower(data, tmp_path, monkeypa
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [
         "error: out of memory on this machine: lower the model's sizes (model.*) or the "
-        "batches (data.batch_tokens, data.batch_sentences); the checkpoints saved before are "
-        "kept"
+        "batches (data.batch_tokens, data.batch_sentences, data.eval_batch_tokens); the "
+        "checkpoints saved before are kept"
     ], result.stderr
     assert out.exists() is (when == "step")

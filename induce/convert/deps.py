@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from induce.convert.tags import check_tag_filters
-from induce.data.conll import DepFile, read_deps, subset_tokens
+from induce.data.conll import DepFile, read_deps, subset_tokens, with_upos
 from induce.data.errors import InputError
+from induce.data.normalize import is_upos_tagset
 from induce.data.types import DepTree
 from induce.structure.deps import restrict_heads
 from induce.structure.heights import dependency_heights
@@ -35,15 +36,18 @@ def convert_deps(
         raise InputError("no sentences in the file", path)
     if not drop_tags and keep_tags is None:
         return deps, 0
-    seen = (t for tree in deps.sentences for t in tree.tags or ())
+    # a tag set of UPOS names filters CoNLL-U by its UPOS column (the output keeps its tags)
+    by = with_upos(deps) if keep_tags and is_upos_tagset(keep_tags) else deps
+    seen = (t for tree in by.sentences for t in tree.tags or ())
     check_tag_filters(seen, drop_tags, keep_tags, path)
     out: list[DepTree] = []
     lines: list[int] = []
     source_raw = deps.raw
     raw: list[TokenList] | None = [] if source_raw is not None else None
-    for k, tree in enumerate(deps.sentences):
+    for k, (tree, filtered) in enumerate(zip(deps.sentences, by.sentences, strict=True)):
         tags = tree.tags or ("_",) * len(tree)
-        keep = [t not in drop_tags and (keep_tags is None or t in keep_tags) for t in tags]
+        keys = filtered.tags or ("_",) * len(tree)
+        keep = [t not in drop_tags and (keep_tags is None or t in keep_tags) for t in keys]
         if not any(keep):
             continue
         heads = restrict_heads(tree.heads, keep)

@@ -18,7 +18,7 @@ import copy
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
@@ -437,3 +437,17 @@ def subset_tokens(tokens: TokenList, kept: list[int]) -> TokenList:
 
 def write_deps(path: str | os.PathLike[str], sentences: Iterable[DepTree], fmt: str) -> None:
     atomic_write(path, format_deps(sentences, fmt))
+
+
+def with_upos(deps: DepFile) -> DepFile:
+    """``deps`` with CoNLL-U's UPOS column as its tags, for a tag set of UPOS names
+    (:func:`induce.data.normalize.is_upos_tagset`): the reader takes XPOS, PTB tags in
+    English treebanks, where such a tag set finds no word but ``$`` (a SYM by its XPOS).
+    Other formats, and a sentence whose UPOS column does not cover its words, keep theirs."""
+    if deps.raw is None:  # not CoNLL-U: its tags are all there is
+        return deps
+    sentences = []
+    for tree, tokens in zip(deps.sentences, deps.raw, strict=True):
+        upos = [t["upos"] or "_" for t in tokens if isinstance(t["id"], int)]
+        sentences.append(replace(tree, tags=tuple(upos)) if len(upos) == len(tree) else tree)
+    return replace(deps, sentences=sentences)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from induce.data.conll import DepFile, read_deps
+from induce.data.conll import DepFile, read_deps, with_upos
 from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.files import read_text
 from induce.data.normalize import is_upos_tagset, load_tagset
@@ -118,7 +118,7 @@ def evaluate_deps(
     is_word = word_filter(conv.tagset)
     gold = gold_path if isinstance(gold_path, DepFile) else read_deps(gold_path, gold_format)
     if is_upos_tagset(load_tagset(conv.tagset)):
-        gold = _with_upos(gold)
+        gold = with_upos(gold)
     require_sentences(len(gold), gold.path)
     pred, name, seed = prediction_or_baseline(
         gold,
@@ -255,16 +255,3 @@ def _score(
             counts["roots"] += 1
             counts["root_correct"] += p == 0
     return correct
-
-
-def _with_upos(gold: DepFile) -> DepFile:
-    """``gold`` with CoNLL-U's UPOS column as its tags, for a tag set of UPOS names: the
-    reader takes XPOS, PTB tags in English treebanks, and such a tag set found no word but
-    ``$`` (a SYM by its XPOS)."""
-    if gold.raw is None:  # not CoNLL-U: its tags are all there is
-        return gold
-    sentences = []
-    for tree, tokens in zip(gold.sentences, gold.raw):
-        upos = [t["upos"] or "_" for t in tokens if isinstance(t["id"], int)]
-        sentences.append(replace(tree, tags=tuple(upos)) if len(upos) == len(tree) else tree)
-    return replace(gold, sentences=sentences)

@@ -362,6 +362,26 @@ def test_a_tag_filter_that_matches_no_tag_of_the_file_is_refused(tmp_path, kind,
     assert "(its tags: DET, NOUN, PUNCT, VERB)" in result.stderr
 
 
+UD_WITH_XPOS = (
+    "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2\tcat\tcat\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+    "3\tsat\tsit\tVERB\tVBD\t_\t0\troot\t_\t_\n4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_\n\n"
+)
+
+
+def test_a_ud_tag_set_keeps_words_by_the_upos_column(tmp_path):
+    """English treebanks hold PTB tags in XPOS, which the reader takes: --keep-tags
+    ud_word_tags dropped almost every sentence of EWT (exit 0).  The output keeps its tags."""
+    source = tmp_path / "in.conllu"
+    source.write_text(UD_WITH_XPOS)
+    args = ["convert", "deps", str(source), "--keep-tags", "ud_word_tags"]
+    malt = runner.invoke(app, [*args, "--to", "malt"])
+    assert malt.exit_code == 0, malt.output
+    assert malt.stdout == "The\tDT\t2\tdet\ncat\tNN\t3\tnsubj\nsat\tVBD\t0\troot\n\n"
+    conllu = runner.invoke(app, args)
+    assert conllu.exit_code == 0 and "3\tsat\tsit\tVERB\tVBD\t" in conllu.stdout
+    assert "PUNCT" not in conllu.stdout
+
+
 def test_a_file_of_penn_tags_without_punctuation_converts(tmp_path):
     source = tmp_path / "in.mrg"
     source.write_text("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat))))\n")

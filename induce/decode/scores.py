@@ -12,14 +12,15 @@ Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
 
-from induce.data.errors import ConfigError
+from induce.data.errors import ConfigError, InputError
 from induce.decode.dependencies import arc_scores, decode, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
@@ -29,6 +30,20 @@ from induce.structure.chart import EMPTY, tree_from_spans
 from induce.structure.subwords import word_distances, word_heights
 
 S = TypeVar("S", bound="Scores")
+
+
+class NaNScores(InputError):
+    """A model's scores hold NaN (the reader names its weights)."""
+
+
+def named_weights(
+    found: Iterator[tuple[int, S]], weights: str | os.PathLike[str]
+) -> Iterator[tuple[int, S]]:
+    """``found``, whose scores of NaN become an error naming the ``weights`` that gave them."""
+    try:
+        yield from found
+    except NaNScores as err:
+        raise InputError(err.reason, str(weights)) from None
 
 
 class Scores:
@@ -57,6 +72,12 @@ class Scores:
             for f in fields(self)
             if isinstance(getattr(self, f.name), torch.Tensor)
         }
+        if any(t.is_floating_point() and bool(t.isnan().any()) for t in moved.values()):
+            # no read-out of NaN is a parse (Chu-Liu/Edmonds made every word a root)
+            raise NaNScores(
+                "the model's scores are not numbers (NaN): its weights are damaged, or its "
+                "training diverged"
+            )
         return replace(self, **moved) if moved else self
 
     def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:

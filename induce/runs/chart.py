@@ -20,7 +20,7 @@ from induce.data.errors import ConfigError
 from induce.data.ptb import leaf_token, unescape_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
-from induce.decode.scores import SpanScores
+from induce.decode.scores import SpanScores, named_weights
 from induce.models.chart import (
     CHAR_BOW,
     CHAR_EOW,
@@ -257,6 +257,7 @@ class ChartReader:
         self.model = model
         self.encoder = Encoder(model, run.vocab)
         self.bf16 = bf16
+        self.weights_file = run.weights(weights)
 
     def words(self, sentence: Any) -> list[str]:
         sentence.punct = [False] * len(sentence.tokens)
@@ -266,7 +267,8 @@ class ChartReader:
         self, sentences: Sequence[Any], words: Sequence[Sequence[str]], batch_tokens: int
     ) -> Iterator[tuple[int, SpanScores]]:
         tags = [s.tags if s.tags else None for s in sentences]
-        return chart_scores(self.model, self.encoder, words, tags, batch_tokens, self.bf16)
+        found = chart_scores(self.model, self.encoder, words, tags, batch_tokens, self.bf16)
+        return named_weights(found, self.weights_file)
 
 
 def rule_heads(tree: Tree) -> Dependencies:

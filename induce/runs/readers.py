@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from induce.data.architectures import architecture
 from induce.data.errors import ConfigError
 from induce.data.normalize import is_punctuation
-from induce.decode.scores import Scores
+from induce.decode.scores import Scores, named_weights
 from induce.models.base import Model
 from induce.runs.chart import ChartReader
 from induce.runs.device import inference_autocast
@@ -60,6 +60,7 @@ class TextReader:
         self, run: Run, weights: str = "best", device: str = "auto", bf16: bool = False
     ) -> None:
         self.model = run.load_model(weights, device)
+        self.weights_file = run.weights(weights)
         if type(self.model).scores_class is None:
             raise ConfigError(
                 f"a {run.config.arch} model induces no structure: parse needs a run of a "
@@ -86,7 +87,7 @@ class TextReader:
     def scores(
         self, sentences: Sequence[Any], words: Sequence[Sequence[str]], batch_tokens: int
     ) -> Iterator[tuple[int, Scores]]:
-        return sentence_scores(
+        found = sentence_scores(
             self.model,
             [self.vocab.ids(w) for w in words],
             self.specials,
@@ -94,6 +95,7 @@ class TextReader:
             self.device,
             lambda: inference_autocast(self.device, self.bf16),
         )
+        return named_weights(found, self.weights_file)
 
 
 READERS: dict[str, type[TextReader] | type[ChartReader]] = {

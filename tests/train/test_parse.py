@@ -616,3 +616,34 @@ def test_a_datasets_split_text_is_read_as_normalised_unless_raw_is_asked(runs, t
     assert outputs["dataset, --raw"] == outputs["copy"] != outputs["dataset"]
     refused = _run(copy, "--conllu", "--normalized", "-m", runs["structformer"])
     assert refused.exit_code == 2 and "--normalized is for text input" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("arch", "fmt"), [("udgn", "conllu"), ("structformer", "jsonl"), ("combiner", "ptb")]
+)
+def test_weights_of_nan_are_one_error_naming_them(runs, tmp_path, arch, fmt):
+    """They wrote CoNLL-U with every word a root and JSON holding NaN, with exit 0."""
+    import shutil
+
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from induce.runs.directory import open_run
+
+    run = tmp_path / arch
+    shutil.copytree(runs[arch], run)
+    weights = open_run(run).weights("best")
+    with safe_open(str(weights), framework="pt") as handle:
+        metadata = handle.metadata()
+        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    save_file({k: torch.full_like(v, float("nan")) for k, v in tensors.items()}, weights, metadata)
+    (tmp_path / "in.txt").write_text("the bill passed the house\n")
+    out = tmp_path / "out"
+    args = ["parse", tmp_path / "in.txt", "-m", run, "-f", fmt, "-o", out, "--device", "cpu"]
+    result = CliRunner().invoke(app, [*map(str, args)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"error: {weights}: the model's scores are not numbers (NaN): its weights are damaged, "
+        "or its training diverged"
+    )
+    assert not out.exists()

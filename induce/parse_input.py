@@ -44,8 +44,8 @@ def read_sentences(path: str, kind: InputKind) -> list[Sentence]:
 
 def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[Sentence]:
     """The sentences of ``path`` (``-``: standard input) as they are read.  ``sniff``: read
-    text as CoNLL-U when its first non-blank line is a comment or a 10-column token line
-    (for standard input, which has no ``.conllu`` name to go by)."""
+    text as CoNLL-U when its first line that is neither blank nor a comment (``#``) is a
+    10-column token line (for standard input, which has no ``.conllu`` name to go by)."""
     if kind not in INPUTS:
         raise ConfigError(f"must be one of {', '.join(INPUTS)}", setting="input_kind")
     name = "<stdin>" if path == "-" else path
@@ -57,6 +57,9 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
         # up to the first line that is not blank; the blank ones before it are text's empty
         # sentences (a line of output each), which the sniffing must not swallow
         head = list(_through_first_text(lines))
+        # comments may begin CoNLL-U, and text too ("#1 hit song"): the line after them tells
+        while head and head[-1][1].startswith("#") and (more := list(_through_first_text(lines))):
+            head += more
         if kind == "conllu" or _looks_like_conllu(head[-1][1] if head else ""):
             yield from _conllu_sentences(itertools.chain(head, lines), name)
             return
@@ -90,8 +93,8 @@ def _named_lines(lines: Iterator[tuple[int, str]], name: str) -> Iterator[tuple[
 
 
 def _looks_like_conllu(line: str) -> bool:
-    if line.startswith("#"):
-        return True
+    """Whether ``line``, the first that is neither blank nor a comment, is a CoNLL-U token
+    line (10 tab-separated columns, an id first)."""
     cols = line.split("\t")
     return len(cols) == 10 and cols[0].replace("-", "").replace(".", "").isdigit()
 

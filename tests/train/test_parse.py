@@ -381,6 +381,15 @@ def test_results_stream_before_the_input_ends(runs):
         list(stream)
 
 
+def test_stdin_text_whose_first_line_begins_with_a_hash_is_text(runs):
+    """``#1 hit song`` was taken for a CoNLL-U comment, and the next line refused as a token
+    line of 1 column; the line after the comments tells."""
+    args = ["parse", "-", "-m", str(runs["udgn"]), "-f", "ptb", "--device", "cpu"]
+    result = CliRunner().invoke(app, args, input="#1 hit song\n# 2 more\nthe dog\n")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 3 and "(X hit)" in result.stdout
+
+
 def test_stdin_conllu_is_recognised_and_brackets_are_escaped(runs):
     conllu = (
         "# sent_id = a\n1\tThe\t_\tDET\tDT\t_\t0\t_\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t0\t_\t_\t_\n\n"

@@ -100,18 +100,21 @@ def convert_trees(path: str, ops: TreeOps) -> ConvertedTrees:
 
 
 def distance_records(done: ConvertedTrees) -> list[dict]:
-    """``{"words", "tags", "distances"}`` per tree (Definition 3.1); a tree without words
-    (``(TOP)``, ``()``) has none: an :class:`InputError` at its line."""
+    """``{"words", "tags", "distances"}`` per tree (Definition 3.1), over its words: empty
+    elements such as ``-NONE-`` traces are none (as in ``--to text``, whose lines these
+    records must match word for word); a tree without words (``(TOP)``, ``()``, traces
+    only) has none: an :class:`InputError` at its line."""
     out = []
     for tree, (source, line) in zip(done.trees, done.where):
-        pos = tree.pos()
-        if not pos:
+        clean = strip_empty(tree)
+        pos = clean.pos() if clean is not None else []
+        if clean is None or not pos:
             raise InputError("empty sentence: no word to give distances", source, line)
         out.append(
             {
                 "words": [w for w, _ in pos],
                 "tags": [t for _, t in pos],
-                "distances": tree_distances(tree),
+                "distances": tree_distances(clean),
             }
         )
     return out

@@ -175,6 +175,16 @@ def test_trees_to_distances_and_back(write):
     assert again == ("(X (X (DT The) (NN dog)) (X (MD will) (X (VB bark) (X (TO to) (VB eat)))))")
 
 
+def test_distances_are_over_the_words_the_text_has(write):
+    """Without --strip-traces the records counted traces (``*T*-1``, ``0``) as words, and
+    no longer matched ``--to text``'s lines word for word."""
+    source = write("t.mrg", MRG)
+    records = run("convert", "trees", source, "--to", "distances").stdout.splitlines()
+    text = run("convert", "trees", source, "--to", "text").stdout.splitlines()
+    assert [json.loads(r)["words"] for r in records] == [line.split() for line in text]
+    assert any("-NONE-" in line for line in MRG.splitlines())
+
+
 @pytest.mark.parametrize("empty", ["(TOP)", "()", "(TOP (NP))", "(S (NP) (VP))"])
 def test_trees_without_words_have_no_distances(write, tmp_path, empty):
     """A tree without a word has no distances: one line at its own line, as convert

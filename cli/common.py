@@ -248,6 +248,9 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
             written += [(outputs[name], path) for path in names]
         else:
             read += [path for path in names if path != "-" and os.path.exists(path)]
+    empty = next((flag for flag, path in written if not path), None)
+    if empty is not None:  # "" was written to standard output, as if "-" had been given
+        raise ConfigError(f"{empty}: an empty file name; give a file, or - for standard output")
     check_outputs(written, read)
     check_writable(path for _, path in written)
     for folder in folders:

@@ -243,3 +243,19 @@ def test_an_output_aimed_at_a_file_the_command_loads_is_refused(
     assert "will not overwrite a file this command reads" in result.stderr
     assert [_digest(run), _digest(data)] == before
     assert result.stdout == ""  # no half of the output printed before the refusal
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "trees", "{trees}", "-o", ""],
+        ["evaluate", "brackets", "{trees}", "{trees}", "--json", ""],
+    ],
+)
+def test_an_empty_output_name_is_refused(tmp_path, args):
+    """``-o ''`` wrote to standard output, as ``-`` does, without a word."""
+    trees = tmp_path / "t.mrg"
+    trees.write_text(TREES)
+    result = CliRunner().invoke(app, [a.format(trees=trees) for a in args])
+    _one_error(result)
+    assert "an empty file name; give a file, or - for standard output" in result.stderr

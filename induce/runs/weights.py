@@ -74,6 +74,8 @@ def load_weights(
     before it was recorded) pass."""
     from safetensors import safe_open
 
+    if path.is_dir():
+        raise InputError("a folder, not a weights file", str(path))
     if not path.is_file():
         raise InputError("no weights: the run has not saved this checkpoint yet", str(path))
     try:

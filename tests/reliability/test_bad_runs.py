@@ -201,6 +201,21 @@ def test_a_resume_whose_history_was_changed_changes_nothing(setup, tmp_path, dam
     assert _digest(run) == before
 
 
+def test_weights_that_are_a_folder_are_named_so(setup, tmp_path):
+    """They were "the run has not saved this checkpoint yet", which sends the user to wait."""
+    from induce.runs.directory import open_run
+
+    _, _, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    weights = open_run(run).weights("best")
+    weights.unlink()
+    weights.mkdir()
+    (tmp_path / "in.txt").write_text("the bill passed\n")
+    result = _invoke("parse", tmp_path / "in.txt", "-m", run)
+    _one_error(result)
+    assert result.stderr.strip() == f"error: {weights}: a folder, not a weights file"
+
+
 def test_parse_with_weights_of_another_shape(setup, tmp_path):
     _, _, runs = setup
     run = _copy(runs["udgn"], tmp_path)

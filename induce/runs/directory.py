@@ -59,7 +59,7 @@ CONFIG, VOCAB, DATASET, STATE, METRICS = (
 )
 WEIGHTS = "model.safetensors"
 POINTER, CHECKPOINTS = "checkpoint.json", "checkpoints"
-LOCK = ".lock"  # the pid of the process training the run
+LOCK = ".lock"  # the process training the run: PID HOST START (induce.data.locks)
 LATEST = "latest-run"  # in the user cache: the path of the most recent run
 
 

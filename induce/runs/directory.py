@@ -276,20 +276,25 @@ def _remember_run_files(folder: Path) -> None:
                 remember_input(os.path.join(top, name))
 
 
-def read_metrics(path: Path, size: int | None = None) -> list[dict[str, Any]]:
-    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist); ``size``:
-    of its first ``size`` bytes only.
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The JSON records of a ``metrics.jsonl`` file (none if it does not exist):
+    :func:`metrics_records` of its bytes."""
+    if not path.exists():
+        return []
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
+    remember_input(str(path))  # no output of this command may replace it
+    return metrics_records(data, path)
+
+
+def metrics_records(data: bytes, path: Path) -> list[dict[str, Any]]:
+    """The JSON records of ``data``, the bytes of the ``metrics.jsonl`` file ``path``.
 
     A last line without its newline that is not a JSON record is a write cut short (the
     run was killed while logging): it is left out.  Any other line that is not a JSON
     object is an :class:`InputError` naming the line."""
-    if not path.exists():
-        return []
-    try:
-        data = path.read_bytes()[:size]
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", str(path)) from None
-    remember_input(str(path))  # no output of this command may replace it
 
     def record(line: str, number: int) -> dict[str, Any] | None:
         if not line.strip():

@@ -41,6 +41,7 @@ from induce.runs.directory import (
     VOCAB,
     WEIGHTS,
     keep_metrics_until,
+    metrics_records,
     read_metrics,
     read_pointer,
     write_pointer,
@@ -369,34 +370,29 @@ def _cut_metrics(metrics: Path, progress: dict[str, Any]) -> None:
     if size is None:  # the earlier layout: by step
         keep_metrics_until(metrics, progress["step"])
         return
-    if not metrics.is_file() or metrics.stat().st_size < size:
+    try:
+        history = metrics.read_bytes()[:size] if metrics.is_file() else None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", str(metrics)) from None
+    if history is None or len(history) < size:
         raise InputError("the metrics file is shorter than the checkpoint says", str(metrics))
     # what is kept must be the history the checkpoint saw: whole records (found damaged only
     # when the resumed run had trained to its end, or never)
-    with open(metrics, "rb") as handle:
-        handle.seek(max(size - 1, 0))
-        last = handle.read(1) if size else b"\n"
-    if last != b"\n":
+    if history and not history.endswith(b"\n"):
         raise InputError(
             f"changed since the checkpoint: its byte {size}, where the checkpoint's history "
             "ends, does not end a record",
             str(metrics),
         )
-    read_metrics(metrics, size)  # a damaged record: an error naming its line
+    metrics_records(history, metrics)  # a damaged record: an error naming its line
     digest = progress.get("metrics_sha256")  # saved since it is
-    if digest is not None and _sha256_of(metrics, size) != digest:
+    if digest is not None and hashlib.sha256(history).hexdigest() != digest:
         raise InputError(
             f"changed since the checkpoint: its first {size} bytes are not the history the "
             "checkpoint saw",
             str(metrics),
         )
     os.truncate(metrics, size)
-
-
-def _sha256_of(path: Path, size: int) -> str:
-    """The SHA-256 of the first ``size`` bytes of ``path``."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read(size)).hexdigest()
 
 
 def _fsync_dir(folder: Path) -> None:

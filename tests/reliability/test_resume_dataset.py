@@ -12,7 +12,8 @@ import pytest
 
 from induce.data.config import parse_yaml
 from tests.reliability.test_bad_runs import _digest, _invoke, _one_error
-from tests.train.helpers import make_dataset, tiny
+from tests.reliability.test_resume_pointer import _train
+from tests.train.helpers import make_dataset
 
 ARCHS = ("udgn", "chart")
 
@@ -22,13 +23,7 @@ def runs(tmp_path_factory):
     """Per architecture: a run of 2 updates, and its dataset."""
     root = tmp_path_factory.mktemp("resume-dataset")
     data = make_dataset(root)
-    made = {}
-    for arch in ARCHS:
-        sets = [x for s in [*tiny(arch), "train.max_steps=2"] for x in ("--set", s)]
-        result = _invoke("train", "--arch", arch, "--data", data, "--out", root / arch, *sets)
-        assert result.exit_code == 0, result.output
-        made[arch] = root / arch
-    return made, data
+    return {arch: _train(data, root / arch, arch, 2) for arch in ARCHS}, data
 
 
 def _copies(runs, tmp_path: Path, arch: str) -> tuple[Path, Path]:

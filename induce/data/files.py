@@ -133,11 +133,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise InputError(
-                    f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at column {err.start + 1})",
-                    name,
-                    number,
-                ) from None
+                raise _bad_utf8(raw, err.start, name, number) from None
             if number == 1 and line.startswith("\ufeff"):
                 line = line[1:]
             yield number, _line_body(line, name, number)
@@ -175,13 +171,21 @@ def decode_utf8(data: bytes, name: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
+        begin = data.rfind(b"\n", 0, err.start) + 1
         line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise InputError(
-            f"not valid UTF-8 (byte 0x{data[err.start]:02x} at column {column})", name, line
-        ) from None
+        raise _bad_utf8(data[begin : err.start + 1], err.start - begin, name, line) from None
     check_text(text, name)
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _bad_utf8(line: bytes, at: int, name: str, number: int) -> InputError:
+    """The error for the undecodable byte ``line[at]``: its column counts characters, as an
+    editor shows them (the bytes before it decode, as the first fault is at ``at``), the
+    byte-order mark of a file's first line left out as the readers drop it."""
+    before = line[:at].decode("utf-8").removeprefix("\ufeff" if number == 1 else "")
+    return InputError(
+        f"not valid UTF-8 (byte 0x{line[at]:02x} at column {len(before) + 1})", name, number
+    )
 
 
 # a carriage return that does not end a CRLF line: an old Mac line end, or a stray byte

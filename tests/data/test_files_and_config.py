@@ -77,6 +77,25 @@ def test_utf8_errors_point_at_the_line():
     assert decode_utf8("\ufeffbom".encode(), "f") == "bom"
 
 
+@pytest.mark.parametrize(
+    "data, line, column",
+    [
+        ("ok\ncafé déjà".encode() + b"\xff\n", 2, 10),  # columns are characters, not bytes
+        ("\ufeffé".encode() + b"\xe9", 1, 2),  # the byte-order mark is no column
+        ("é\n\ufeff".encode() + b"\xc3", 2, 2),  # only the first line's is one
+    ],
+)
+def test_utf8_error_columns_count_characters(tmp_path, data, line, column):
+    """An editor's column: 'déjà' is 4 columns, not 6.  Whole files and streamed lines alike."""
+    (tmp_path / "f.txt").write_bytes(data)
+    name = str(tmp_path / "f.txt")
+    for read in (read_text, lambda n: list(iter_lines(n)), lambda n: decode_utf8(data, n)):
+        with pytest.raises(InputError) as caught:
+            read(name)
+        assert str(caught.value).startswith(f"{name}:{line}: not valid UTF-8 (byte 0x")
+        assert str(caught.value).endswith(f" at column {column})")
+
+
 CR_MESSAGE = (
     "a carriage return inside a line (old Mac line ends?): convert the file to LF or CRLF line ends"
 )

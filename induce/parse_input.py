@@ -123,20 +123,20 @@ def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[S
 
 
 def _tree_sentences(path: str) -> Iterator[Sentence]:
-    """The words and tags of each tree of a treebank file (empty elements left out)."""
-    from induce.data.ptb import read_trees
+    """The words and tags of each tree of a treebank file (empty elements left out), as the
+    file is read."""
+    from induce.data.ptb import iter_trees
     from induce.structure.trees import strip_empty
 
     try:
-        trees = read_trees(path)
+        for _, line, tree in iter_trees(path):
+            clean = strip_empty(tree) if tree is not None else None
+            words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
+            yield Sentence(words, line, " ".join(words), tags=tags)
     except InputError as err:
         if err.path == "-":  # errors name standard input as the other readers' do
             raise InputError(err.reason, "<stdin>", err.line) from None
         raise
-    for k, tree in enumerate(trees.trees):
-        clean = strip_empty(tree) if tree is not None else None
-        words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
-        yield Sentence(words, trees.where(k)[1], " ".join(words), tags=tags)
 
 
 class Prefetched:

@@ -21,24 +21,23 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from induce.data.errors import InputError
-from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.files import atomic_write, expand_inputs, iter_lines, read_text
 from induce.data.progress import advance
+from induce.data.ptb_reader import NO_LABEL, NO_WORD, TreeReader
 from induce.data.types import Tree
 
 TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")
-_NO_LABEL = "\x00"
 # "( word)" within a line (the whole text is searched at once: no part matches a newline).
 _EMPTY_TAG = re.compile(r"\([^\S\n]+([^\s()]+[^\S\n]*\))")
-_EMPTY_TAG_MARK = "( " + _NO_LABEL + r" \1"
-_NO_WORD = "\x01"
+_EMPTY_TAG_MARK = "( " + NO_LABEL + r" \1"
 # "(NP )" within a line: C EVALB reads a word "" tagged NP (a length mismatch, where a
 # naive trace removal left it); "(NP)" is an empty bracket, as everywhere
 _EMPTY_WORD = re.compile(r"\(([^\s()]+)[^\S\n]+\)")
-_EMPTY_WORD_MARK = r"(\1 " + _NO_WORD + ")"
+_EMPTY_WORD_MARK = r"(\1 " + NO_WORD + ")"
 _ASCII_BLANKS = " \t\r\f\v"  # C's isspace but the newline, which parts the lines
 _ASCII_SPACE = re.compile(f"[{_ASCII_BLANKS}]+")
 _SEPARATORS = "\x1c\x1d\x1e\x1f"  # split by str.split(), not by C's isspace
@@ -109,7 +108,7 @@ def _parse_trees(
         text = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, text)
         if evalb:
             text = _EMPTY_WORD.sub(_EMPTY_WORD_MARK, text)
-        marked = _NO_LABEL in text or (evalb and _NO_WORD in text)
+        marked = NO_LABEL in text or (evalb and NO_WORD in text)
     # Whole-text string methods first (C speed), then one token list per line.
     spaced = text.replace("(", " ( ").replace(")", " ) ")
     if evalb and not (spaced.isascii() and not any(c in spaced for c in _SEPARATORS)):
@@ -118,8 +117,10 @@ def _parse_trees(
         token_lines = [tokens if tokens != [""] else [] for tokens in token_lines]
     else:
         token_lines = [line.split() for line in spaced.split("\n")]
-    reader = _TreeReader(path, labelled, marked)
+    reader = TreeReader(path, labelled, marked)
+    reader.token_lines = token_lines
     reader.read(token_lines)
+    reader.finish()
     trees, starts, ends = reader.trees, reader.starts, reader.ends
     if not blank_lines_are_sentences or any(s != e for s, e in zip(starts, ends)):
         return TreeFile(path, list(trees), starts)
@@ -127,206 +128,37 @@ def _parse_trees(
     # empty text has none (not one blank line: an empty prediction is no failed parse)
     if text.endswith("\n") or not text:
         token_lines.pop()
-    blank = [not tokens for tokens in token_lines]
-    return _one_tree_per_line(trees, starts, ends, blank, path)
-
-
-class _TreeReader:
-    """Builds the trees of a text from its tokens, noting the line where each tree opens and
-    the line where it closes (which tells a one-tree-per-line file from a multi-line one)."""
-
-    def __init__(self, path: str, labelled: bool, marked: bool) -> None:
-        self.path = path
-        self.labelled = labelled
-        self.marked = marked  # some labels are _NO_LABEL, made "" as their tree closes
-        self.trees: list[Tree] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.token_lines: list[list[str]] = []  # kept to find a misplaced word's line
-
-    def read(self, token_lines: list[list[str]]) -> None:
-        """The hot loop of every tree reader: locals only and no call per token (a tree's
-        last ")" calls :meth:`_close_tree`, once per tree)."""
-        self.token_lines = token_lines
-        labelled, starts, close_tree = self.labelled, self.starts, self._close_tree
-        stack: list[Tree] = []
-        node: Tree  # the bracket opened last: set at every "(", before any label
-        expect_label = False  # the token after "(" is the label (labelled mode)
-        misplaced_word = False  # a word beside other children somewhere in this tree
-        line_no = 0
-        for line_no, tokens in enumerate(token_lines, 1):
-            if not stack and tokens and tokens[0].startswith("*x*"):
-                continue  # a Treebank-2 header line
-            for tok in tokens:
-                if tok == "(":
-                    if not stack:
-                        starts.append(line_no)
-                    node = Tree("", [])
-                    stack.append(node)
-                    expect_label = labelled
-                elif tok == ")":
-                    expect_label = False
-                    if len(stack) > 1:
-                        done = stack.pop()
-                        siblings = stack[-1].children
-                        if siblings and siblings[0].__class__ is str:
-                            misplaced_word = True
-                        siblings.append(done)
-                    else:
-                        close_tree(stack, line_no, misplaced_word)
-                        misplaced_word = False
-                elif expect_label:
-                    expect_label = False
-                    node.label = tok
-                elif stack:
-                    siblings = stack[-1].children
-                    if siblings:
-                        misplaced_word = True
-                    siblings.append(tok)
-                else:
-                    self._outside(tok, len(tokens), line_no, stack)
-        self._check_closed(stack, line_no)
-
-    def _outside(self, word: str, tokens: int, line_no: int, stack: list[Tree]) -> None:
-        """A word outside any bracket: in an unlabelled bracketing, a line of it alone is a
-        one-word sentence as the official code writes it (StructFormer's ``mrg()``, Kim et
-        al.'s ``get_tree``); anything else is refused."""
-        if self.labelled or tokens != 1:
-            raise InputError(f"text outside brackets: {_show(word)}", self.path, line_no)
-        self.starts.append(line_no)
-        stack.append(Tree("", [word]))
-        self._close_tree(stack, line_no, False)
-
-    def _close_tree(self, stack: list[Tree], line: int, misplaced_word: bool) -> None:
-        """A ")" with at most the root open: the tree is done (or nothing was open)."""
-        if not stack:
-            raise InputError("unbalanced ')': no bracket is open", self.path, line)
-        done = stack.pop()
-        if self.marked:
-            _clear_marks(done)
-        if misplaced_word and self.labelled:
-            label, word, at = _first_misplaced(self.token_lines, self.starts[-1], line)
-            raise InputError(
-                f"bracket ({'' if label == _NO_LABEL else label} ...) holds the word "
-                f"{_show(word)} beside other children; words must sit alone under a tag, as "
-                "in (NN dog)",
-                self.path,
-                at,
-            )
-        if misplaced_word:
-            _as_preterminals(done)
-        self.trees.append(done)
-        self.ends.append(line)
-
-    def _check_closed(self, stack: list[Tree], last_line: int) -> None:
-        if stack:
-            raise InputError(
-                f"unbalanced '(': {len(stack)} bracket(s) still open at end of file",
-                self.path,
-                self.starts[-1] if self.starts else last_line,
-            )
-
-
-def _clear_marks(tree: Tree) -> None:
-    """Empty the labels marked :data:`_NO_LABEL` and the words marked :data:`_NO_WORD` (the
-    tree may still hold misplaced words)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if node.label == _NO_LABEL:
-            node.label = ""
-        if _NO_WORD in node.children:
-            node.children = ["" if c == _NO_WORD else c for c in node.children]
-        stack.extend(c for c in node.children if isinstance(c, Tree))
+    blank = [number for number, tokens in enumerate(token_lines, 1) if not tokens]
+    out, lines, trailing = _one_tree_per_line(trees, starts, ends, blank, path)
+    return TreeFile(path, out, lines, trailing_blank_lines=trailing)
 
 
 def _one_tree_per_line(
     trees: list[Tree],
     starts: list[int],
     ends: list[int],
-    blank: list[bool],
+    blank: list[int],
     path: str,
-) -> TreeFile:
-    """Every blank line before or between trees is an empty sentence (``None``); blank lines
-    after the last tree are counted apart."""
-    for k in range(1, len(trees)):
-        if starts[k] == ends[k - 1]:
-            raise InputError(
-                "several trees on one line in a one-tree-per-line file", path, starts[k]
-            )
+    previous_end: int = 0,
+) -> tuple[list[Tree | None], list[int], int]:
+    """The trees of a one-tree-per-line text with an empty sentence (``None``) for every
+    blank line before or between them, their lines, and the number of blank lines after the
+    last tree.  ``blank``: the blank lines after line ``previous_end`` (where the tree before
+    ``trees`` ends, if any), in order."""
+    for k, start in enumerate(starts):
+        if start == (ends[k - 1] if k else previous_end):
+            raise InputError("several trees on one line in a one-tree-per-line file", path, start)
     out: list[Tree | None] = []
     lines: list[int] = []
-    previous_end = 0
-    for tree, start, end in zip(trees, starts, ends):
-        for number in range(previous_end + 1, start):
-            if blank[number - 1]:
-                out.append(None)
-                lines.append(number)
+    taken = 0  # blank lines placed so far
+    for tree, start in zip(trees, starts):
+        while taken < len(blank) and blank[taken] < start:
+            out.append(None)
+            lines.append(blank[taken])
+            taken += 1
         out.append(tree)
         lines.append(start)
-        previous_end = end
-    return TreeFile(path, out, lines, trailing_blank_lines=sum(blank[previous_end:]))
-
-
-def _as_preterminals(tree: Tree) -> None:
-    """In an unlabelled bracketing a word beside other children becomes a preterminal with
-    the empty tag."""
-    for node in tree.subtrees():
-        children = node.children
-        if len(children) > 1 and any(isinstance(c, str) for c in children):
-            node.children = [Tree("", [c]) if isinstance(c, str) else c for c in children]
-
-
-class _Bracket:
-    """An open bracket while :func:`_first_misplaced` reads: its label, its first child if
-    that is a word (and the word's line), how many children so far."""
-
-    __slots__ = ("label", "word", "line", "children")
-
-    def __init__(self) -> None:
-        self.label, self.word, self.line, self.children = "", "", 0, 0
-
-    def add(self, word: str, line: int) -> tuple[str, str, int] | None:
-        """Take a child (``word`` "" for a bracket): the misplaced word it reveals, if any."""
-        self.children += 1
-        if self.children == 1:
-            self.word, self.line = word, line
-            return None
-        if word:  # a word after other children
-            return self.label, word, line
-        # a bracket after a first child that is a word
-        return (self.label, self.word, self.line) if self.children == 2 and self.word else None
-
-
-def _first_misplaced(token_lines: list[list[str]], start: int, end: int) -> tuple[str, str, int]:
-    """``(label, word, line)`` of the first word, in reading order, that shares its bracket
-    with other children, in the tree that closes on line ``end`` and opened on line ``start``
-    (1-based).  The error path only: the reader's loop keeps no line per word."""
-    found: tuple[str, str, int] | None = None  # trees before it on its first line have none
-    stack: list[_Bracket] = []
-    expect_label = False
-    for number in range(start, end + 1):
-        for tok in token_lines[number - 1]:
-            if tok == ")":
-                if stack:
-                    stack.pop()
-                if found and not stack:  # the first tree in the lines with one is the one
-                    return found
-            elif tok == "(":
-                seen = stack[-1].add("", number) if stack else None
-                found = found or seen
-                stack.append(_Bracket())
-            elif expect_label:
-                stack[-1].label = tok
-            elif stack:
-                found = found or stack[-1].add(tok, number)
-            expect_label = tok == "("
-    raise AssertionError("the reader saw a misplaced word in this tree")
-
-
-def _show(text: str | list[str], limit: int = 40) -> str:
-    text = " ".join(text) if isinstance(text, list) else text
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+    return out, lines, len(blank) - taken
 
 
 def read_trees(
@@ -345,6 +177,62 @@ def read_trees_twice(path: str | os.PathLike[str]) -> tuple[TreeFile, TreeFile]:
     (``evalb=True``), each file read once (standard input or a pipe can be read only once)."""
     plain, as_evalb = _read_trees(path, True, (False, True))
     return plain, as_evalb
+
+
+def iter_trees(
+    path: str | os.PathLike[str], labelled: bool = True
+) -> Iterator[tuple[str, int, Tree | None]]:
+    """The trees of :func:`read_trees` as the text comes (``-``: standard input, or a
+    directory's files in turn): ``(file, line, tree)``, ``None`` for an empty sentence.
+
+    Whether a blank line of a file is an empty sentence depends on its shape, which a tree
+    spanning lines decides: while none has, from the first blank line or shared line between
+    trees on, the trees wait until one does (blank lines separate, as in a multi-line file)
+    or the file ends (it is one tree per line).  Files without blank lines between their
+    trees, and multi-line files once their first such tree is read, stream tree by tree."""
+    files = expand_inputs(path, TREE_SUFFIXES)
+    if len(files) == 1 and files[0] == str(path):
+        yield from _stream_trees(files[0], labelled, shape_known=False)
+        return
+    for name in files:
+        yield from _stream_trees(name, labelled, shape_known=True)
+
+
+def _stream_trees(
+    path: str, labelled: bool, shape_known: bool
+) -> Iterator[tuple[str, int, Tree | None]]:
+    """One file's trees as its lines come; ``shape_known``: blank lines separate."""
+    reader = TreeReader(path, labelled, marked=False)
+    held: list[tuple[Tree, int, int]] = []  # trees whose meaning waits for the shape
+    blank: list[int] = []  # the blank lines while the shape is open
+    given_end = 0  # the line where the last tree given out ends
+    for number, line in iter_lines(path):
+        if labelled:  # as _parse_trees marks a whole text, a line at a time
+            line = _EMPTY_TAG.sub(_EMPTY_TAG_MARK, line)
+            reader.marked = reader.marked or NO_LABEL in line
+        tokens = line.replace("(", " ( ").replace(")", " ) ").split()
+        reader.token_lines.append(tokens)
+        reader.read([tokens], number)
+        if not tokens and not shape_known:
+            blank.append(number)
+        for tree, start, end in zip(reader.trees, reader.starts, reader.ends):
+            shape_known = shape_known or start != end
+            if not (shape_known or held or blank or start == given_end):
+                given_end = end  # its meaning is the same in either shape
+                yield path, start, tree
+            elif not shape_known:
+                held.append((tree, start, end))
+            else:
+                yield from ((path, at, waiting) for waiting, at, _ in held)
+                yield path, start, tree
+                held, blank = [], []
+        done = len(reader.trees)
+        del reader.trees[:done], reader.starts[:done], reader.ends[:done]
+        reader.forget()
+    reader.finish()
+    trees, starts, ends = [t for t, _, _ in held], [s for _, s, _ in held], [e for *_, e in held]
+    out, lines, _ = _one_tree_per_line(trees, starts, ends, blank, path, given_end)
+    yield from ((path, at, waiting) for waiting, at in zip(out, lines))
 
 
 def _read_trees(

@@ -427,17 +427,25 @@ def test_stdin_text_keeps_its_leading_blank_lines(runs, tmp_path):
     assert blank.exit_code == 0 and blank.stdout.count('"words": []') == 2
 
 
-def test_a_line_typed_into_a_pipe_is_answered_before_the_next(runs):
+@pytest.mark.parametrize(
+    "kind, first, second",
+    [
+        ("--pretokenized", "the bill passed\n", "it rained\n"),
+        # a tree over two lines, then a blank line: read_trees read all the input first
+        ("--trees", "(S (NP (DT the) (NN bill))\n (VP (VBD passed)))\n\n", "(S (NN it))\n"),
+    ],
+)
+def test_a_line_typed_into_a_pipe_is_answered_before_the_next(runs, kind, first, second):
     """From a terminal or a pipe, parse waited for a whole batch of tokens (8,192 for the
     demo runs) or the end of the input: a line typed, or written by a program waiting for
-    its answer, got none."""
+    its answer, got none.  Trees too: ``--trees -`` read its whole input before the first."""
     import os
     import select
     import subprocess
     import sys
 
     command = [sys.executable, "-m", "induce.cli.app", "parse", "-", "-m", str(runs["udgn"])]
-    command += ["-f", "ptb", "--pretokenized", "--device", "cpu", "--batch-tokens", "4096"]
+    command += ["-f", "ptb", kind, "--device", "cpu", "--batch-tokens", "4096"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -445,13 +453,13 @@ def test_a_line_typed_into_a_pipe_is_answered_before_the_next(runs):
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     try:
-        process.stdin.write("the bill passed\n")
+        process.stdin.write(first)
         process.stdin.flush()
         ready, _, _ = select.select([process.stdout], [], [], 120)
         assert ready, "no tree for the first line while the input stayed open"
         first = process.stdout.readline()
         assert first.startswith("(") and first.split()[-1].startswith("passed")
-        process.stdin.write("it rained\n")
+        process.stdin.write(second)
         process.stdin.close()
         assert process.stdout.read().count("\n") == 1 and process.wait(60) == 0
     finally:

@@ -99,7 +99,7 @@ def distances(
 
         text = format_trees(c.tree for c in done)
     elif to == "conllu":
-        from induce.data.conll import format_deps
+        from induce.data.conll_write import format_deps
 
         text = format_deps((c.deptree() for c in done), "conllu")
     else:
@@ -123,7 +123,7 @@ def headrules(
     """Dependency trees from treebank trees with head rules (traces removed first)."""
     _choice(to, ("conllu", "conllx", "malt"), "--to")
     from induce.convert.headrules import convert_headrules
-    from induce.data.conll import format_deps
+    from induce.data.conll_write import format_deps
 
     done = convert_headrules(source, rules)
     _emit(format_deps(done.sentences, to), output)
@@ -237,7 +237,8 @@ def deps(
     output: str | None = OUTPUT,
 ) -> None:
     """Convert dependency files (Malt-TAB, CoNLL-X -> CoNLL-U, ...), optionally without
-    punctuation, or write each word's syntactic height."""
+    punctuation, or write each word's syntactic height.  Between CoNLL-U and CoNLL-X, LEMMA
+    and FEATS stay and UPOS is CPOSTAG (a CPOSTAG that is no UPOS name is left out)."""
     _choice(to, ("conllu", "conllx", "malt", "heights"), "--to")
     from induce.convert.deps import convert_deps, height_records
 
@@ -250,13 +251,13 @@ def deps(
 
         _emit(format_jsonl(height_records(done)), output)
     elif to == "conllu" and done.raw is not None:  # CoNLL-U in: keep every other column
-        from induce.data.conll import format_conllu_like
+        from induce.data.conll_write import format_conllu_like
 
         _emit(format_conllu_like(done, done.sentences), output)
     else:
-        from induce.data.conll import format_deps
+        from induce.data.conll_write import format_deps
 
-        _emit(format_deps(done.sentences, to), output)
+        _emit(format_deps(done.sentences, to, done.word_columns()), output)
 
 
 @app.command("checkpoint")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from induce.convert.tags import check_tag_filters
-from induce.data.conll import DepFile, read_deps, subset_tokens, with_upos
+from induce.data.conll import DepFile, read_deps, with_upos
+from induce.data.conll_write import subset_tokens
 from induce.data.errors import InputError
 from induce.data.normalize import is_upos_tagset
 from induce.data.types import DepTree
+from induce.data.word_columns import WordColumns
 from induce.structure.deps import restrict_heads
 from induce.structure.heights import dependency_heights
 
@@ -28,7 +30,8 @@ def convert_deps(
     Unlike them, the output must stay one tree per sentence: when the root itself goes, the
     leftmost word left attached to the root becomes the root (with the old root's label) and
     the others attached there depend on it.  CoNLL-U input keeps its other columns and comments
-    (multiword tokens and empty nodes go once words are removed, and so does ``# text``).
+    (multiword tokens and empty nodes go once words are removed, and so does ``# text``);
+    CoNLL-X input its LEMMA, CPOSTAG and FEATS.
     Returns the file and how many sentences were left without a word (and dropped).
     """
     deps = read_deps(path, fmt)
@@ -42,8 +45,9 @@ def convert_deps(
     check_tag_filters(seen, drop_tags, keep_tags, path)
     out: list[DepTree] = []
     lines: list[int] = []
-    source_raw = deps.raw
+    source_raw, source_columns = deps.raw, deps.columns
     raw: list[TokenList] | None = [] if source_raw is not None else None
+    columns: list[WordColumns] | None = [] if source_columns is not None else None
     for k, (tree, filtered) in enumerate(zip(deps.sentences, by.sentences, strict=True)):
         tags = tree.tags or ("_",) * len(tree)
         keys = filtered.tags or ("_",) * len(tree)
@@ -70,7 +74,10 @@ def convert_deps(
         lines.append(deps.lines[k])
         if raw is not None and source_raw is not None:
             raw.append(subset_tokens(source_raw[k], kept))
-    return DepFile(deps.path, deps.format, out, lines, raw=raw), len(deps) - len(out)
+        if columns is not None and source_columns is not None:
+            columns.append(source_columns[k].subset(kept))
+    done = DepFile(deps.path, deps.format, out, lines, raw=raw, columns=columns)
+    return done, len(deps) - len(out)
 
 
 def height_records(deps: DepFile) -> list[dict]:

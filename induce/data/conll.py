@@ -14,7 +14,6 @@ single root, no cycle); errors name the file and line.
 
 from __future__ import annotations
 
-import copy
 import gc
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import atomic_write, expand_inputs, read_text
+from induce.data.files import expand_inputs, read_text
 from induce.data.progress import advance
 from induce.data.types import DepTree, dependency_problem, head_range_problem
+from induce.data.word_columns import WordColumns, conllu_columns
 
 if TYPE_CHECKING:
     from conllu.models import Token, TokenList
@@ -53,9 +53,17 @@ class DepFile:
     lines: list[int]
     sources: list[str] | None = None  # file of each sentence, when read from a directory
     raw: list[TokenList] | None = None  # for writing CoNLL-U back
+    columns: list[WordColumns] | None = None  # CoNLL-X's LEMMA, CPOSTAG and FEATS
 
     def __len__(self) -> int:
         return len(self.sentences)
+
+    def word_columns(self) -> list[WordColumns] | None:
+        """Each sentence's LEMMA, coarse tag and FEATS (from CoNLL-U or CoNLL-X), for
+        :func:`format_deps`; ``None`` for Malt-TAB, which has none."""
+        if self.raw is not None:
+            return [conllu_columns(tokens) for tokens in self.raw]
+        return self.columns
 
     def where(self, index: int) -> tuple[str, int]:
         source = self.sources[index] if self.sources else self.path
@@ -191,10 +199,12 @@ def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
     the layout is recognised from the file's first token line, as their readers do."""
     sentences: list[DepTree] = []
     lines: list[int] = []
+    columns: list[WordColumns] = []
     head_col = tag_col = -1
     for start, block in _blocks(text):
         sentence = _Columns()
         words = sentence.words
+        other: tuple[list[str], list[str], list[str]] = ([], [], [])
         for offset, line in enumerate(block):
             number = start + offset
             if line.startswith("#") and not words:
@@ -209,10 +219,14 @@ def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
             tag = cols[tag_col] if cols[tag_col] != "_" else cols[3]
             head = _int(cols[head_col], "HEAD", path, number)
             sentence.add(cols[1], tag, head, cols[head_col + 1], number)
+            # LEMMA, CPOSTAG, FEATS; the early-HEAD layout has no CPOSTAG
+            for column, at in zip(other, (2, 3 if tag_col == 4 else -1, tag_col + 1)):
+                column.append(cols[at] if at >= 0 else "_")
         if words:
             sentences.append(sentence.tree(path, start, trees))
             lines.append(start)
-    return DepFile(path, "conllx", sentences, lines)
+            columns.append(WordColumns(*map(tuple, other)))
+    return DepFile(path, "conllx", sentences, lines, columns=columns)
 
 
 def _conllx_layout(cols: list[str], path: str, line: int) -> tuple[int, int]:
@@ -361,82 +375,19 @@ def read_deps(path: str | os.PathLike[str], fmt: str | None = None, trees: bool 
         parts.append(parse_deps(read_text(name), name, fmt, trees))
         advance("reading dependency files", k, len(files))
     sources: list[str] = []
-    out = DepFile(
-        str(path), parts[0].format, [], [], sources, [] if parts[0].raw is not None else None
-    )
+    first = parts[0]
+    out = DepFile(str(path), first.format, [], [], sources)
+    out.raw = [] if first.raw is not None else None
+    out.columns = [] if first.columns is not None else None
     for name, part in zip(files, parts):
         out.sentences.extend(part.sentences)
         out.lines.extend(part.lines)
         sources.extend([name] * len(part))
         if out.raw is not None and part.raw is not None:
             out.raw.extend(part.raw)
+        if out.columns is not None and part.columns is not None:
+            out.columns.extend(part.columns)
     return out
-
-
-def format_deps(sentences: Iterable[DepTree], fmt: str) -> str:
-    """Dependency trees as text in ``fmt``; unknown columns are written as ``_``."""
-    out: list[str] = []
-    for tree in sentences:
-        n = len(tree)
-        tags = tree.tags or ("_",) * n
-        labels = tree.labels or ("_",) * n
-        for i in range(n):
-            if fmt == "malt":
-                out.append(f"{tree.words[i]}\t{tags[i]}\t{tree.heads[i]}\t{labels[i]}\n")
-            elif fmt == "conllu":  # a PTB tag is an XPOS; UPOS stays unknown
-                out.append(
-                    f"{i + 1}\t{tree.words[i]}\t_\t_\t{tags[i]}\t_\t{tree.heads[i]}\t"
-                    f"{labels[i]}\t_\t_\n"
-                )
-            elif fmt == "conllx":  # CPOSTAG and POSTAG both carry the tag
-                out.append(
-                    f"{i + 1}\t{tree.words[i]}\t_\t{tags[i]}\t{tags[i]}\t_\t"
-                    f"{tree.heads[i]}\t{labels[i]}\t_\t_\n"
-                )
-            else:
-                raise InputError(f"unknown dependency format {fmt!r}")
-        out.append("\n")
-    return "".join(out)
-
-
-def format_conllu_like(source: DepFile, sentences: Iterable[DepTree]) -> str:
-    """CoNLL-U that keeps everything of ``source`` (comments, multiword tokens, empty nodes,
-    every column) but HEAD and DEPREL, taken from ``sentences`` (one per source sentence)."""
-    if source.raw is None:
-        raise InputError("only a CoNLL-U source can be written back with its columns", source.path)
-    out = []
-    for original, tree in zip(source.raw, sentences, strict=True):
-        tokens = copy.deepcopy(original)  # the source stays as it was read
-        words = [t for t in tokens if isinstance(t["id"], int)]
-        if len(words) != len(tree):
-            raise ValueError(f"{len(words)} words in the source, {len(tree)} in the tree")
-        labels = tree.labels or ("_",) * len(tree)
-        for token, head, label in zip(words, tree.heads, labels):
-            token["head"] = head
-            token["deprel"] = label
-        out.append(tokens.serialize())
-    return "".join(out)
-
-
-def subset_tokens(tokens: TokenList, kept: list[int]) -> TokenList:
-    """A CoNLL-U sentence reduced to the words at 0-based positions ``kept`` (renumbered;
-    HEAD and DEPREL are set when written).  What no longer matches goes: multiword tokens,
-    empty nodes, the enhanced DEPS column and the ``# text`` comment; other comments stay."""
-    from conllu.models import Metadata, TokenList
-
-    words = [t for t in tokens if isinstance(t["id"], int)]
-    chosen = []
-    for new_id, i in enumerate(kept, 1):
-        token = copy.deepcopy(words[i])
-        token["id"] = new_id
-        token["deps"] = "_"  # enhanced dependencies point at the old numbering
-        chosen.append(token)
-    metadata = Metadata({key: value for key, value in tokens.metadata.items() if key != "text"})
-    return TokenList(chosen, metadata=metadata)
-
-
-def write_deps(path: str | os.PathLike[str], sentences: Iterable[DepTree], fmt: str) -> None:
-    atomic_write(path, format_deps(sentences, fmt))
 
 
 def with_upos(deps: DepFile) -> DepFile:
@@ -448,6 +399,6 @@ def with_upos(deps: DepFile) -> DepFile:
         return deps
     sentences = []
     for tree, tokens in zip(deps.sentences, deps.raw, strict=True):
-        upos = [t["upos"] or "_" for t in tokens if isinstance(t["id"], int)]
-        sentences.append(replace(tree, tags=tuple(upos)) if len(upos) == len(tree) else tree)
+        upos = conllu_columns(tokens).coarse
+        sentences.append(replace(tree, tags=upos) if len(upos) == len(tree) else tree)
     return replace(deps, sentences=sentences)

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from induce.data.conll import DepFile, format_deps
+from induce.data.conll import DepFile
+from induce.data.conll_write import format_deps
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree

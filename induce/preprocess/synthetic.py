@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from induce.data.conll import format_deps
+from induce.data.conll_write import format_deps
 from induce.data.dataset import DatasetWriter
 from induce.data.errors import ConfigError
 from induce.data.normalize import Normalization

@@ -284,6 +284,25 @@ def test_deps_formats_and_heights(write):
     assert bad.exit_code == 2 and "c.dp:1: not a dependency tree: cycle" in bad.stderr
 
 
+def test_conllx_without_punctuation_keeps_each_kept_words_columns(write):
+    """CoNLL-X to CoNLL-U wrote LEMMA, UPOS and FEATS as ``_``; with words removed the
+    columns must follow the words that stay."""
+    conllx = write(
+        "d.conll",
+        "1\tYes\tyes\tINTJ\tUH\t_\t4\tdiscourse\t_\t_\n"
+        "2\t,\t,\tPUNCT\t,\t_\t4\tpunct\t_\t_\n"
+        "3\tit\tit\tPRON\tPRP\tCase=Nom\t4\tnsubj\t_\t_\n"
+        "4\tis\tbe\tAUX\tVBZ\tMood=Ind\t0\troot\t_\t_\n\n",
+    )
+    result = run("convert", "deps", conllx, "--to", "conllu", "--remove-punct")
+    assert result.exit_code == 0, result.output
+    assert [line.split("\t")[:6] for line in result.stdout.splitlines() if line] == [
+        ["1", "Yes", "yes", "INTJ", "UH", "_"],
+        ["2", "it", "it", "PRON", "PRP", "Case=Nom"],
+        ["3", "is", "be", "AUX", "VBZ", "Mood=Ind"],
+    ]
+
+
 def test_convert_does_not_import_torch(write):
     import os
     import subprocess

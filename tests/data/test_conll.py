@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from induce.data.conll import detect_format, format_conllu_like, format_deps, parse_deps, read_deps
+from induce.data.conll import detect_format, parse_deps, read_deps
+from induce.data.conll_write import format_conllu_like, format_deps
 from induce.data.errors import InputError
 from induce.data.types import DepTree, dependency_problem
 
@@ -170,12 +171,56 @@ def test_conllu_written_back_with_its_columns():
     assert again.heads == (2, 0, 2, 2, 2) and again.labels[1] == "root"
 
 
+def _columns(text: str) -> list[list[str]]:
+    return [line.split("\t") for line in text.splitlines() if line]
+
+
+def test_conllu_to_conllx_and_back_keeps_lemma_upos_and_feats():
+    """They were written ``_``, and CPOSTAG repeated the XPOS: a round trip lost every
+    column but FORM, XPOS, HEAD and DEPREL."""
+    source = CONLLU.replace("home\tADV\t_\t_", "home\tADV\t_\tDegree=Pos")
+    df = parse_deps(source, "a.conllu")
+    conllx = format_deps(df.sentences, "conllx", df.word_columns())
+    assert _columns(conllx)[0] == ["1", "Do", "do", "AUX", "VBP", "_", "3", "aux", "_", "_"]
+    back = parse_deps(conllx, "b.conll")
+    assert back.columns is not None and back.columns[0].feats[3] == "Degree=Pos"
+    conllu = format_deps(back.sentences, "conllu", back.word_columns())
+    words = [c for c in _columns(source) if c[0].isdigit()]  # no multiword token, empty node
+    # DEPS and MISC have no place in CoNLL-X; XPOS "_" came back as the tag read (UPOS)
+    words[3][4], words[3][9] = "ADV", "_"
+    assert [c[:10] for c in _columns(conllu)] == words
+
+
+def test_a_conllx_coarse_tag_that_is_no_upos_is_left_out_of_conllu():
+    """Files converted from PTB trees carry PTB tags in CPOSTAG: no UPOS."""
+    df = parse_deps(CONLLX.replace("1\tYes\t_\tUH", "1\tYes\tyes\tINTJ"), "a.conll")
+    rows = _columns(format_deps(df.sentences, "conllu", df.word_columns()))
+    assert [r[2:6] for r in rows] == [
+        ["_", "_", "DT", "_"], ["_", "_", "NN", "_"], ["_", "_", "VBD", "_"],
+        ["yes", "INTJ", "UH", "_"],
+    ]  # fmt: skip
+
+
+def test_the_early_head_layout_has_no_coarse_tag():
+    text = "1\tNo\tno\tRB\tsyn=X\t0\tintj\t_\t_\t_\n\n"
+    df = parse_deps(text, "test.stanford")
+    assert _columns(format_deps(df.sentences, "conllx", df.word_columns()))[0][2:6] == [
+        "no", "RB", "RB", "syn=X",
+    ]  # fmt: skip
+
+
 def test_directory(tmp_path):
     (tmp_path / "b.dp").write_text("x\tNN\t0\n")
     (tmp_path / "a.dp").write_text(MALT)
     df = read_deps(tmp_path)
     assert [t.words[0] for t in df.sentences] == ["The", "x"]
     assert df.where(1) == (str(tmp_path / "b.dp"), 1)
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "c.conll").write_text(CONLLX.replace("The\t_", "The\tthe"))
+    (tmp_path / "x" / "d.conll").write_text(CONLLX)
+    conllx = read_deps(tmp_path / "x")
+    assert conllx.columns is not None and len(conllx.columns) == len(conllx) == 4
+    assert conllx.columns[0].lemmas[0] == "the" and conllx.columns[2].lemmas[0] == "_"
 
 
 def test_deptree_checks():

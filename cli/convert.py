@@ -127,6 +127,7 @@ def headrules(
 
     done = convert_headrules(source, rules)
     _emit(format_deps(done.sentences, to), output)
+    _warn_left_out(done.empty, 0)
     if done.labels_need_function_tags:  # once written: a failed write stays one error line
         warn(
             "the trees carry no function tags (NP-SBJ, ...-PRD): labels such as SBJ and PRD "
@@ -204,8 +205,6 @@ def trees(
         binarize=factor,
     )
     done = convert_trees(source, ops)
-    if done.dropped:
-        warn(f"{done.dropped} sentence(s) left without words were dropped")
     if to == "ptb":
         from induce.data.ptb import format_trees
 
@@ -219,6 +218,7 @@ def trees(
         from induce.data.jsonl import format_jsonl
 
         _emit(format_jsonl(distance_records(done)), output)
+    _warn_left_out(done.empty, done.dropped)  # once written, as headrules warns
 
 
 @app.command("deps")
@@ -244,8 +244,6 @@ def deps(
 
     drop, keep = _tag_filters(remove_punct, keep_tags)
     done, dropped = convert_deps(source, source_format, drop, keep)
-    if dropped:
-        warn(f"{dropped} sentence(s) left without words were dropped")
     if to == "heights":
         from induce.data.jsonl import format_jsonl
 
@@ -258,6 +256,7 @@ def deps(
         from induce.data.conll_write import format_deps
 
         _emit(format_deps(done.sentences, to, done.word_columns()), output)
+    _warn_left_out(0, dropped)
 
 
 @app.command("checkpoint")
@@ -318,3 +317,15 @@ def checkpoint(
     )
     remember_run(out)
     typer.echo(f"wrote {out}", err=True)
+
+
+def _warn_left_out(empty: int, wordless: int) -> None:
+    """What a conversion left out, said after its output is written (a failed write stays
+    one error line)."""
+    if empty:
+        warn(
+            f"{empty} empty sentence(s) left out: the blank lines between the trees of a "
+            "one-tree-per-line file (a parser's failed parses)"
+        )
+    if wordless:
+        warn(f"{wordless} sentence(s) left without words were dropped")

@@ -18,6 +18,7 @@ class Converted:
     sentences: list[DepTree]
     lines: list[int]
     function_tags: bool  # did any phrase carry a function tag (NP-SBJ)?
+    empty: int = 0  # empty sentences left out: blank lines of a one-tree-per-line file
 
     @property
     def labels_need_function_tags(self) -> bool:
@@ -33,7 +34,10 @@ class Converted:
 
 def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Converted:
     """Dependencies of every tree in ``path``: empty elements (``-NONE-``) and the phrases
-    they empty go first, then a treebank wrapper (``TOP``, ``( ...)``); words keep their tags."""
+    they empty go first, then a treebank wrapper (``TOP``, ``( ...)``); words keep their tags.
+    Empty sentences (the blank lines between the trees of a one-tree-per-line file, which a
+    folder's files do not have) are left out, as ``convert trees`` leaves them out, and
+    counted; a tree of empty elements only is refused."""
     table = rules if isinstance(rules, HeadTable) else load_head_table(rules)
     trees = read_trees(path)
     sentences: list[DepTree] = []
@@ -41,7 +45,9 @@ def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Conver
     function_tags = False
     for k, tree in enumerate(trees.trees):
         source, line = trees.where(k)
-        clean = strip_empty(tree) if tree is not None else None
+        if tree is None:
+            continue
+        clean = strip_empty(tree)
         if clean is None:
             raise InputError("empty sentence: no word to attach", source, line)
         clean = unwrap(clean)
@@ -64,4 +70,4 @@ def convert_headrules(path: str, rules: str | HeadTable = "penn2malt") -> Conver
         lines.append(line)
     if not sentences:
         raise InputError("no trees in the file", path)
-    return Converted(table, sentences, lines, function_tags)
+    return Converted(table, sentences, lines, function_tags, len(trees) - len(sentences))

@@ -68,17 +68,19 @@ def transform(tree: Tree, ops: TreeOps) -> Tree | None:
 @dataclass
 class ConvertedTrees:
     """The trees :func:`convert_trees` kept, where each started in its input, and how many
-    it dropped."""
+    it left out."""
 
     trees: list[Tree]
     where: list[tuple[str, int]]  # (file, line) of each kept tree
-    dropped: int
+    dropped: int  # trees left without words (by the filters, or traces only)
+    empty: int = 0  # empty sentences: blank lines between a one-tree-per-line file's trees
 
 
 def convert_trees(path: str, ops: TreeOps) -> ConvertedTrees:
     """Every tree of ``path`` (a file, a directory of LDC files, ``-``) transformed, and how
-    many were dropped: trees left without words (or empty lines) are left out, as
-    ``convert_deps`` leaves out such sentences, so that both outputs stay aligned."""
+    many were left out: trees left without words, as ``convert_deps`` leaves out such
+    sentences, so that both outputs stay aligned, and empty sentences, as
+    ``convert_headrules`` does."""
     trees = read_trees(path)
     if not len(trees):
         raise InputError("no trees in the file", path)
@@ -96,7 +98,8 @@ def convert_trees(path: str, ops: TreeOps) -> ConvertedTrees:
             kept.append(done)
             where.append(trees.where(k))
         every("converting trees", count, len(present))
-    return ConvertedTrees(kept, where, len(trees) - len(kept))
+    empty = len(trees) - len(present)
+    return ConvertedTrees(kept, where, len(present) - len(kept), empty)
 
 
 def distance_records(done: ConvertedTrees) -> list[dict]:

@@ -163,6 +163,27 @@ def test_trees_cleaning_and_binarizing(write):
     )
 
 
+def test_blank_lines_between_one_line_trees_are_left_out_and_said_so(write, tmp_path):
+    """A one-tree-per-line file with blank lines between its trees: ``headrules`` refused
+    the first blank line ("empty sentence: no word to attach") and ``trees`` said it had
+    dropped "sentence(s) left without words", while the same file in a folder (where blank
+    lines separate) converted.  Both now leave the empty sentences out, aligned, and say
+    what they were; the output is the folder's."""
+    text = "(S (NP (DT the) (NN dog)) (VP (VBD ran)))\n\n(S (NN it) (VBD rained))\n\n"
+    alone = write("one.mrg", text)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "one.mrg").write_text(text)
+    for command in ("headrules", "trees"):
+        result = run("convert", command, alone)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == run("convert", command, str(tmp_path / "folder")).stdout
+        assert result.stderr.strip().splitlines()[0] == (
+            "warning: 1 empty sentence(s) left out: the blank lines between the trees of a "
+            "one-tree-per-line file (a parser's failed parses)"
+        )
+    assert run("convert", "trees", alone).stdout.count("\n") == 2
+
+
 def test_trees_to_distances_and_back(write):
     source = write("t.mrg", MRG)
     records = run(

@@ -37,7 +37,8 @@ WIDE = typer.Option(
 TAGSET = typer.Option(
     None,
     "--tagset",
-    help="Which gold tags mark words: ptb_word_tags (default), bllip_word_tags, or all.",
+    help="Which gold tags mark words: ptb_word_tags (default), bllip_word_tags, "
+    "mikolov_word_tags (his text's: $ and # too), or all.",
 )
 HTML = typer.Option(
     None,

@@ -182,8 +182,8 @@ def ptb(
         "--preset",
         help="parsing (02-21/22/23), udgn (UDGN's code: 00-20/21-22/23-24, parsing on 23, "
         "words seen >= 5 times), structformer (its data_ptb.py: 01-21/22/23), mikolov "
-        "(00-20/21-22/23-24) or pcfg (Kim et al.'s: 02-21/22/23, a number as one N, the "
-        "10,000 most frequent words).",
+        "(his 00-20/21-22/23-24 and text: $ and # kept, a number and % as N) or pcfg "
+        "(Kim et al.'s: 02-21/22/23, a number as one N, the 10,000 most frequent words).",
     ),
     train: str | None = typer.Option(None, "--train", help="Training sections, e.g. 02-21."),
     valid: str | None = typer.Option(None, "--valid", help="Validation sections."),
@@ -211,11 +211,11 @@ def ptb(
         "--deps-scheme",
         help="The conversion's name, recorded in the manifest (stanford-basic, conll2007...).",
     ),
-    tagset: str = typer.Option(
-        "ptb_word_tags",
+    tagset: str | None = typer.Option(
+        None,
         "--tagset",
-        help="Keep words with these tags (ptb_word_tags drops "
-        "punctuation, $, # and traces), or all.",
+        help="Keep words with these tags (ptb_word_tags drops punctuation, $, # and traces; "
+        "mikolov_word_tags keeps $ and #), or all [default: the preset's, or ptb_word_tags].",
     ),
     keep_case: bool = NO_LOWER,
     keep_digits: bool = KEEP_DIGITS,
@@ -247,7 +247,10 @@ def ptb(
         valid=valid or sections["valid"],
         test=test or sections["test"],
         normalization=_normalization(
-            tagset, keep_case, keep_digits, str(sections.get("numbers", "runs"))
+            tagset or str(sections.get("tagset", "ptb_word_tags")),
+            keep_case,
+            keep_digits,
+            str(sections.get("numbers", "runs")),
         ),
         min_freq=min_freq or int(sections.get("min_freq", 1)),
         max_vocab=max_vocab or (None if fixed is not None else sections.get("max_vocab")),

@@ -16,7 +16,12 @@ DIGITS = re.compile(r"[0-9]+")  # the digit rule: each run of ASCII digits is on
 # same strings as this one (its group repeats over any run of digits, commas and points),
 # without the nested quantifier's backtracking.
 NUMBERS = re.compile(r"[0-9]+[0-9,.]*")
-NUMBER_RULES = {"runs": DIGITS, "whole": NUMBERS}
+# Mikolov's text (ptb.{train,valid,test}.txt): a token that is a number, digits with points,
+# commas, slashes (1\/2), colons (2:30) or hyphens (1989-90) between or around them, is one
+# N, and so is "%"; digits inside a word stay ("190-point", "30-year").  Found by aligning
+# his ptb.valid.txt with WSJ section 22 (docs/guide/preprocess.md); tokens are the spaces'.
+MIKOLOV_NUMBERS = re.compile(r"(?<![^ ])(?:[0-9.,\\/:-]*[0-9][0-9.,\\/:-]*|%)(?![^ ])")
+NUMBER_RULES = {"runs": DIGITS, "whole": NUMBERS, "mikolov": MIKOLOV_NUMBERS}
 EMPTY_TAGS = frozenset(("-NONE-",))  # traces and other empty elements are never words
 ALL_TAGS = "all"  # the tag set name meaning "every token but empty elements"
 
@@ -48,8 +53,9 @@ class Normalization:
     elements such as ``-NONE-`` traces);
     ``lowercase``; ``digits``: replace numbers by this (``None``: keep); ``numbers``: what
     one replacement covers, ``runs`` each run of ASCII digits (the StructFormer/UDGN readers:
-    ``1,000`` is ``N,N``) or ``whole`` a number with its commas and points (the PCFG papers'
-    rule: ``1,000`` is ``N``)."""
+    ``1,000`` is ``N,N``), ``whole`` a number with its commas and points (the PCFG papers'
+    rule: ``1,000`` is ``N``) or ``mikolov`` a token that is a number, and ``%`` (Mikolov's
+    text: ``1\\/2`` and ``%`` are ``N``, ``30-year`` stays)."""
 
     lowercase: bool = True
     digits: str | None = "N"

@@ -118,13 +118,18 @@ def _show_tokens(tokens: Sequence[str], limit: int = 25) -> str:
 
 
 _NUMBER = re.compile(r"n[n,.]*")
+# a token that is a number, with its fractions' slashes, times' colons and ranges' hyphens,
+# or "%": Mikolov's text writes each as one N
+_NUMBER_TOKEN = re.compile(r"[n.,\\/:-]*n[n.,\\/:-]*|%")
 
 
 def _key(word: str) -> str:
     # Idempotent: a model's "N" (a normalised number) must match the treebank's "12", under
-    # either number rule: digit runs ("1,000." as "N,N.") or whole numbers ("N", the PCFG
-    # data's).  The key only decides whether two tokens at one position are the same word.
-    return _NUMBER.sub("n", normalize_word(word).lower())
+    # every number rule: digit runs ("1,000." as "N,N."), whole numbers ("N", the PCFG
+    # data's) and Mikolov's ("1\\/2" and "%" as "N").  The key only decides whether two
+    # tokens at one position are the same word.
+    key = _NUMBER.sub("n", normalize_word(word).lower())
+    return "n" if _NUMBER_TOKEN.fullmatch(key) else key
 
 
 def align_tokens(

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from induce.data.errors import InputError
 from induce.data.ptb import parse_trees
 from induce.data.types import Tree
 from induce.metrics.attachment import position_scores, string_pair_scores
@@ -121,3 +122,19 @@ def test_a_upos_tag_set_scores_conllu_by_its_upos_column(tmp_path):
     by_upos = evaluate_deps(str(gold), str(gold), tagset="ud_word_tags").to_dict()
     by_ptb = evaluate_deps(str(gold), str(gold), tagset="ptb_word_tags").to_dict()
     assert (by_upos["tokens"], by_ptb["tokens"]) == (5, 4)  # "$" is a word by UPOS only
+
+
+def test_a_prediction_in_mikolovs_text_lines_up_with_the_treebank():
+    """His text writes "3 %" as "N N", "1\\/2" as "N" and keeps "$": the tokens of a model
+    trained on it line up with the gold's words under the tag set of his words."""
+    from induce.evaluate.unsupervised import evaluate_unsupervised
+
+    gold = parse_trees(
+        "(S (NP (NNS prices)) (VP (VBD rose) (NP (CD 3) (NN %)) (PP (IN by) "
+        "(NP ($ $) (CD 1\\/2)))) (. .))\n"
+    )
+    pred = parse_trees("(prices (rose ((N N) (by ($ N)))))\n", labelled=False)
+    report = evaluate_unsupervised(gold, pred, tagset="mikolov_word_tags")
+    assert report.to_dict()["sentences"] == 1
+    with pytest.raises(InputError, match="tokens differ"):
+        evaluate_unsupervised(gold, pred)  # ptb_word_tags: no "$"

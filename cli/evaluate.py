@@ -144,6 +144,13 @@ def unsupervised(
         help="PRED is a bare bracketing such as ((the cat) sat); a one-word sentence may be "
         "the word alone.",
     ),
+    wrappers: str | None = typer.Option(
+        None,
+        "--wrappers",
+        help="Root labels dropped as the treebank's wrapper, comma-separated (an unlabelled "
+        "outer bracket always is). Default: TOP,ROOT,S1,VROOT; the official readers drop TOP "
+        "only and score a ROOT or S1 root as a constituent: --wrappers TOP.",
+    ),
     json_path: str | None = JSON,
     fmt: str = _format_option("table, json"),
     quiet: bool = QUIET,
@@ -163,6 +170,7 @@ def unsupervised(
             max_words=max_words,
             tagset=tagset,
             unlabelled=unlabelled,
+            wrappers=None if wrappers is None else _labels(wrappers),
         ),
         (pred, baseline, json_path, fmt, quiet),
         lambda data: _render("unsupervised", wide, data),
@@ -435,3 +443,14 @@ def _render(kind: str, wide: bool, *args: Any) -> None:
 
     render.WIDE = wide
     getattr(render, kind)(*args)
+
+
+def _labels(text: str) -> list[str]:
+    """``--wrappers``' comma-separated labels; an empty list names none (the unlabelled outer
+    bracket still goes)."""
+    from induce.data.errors import ConfigError
+
+    labels = [label.strip() for label in text.split(",") if label.strip()]
+    if any(any(c.isspace() or c in "()" for c in label) for label in labels):
+        raise ConfigError(f"labels hold no spaces or brackets, got {text!r}", setting="wrappers")
+    return labels

@@ -10,7 +10,7 @@ single child) are dropped from both sides, as the reference readers drop them.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -62,6 +62,7 @@ def evaluate_unsupervised(
     max_words: int | None = None,
     tagset: str | None = None,
     unlabelled: bool = False,
+    wrappers: Sequence[str] | None = None,
 ) -> UnsupervisedReport:
     """Score induced trees against gold trees under a span convention (files, or trees
     already read: :class:`~induce.data.ptb.TreeFile`).
@@ -69,8 +70,12 @@ def evaluate_unsupervised(
     ``labels``: labels for per-label recall (``None`` = the convention's, ``["all"]`` = every
     gold label).  ``max_words``: override the convention's length cut-off (0 = none).
     ``unlabelled``: the prediction is a bare bracketing such as ``((the cat) sat)``.
+    ``wrappers``: the root labels dropped as the treebank's wrapper (``None``: the
+    convention's, ``TOP ROOT S1 VROOT``; ``["TOP"]``: the official readers').
     """
     conv = _convention(convention, tagset, max_words)
+    if wrappers is not None:
+        conv = replace(conv, wrappers=tuple(sorted(set(wrappers))))
     is_word = word_filter(conv.tagset)
     gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
     require_sentences(len(gold), gold.path)
@@ -135,7 +140,7 @@ def _score_all(
         if gold_tree is None:
             skipped["no_words"] += 1
             continue
-        leaves, gold_spans = leaves_and_spans(unwrap(gold_tree))
+        leaves, gold_spans = leaves_and_spans(unwrap(gold_tree, conv.wrapper_labels()))
         keep = [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
         n = sum(keep)
         reason = _skip_reason(n, conv)
@@ -155,7 +160,7 @@ def _score_all(
             )
             gfile, gline = gold.where(k)
             where = f"sentence {k + 1} (gold {gfile}:{gline})"
-            pred_spans = _prediction_spans(pred, k, tokens, where)
+            pred_spans = _prediction_spans(pred, k, tokens, where, conv.wrapper_labels())
         scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
     return skipped
 
@@ -172,16 +177,20 @@ def _skip_reason(words: int, conv: SpanConvention) -> str:
 
 
 def _prediction_spans(
-    pred: TreeFile, k: int, gold_tokens: list[tuple[str, bool]], where: str
+    pred: TreeFile,
+    k: int,
+    gold_tokens: list[tuple[str, bool]],
+    where: str,
+    wrappers: frozenset[str],
 ) -> list[tuple[int, int, str]]:
     """The prediction's spans over the gold words (``gold_tokens``: (word, is_word) for each
-    gold token, empty elements excluded)."""
+    gold token, empty elements excluded), its ``wrappers`` dropped."""
     tree = pred.trees[k]
     pfile, pline = pred.where(k)
     where = f"{where}, prediction {pfile}:{pline}"
     if tree is None:
         raise InputError(f"{where}: the prediction is empty")
-    leaves, pred_spans = leaves_and_spans(unwrap(tree))
+    leaves, pred_spans = leaves_and_spans(unwrap(tree, wrappers))
     tokens = cast("list[str]", [p.children[0] for p in leaves if p.label not in EMPTY_TAGS])
     keep_gold = [kept for _, kept in gold_tokens]
     if align_tokens([w for w, _ in gold_tokens], keep_gold, tokens, where):

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeVar
 from induce.data.config import check_choices, from_mapping, load_resource_yaml
 from induce.data.errors import ConfigError
 from induce.data.normalize import ALL_TAGS, load_tagset
+from induce.structure.trees import WRAPPER_LABELS
 
 SPAN_CONVENTIONS = ("structformer", "cpcfg", "tnpcfg")
 DEP_CONVENTIONS = ("position", "structformer")
@@ -19,6 +20,9 @@ WholeSentence = Literal["exclude", "root-only"]
 CorpusGold = Literal["set", "list"]
 # Arcs compared by word positions, or as (word, head word) strings (StructFormer's quirk).
 Arcs = Literal["positions", "word-strings"]
+# the root labels dropped as a treebank's wrapper; the official readers (NLTK's) drop TOP and
+# an unlabelled outer bracket only, and keep a ROOT or S1 root as a constituent
+WRAPPERS = tuple(sorted(WRAPPER_LABELS - {""}))
 
 
 def _tags_for_report(name: str) -> list[str] | str:
@@ -38,14 +42,25 @@ class SpanConvention:
     max_words: int | None
     report_labels: tuple[str, ...]
     corpus_gold: CorpusGold = "set"
+    # root labels dropped (with an unlabelled outer bracket) from gold and prediction
+    wrappers: tuple[str, ...] = WRAPPERS
 
     def __post_init__(self) -> None:
         check_choices(self)  # also after ``replace``, which no reader checks
+
+    def wrapper_labels(self) -> frozenset[str]:
+        """The labels :func:`~induce.structure.trees.unwrap` drops: ``wrappers`` and the
+        unlabelled outer bracket."""
+        return frozenset(self.wrappers) | {""}
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["report_labels"] = list(self.report_labels)
         out["word_tags"] = _tags_for_report(self.tagset)
+        if self.wrappers == WRAPPERS:  # said only when changed: earlier reports lack it
+            del out["wrappers"]
+        else:
+            out["wrappers"] = list(self.wrappers)
         return out
 
 

@@ -108,6 +108,32 @@ def test_unsupervised_prediction_may_leave_wordless_sentences_empty(write):
     assert data["sentences"] == 3 and data["skipped_sentences"]["no_words"] == 1
 
 
+def test_a_root_root_is_a_wrapper_unless_named_otherwise(write):
+    """The official readers drop TOP and keep a ROOT (or S1) root as a constituent: under
+    cpcfg, whose gold keeps every span but the root's own, the S below it is then a gold
+    span.  induce drops ROOT by default, which --wrappers TOP (the readers') names."""
+    gold = write("gold.mrg", "(ROOT (S (NP (DT the) (NN dog)) (VP (VBD ran) (RB off))))\n")
+    pred = write("pred.txt", "((the dog) (ran off))\n")
+    ours = evaluate_unsupervised(gold, pred, convention="cpcfg", unlabelled=True).to_dict()
+    theirs = evaluate_unsupervised(
+        gold, pred, convention="cpcfg", unlabelled=True, wrappers=["TOP"]
+    ).to_dict()
+    assert ours["corpus_recall"] == 100.0  # the gold spans: NP, VP
+    assert theirs["corpus_recall"] == pytest.approx(200 / 3)  # and S's whole sentence
+    assert "wrappers" not in ours["settings"]["convention"]  # the default, as before
+    assert theirs["settings"]["convention"]["wrappers"] == ["TOP"]
+    from typer.testing import CliRunner
+
+    from induce.cli.app import app
+
+    args = ["evaluate", "unsupervised", gold, pred, "-c", "cpcfg", "--unlabelled", "-f", "json"]
+    said = CliRunner().invoke(app, [*args, "--wrappers", "TOP"])
+    assert said.exit_code == 0, said.output
+    assert '"wrappers": [' in said.stdout and '"TOP"' in said.stdout
+    bad = CliRunner().invoke(app, [*args, "--wrappers", "TOP,(S"])
+    assert bad.exit_code == 2 and "wrappers" in bad.output
+
+
 def test_nothing_to_score_is_an_error(write):
     with pytest.raises(InputError, match="no sentences in the file"):
         evaluate_brackets(write("empty.mrg", ""), baseline="right")

@@ -14,6 +14,9 @@ nltk's tokenisation).  A word must be the only child of its bracket, ``(TAG word
 unlabelled outer bracket ``( (S ...) )`` or a ``(TOP ...)`` root is kept as it is (callers decide
 whether it is a wrapper).  With ``labelled=False`` the text is an unlabelled bracketing such as
 ``((the cat) sat)``: every token after ``(`` is a word and words get the empty tag ``""``.
+
+:func:`read_trees` reads a whole file at once (string methods over the whole text);
+:func:`iter_trees` gives the same trees as the text comes (``induce parse --trees``).
 """
 
 from __future__ import annotations

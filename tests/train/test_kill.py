@@ -6,7 +6,8 @@ Inside the writes: the training process wraps every write step of
 ``induce.train.checkpoint`` (the weights, the trainer state, the folder rename (bracketed by
 its fsyncs), the pointer, the clean-up) and kills itself just before or just after the n-th
 step.  Between updates: a kill after a random delay.  ``INDUCE_KILL_TRIALS`` (default 6)
-sets how many kill points of each kind are tried.
+sets how many kill points of each kind are tried, ``INDUCE_KILL_ARCH`` (default structformer)
+the model trained (``npcfg`` and the other grammars train on the other objective).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from safetensors.torch import load_file
 from induce.runs.directory import read_metrics
 from tests.train.helpers import make_dataset, tiny, weights_file
 
-SETTINGS = tiny("structformer") + [
+ARCH = os.environ.get("INDUCE_KILL_ARCH", "structformer")
+SETTINGS = tiny(ARCH) + [
     "train.max_steps=10",
     "train.eval_every=4",
     "train.log_every=3",
@@ -77,7 +79,7 @@ def _train(out: str, data: str, kill_at: str, resume: str, settings: list[str]) 
 
     for name in ("save_weights", "save_state", "_fsync_dir", "atomic_write", "clean"):
         setattr(ck, name, hooked(getattr(ck, name)))
-    arch = "structformer" if resume != "1" else None
+    arch = ARCH if resume != "1" else None
     options = TrainOptions(out, arch, data, settings, resume=resume == "1", device="cpu")
     print(train(options), count[0], flush=True)
 

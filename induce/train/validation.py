@@ -57,10 +57,22 @@ def validation_loss(
     if 0 in counts:
         raise ConfigError(
             f"{data.mask_rate:g} masked no token of the validation split in "
-            f"{counts.count(0)} of {data.eval_runs} draws: no validation loss",
+            f"{counts.count(0)} of {data.eval_runs} draws: no validation loss"
+            f"{_unknown_words(sentences, specials)}",
             setting="data.mask_rate",
         )
     return loss, tokens
+
+
+def _unknown_words(sentences: Sequence[Sequence[int]], specials: Specials) -> str:
+    """Why few tokens could be masked, when that is why: ``<unk>`` is never masked, and a
+    validation split far from the vocabulary is mostly ``<unk>`` (a small training split,
+    or another corpus)."""
+    total = sum(len(s) for s in sentences)
+    unknown = sum(token == specials.unk for s in sentences for token in s)
+    if not unknown:
+        return ""
+    return f" ({unknown} of its {total} tokens are <unk>, which is never masked)"
 
 
 def check_validation_masks(
@@ -81,7 +93,8 @@ def check_validation_masks(
         if not any(batch.targets.numel() for batch in batches):
             raise ConfigError(
                 f"{data.mask_rate:g} masks no token of the validation split in draw {draw + 1} "
-                f"of {data.eval_runs}: there would be no validation loss",
+                f"of {data.eval_runs}: there would be no validation loss"
+                f"{_unknown_words(sentences, specials)}",
                 setting="data.mask_rate",
             )
 

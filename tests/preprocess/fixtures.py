@@ -40,6 +40,25 @@ def make_ptb(root: Path, sections: dict[str, range]) -> list[Tree]:
     return trees
 
 
+def preset_dataset(
+    root: Path, preset: str, sections: dict[str, range], *more: str
+) -> tuple[Path, dict]:
+    """``preprocess ptb --preset PRESET`` (and ``more`` arguments) over :func:`make_ptb`'s
+    treebank of ``sections`` under ``root``: the dataset folder and its manifest."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from induce.cli.app import app
+
+    if not (root / "ptb").exists():
+        make_ptb(root / "ptb", sections)
+    out = root / f"data-{preset}-{len(more)}"
+    args = ["preprocess", "ptb", "-t", str(root / "ptb"), "-o", str(out), "--preset", preset]
+    result = CliRunner().invoke(app, [*args, *more])
+    assert result.exit_code == 0, result.output
+    return out, yaml.safe_load((out / "manifest.yaml").read_text())
+
+
 def make_bllip(root: Path) -> dict[str, list[str]]:
     """``root/{1987,1988,1989}/wN_SSS/`` article files with ``(S1 ...)`` trees, AUX tags and
     ``#N`` coreference suffixes.  Returns the file names per role."""

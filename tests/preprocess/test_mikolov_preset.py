@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-import yaml
-from typer.testing import CliRunner
-
-from induce.cli.app import app
 from induce.data.normalize import Normalization, load_tagset
-from tests.preprocess.fixtures import make_ptb
+from tests.preprocess.fixtures import preset_dataset
 
 # each token of section 22 as ours and his ptb.valid.txt write it, where the other rules part
 MIKOLOV_TOKENS = [
@@ -43,12 +39,8 @@ def test_his_words_keep_the_currency_and_number_signs():
 
 
 def test_the_preset_writes_his_text(tmp_path):
-    make_ptb(tmp_path / "ptb", {"00": range(0, 14), "21": range(14, 20), "23": range(20, 30)})
-    out = tmp_path / "data"
-    args = ["preprocess", "ptb", "-t", str(tmp_path / "ptb"), "-o", str(out), "--preset", "mikolov"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    manifest = yaml.safe_load((out / "manifest.yaml").read_text())
+    sections = {"00": range(0, 14), "21": range(14, 20), "23": range(20, 30)}
+    out, manifest = preset_dataset(tmp_path, "mikolov", sections)
     assert manifest["normalization"]["numbers"] == "mikolov"
     assert manifest["normalization"]["tagset"] == "mikolov_word_tags"
     lines = (out / "train.txt").read_text().splitlines()
@@ -56,8 +48,5 @@ def test_the_preset_writes_his_text(tmp_path):
     assert "shares of acme corp. closed at $ N" in lines  # "$ 12.50", the trace gone
     assert "the firm earned about $ N million in the quarter" in (out / "test.txt").read_text()
     # --tagset overrides the preset's
-    again = CliRunner().invoke(
-        app, [*args[:5], str(tmp_path / "d2"), *args[6:], "--tagset", "ptb_word_tags"]
-    )
-    assert again.exit_code == 0, again.output
-    assert "shares of acme corp. closed at N" in (tmp_path / "d2" / "train.txt").read_text()
+    again, _ = preset_dataset(tmp_path, "mikolov", sections, "--tagset", "ptb_word_tags")
+    assert "shares of acme corp. closed at N" in (again / "train.txt").read_text()

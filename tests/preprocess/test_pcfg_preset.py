@@ -6,12 +6,8 @@ from __future__ import annotations
 import random
 import re
 
-import yaml
-from typer.testing import CliRunner
-
-from induce.cli.app import app
 from induce.data.normalize import Normalization
-from tests.preprocess.fixtures import make_ptb
+from tests.preprocess.fixtures import preset_dataset
 
 OFFICIAL = re.compile("[0-9]{1,}([,.]?[0-9]*)*")  # compound-pcfg process_ptb.py
 
@@ -32,12 +28,8 @@ def test_the_whole_number_rule_is_the_official_expression():
 
 
 def test_the_preset_writes_the_papers_data(tmp_path):
-    make_ptb(tmp_path / "ptb", {"02": range(0, 12), "22": range(12, 16), "23": range(16, 20)})
-    out = tmp_path / "data"
-    args = ["preprocess", "ptb", "-t", str(tmp_path / "ptb"), "-o", str(out), "--preset", "pcfg"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    manifest = yaml.safe_load((out / "manifest.yaml").read_text())
+    sections = {"02": range(0, 12), "22": range(12, 16), "23": range(16, 20)}
+    out, manifest = preset_dataset(tmp_path, "pcfg", sections)
     assert manifest["normalization"]["numbers"] == "whole"
     assert manifest["normalization"]["tagset"] == "ptb_word_tags"
     text = (out / "train.txt").read_text()

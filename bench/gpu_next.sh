@@ -73,14 +73,18 @@ sitting() {  # sitting FOLDER VAR=VALUE...: one bench/gpu_sitting.sh into $out/F
 }
 speed=(PARTS=train STEPS="${STEPS:-20}" WARMUP="${WARMUP:-3}" ROUNDS=1)
 log=$out/tests.log
+# a CPU dry run (DEVICE=cpu SIZES=small) reaches the steps that time one script alone too;
+# the profile replays CUDA graphs only on a GPU
+device=${DEVICE:-cuda} size=${SIZES:-paper} graphs=--graphs
+[ "$device" = cpu ] && graphs=
 . "$here/gpu_step.sh"  # gpu_tests_left
 case $call in
 speed)  # 2 x (sitting.log, train.json, compile-cache.tar.gz) + tests.log
     sitting udgn "${speed[@]}" ARCHS=udgn TRAIN_LIMIT="${UDGN_LIMIT:-330}" \
         SIDES="official,induce-bf16-$scope-graphs,induce-$scope-graphs"
     # UDGN's BiLSTM alone in bf16, fp16 (PyTorch's autocast) and fp32, replayed from graphs
-    step lstm-precision "${LSTM_LIMIT:-60}" python3 "$here/lstm_precision.py" --device cuda --size paper \
-        --shared "$kit/shared"
+    step lstm-precision "${LSTM_LIMIT:-60}" python3 "$here/lstm_precision.py" --device "$device" \
+        --size "$size" --shared "$kit/shared"
     limit=$(left 20)  # StructFormer's two sides in the rest (they need about 190 s)
     [ "$limit" -gt "${SF_LIMIT:-200}" ] && limit=${SF_LIMIT:-200}
     sitting structformer "${speed[@]}" ARCHS=structformer TRAIN_LIMIT="$limit" \
@@ -98,7 +102,7 @@ profile)  # profile.log, compile-cache.tar.gz
     for arch in udgn structformer; do  # half the time each (a cold compile: minutes)
         [ $arch = udgn ] && limit=$(($(left 20) / 2)) || limit=$(left 20)
         step "profile-$arch" "$limit" python3 "$here/profile_step.py" --arch $arch \
-            --device cuda --size paper --steps 4 --rows 30 --compile --graphs \
+            --device "$device" --size "$size" --steps 4 --rows 30 --compile $graphs \
             --set train.bf16=true --set "train.compile_scope=${scope/#compile/model}"
     done
     keep_compile_cache "$out"

@@ -52,6 +52,11 @@ def report(
     table = aggregate(read_runs(runs))
     # the runs' files are inputs now: an output over one is refused before the table prints
     check_writable([markdown, csv, latex, plot])
+    picture = None
+    if plot:  # drawn before anything is written: a run's curves may still be refused
+        from induce.reporting.curves import curves, draw_curves
+
+        picture = draw_curves(curves(list(runs)), plot)
     text = to_markdown(table)
     if not piped:
         sys.stdout.write(text)
@@ -61,7 +66,7 @@ def report(
         atomic_write(csv, to_csv(table))
     if latex:
         atomic_write(latex, to_latex(table))
-    if plot:
-        from induce.reporting.curves import curves, plot_curves
+    if plot and picture is not None:
+        from induce.reporting.curves import write_picture
 
-        plot_curves(curves(list(runs)), plot)
+        write_picture(picture, plot)

@@ -101,17 +101,32 @@ def check_path(path: str | Path) -> str:
 
 
 def plot_curves(found: list[Curve], path: str | Path) -> None:
-    """One panel per metric, a line per setting with its band; PNG, SVG or PDF by the suffix
-    of ``path`` (written atomically).  Needs matplotlib (``pip install 'induce[plot]'``)."""
+    """:func:`draw_curves` written to ``path`` atomically."""
+    write_picture(draw_curves(found, path), path)
+
+
+def write_picture(picture: bytes, path: str | Path) -> None:
+    """A picture :func:`draw_curves` drew, written atomically."""
+    from induce.data.files import atomic_path
+
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(picture)
+
+
+def draw_curves(found: list[Curve], path: str | Path) -> bytes:
+    """One panel per metric, a line per setting with its band: the PNG, SVG or PDF named by
+    the suffix of ``path``, drawn in memory (``induce report`` draws it before it writes any
+    of its outputs, so that one that cannot be drawn leaves none).  Needs matplotlib (``pip
+    install 'induce[plot]'``)."""
     fmt = check_path(path)
     if not found:
-        raise ConfigError("the runs have logged nothing to draw (no metrics.jsonl records)")
+        raise ConfigError("the runs have logged nothing to draw: no records in metrics.jsonl")
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from induce.data.files import atomic_path
 
     metrics = [m for m in METRICS if any(c.metric == m for c in found)]
     columns = min(3, len(metrics))
@@ -126,6 +141,7 @@ def plot_curves(found: list[Curve], path: str | Path) -> None:
         for curve in (c for c in found if c.metric == metric):
             colour = colours(settings.index(curve.setting) % 10)
             name = curve.setting + (f" ({curve.runs} runs)" if curve.runs > 1 else "")
+            name = name.replace("$", r"\$")  # text, not mathtext ("data$x$" is a folder)
             # a marker where a curve has one point: a line of one point draws nothing
             marker = "o" if len(curve.steps) == 1 else None
             ax.plot(curve.steps, curve.mean, color=colour, label=name, linewidth=1.6, marker=marker)
@@ -157,6 +173,9 @@ def plot_curves(found: list[Curve], path: str | Path) -> None:
         frameon=False,
     )
     fig.tight_layout(rect=(0, legend / height, 1, 1))
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=120)
-    plt.close(fig)
+    picture = io.BytesIO()
+    try:
+        fig.savefig(picture, format=fmt, dpi=120)
+    finally:
+        plt.close(fig)
+    return picture.getvalue()

@@ -64,6 +64,39 @@ def test_report_plot_draws_the_curves(runs, tmp_path, suffix):
         assert "udgn (optim.lr=0.001) (3 runs)" in text
 
 
+@pytest.mark.skipif(not extras.available("matplotlib"), reason="matplotlib is not installed")
+def test_curves_that_cannot_be_drawn_leave_no_output(runs, tmp_path):
+    """The tables were written and printed before the curves were read: a run whose
+    metrics.jsonl could not be drawn left --csv/--latex/--markdown files behind, exit 2."""
+    empty = tmp_path / "empty"
+    _run(empty, 4)
+    (empty / "metrics.jsonl").write_text("")
+    (empty / "eval").mkdir()
+    (empty / "eval" / "unsupervised.json").write_text(
+        json.dumps({"sentence_f1": 40.0, "corpus_f1": 38.0})
+    )
+    outs = {name: tmp_path / f"t.{name}" for name in ("csv", "latex", "markdown")}
+    args = ["report", str(empty), *(x for n, p in outs.items() for x in (f"--{n}", str(p)))]
+    result = CliRunner().invoke(app, [*args, "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 2, result.output
+    assert "logged nothing to draw: no records in metrics.jsonl" in result.stderr
+    assert result.stdout == "" and not any(p.exists() for p in outs.values())
+
+
+@pytest.mark.skipif(not extras.available("matplotlib"), reason="matplotlib is not installed")
+def test_a_dollar_in_a_setting_is_drawn_as_text(tmp_path):
+    """Settings name the run's data folder: "d$\\frac$" was read as mathtext, a matplotlib
+    traceback with exit 1."""
+    run = _run(tmp_path / "r", 1)
+    config = yaml.safe_load((tmp_path / "r" / "config.yaml").read_text())
+    (tmp_path / "r" / "config.yaml").write_text(yaml.safe_dump({**config, "data": "d$\\frac$"}))
+    other = _run(tmp_path / "o", 1, lr=5e-4)
+    out = tmp_path / "c.svg"
+    result = CliRunner().invoke(app, ["report", run, other, "--plot", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "<svg" in out.read_text()
+
+
 def test_report_plot_is_checked_before_the_runs_are_read(tmp_path, monkeypatch):
     missing = str(tmp_path / "no-run")
     bad = CliRunner().invoke(app, ["report", missing, "--plot", str(tmp_path / "c.jpg")])

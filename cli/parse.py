@@ -194,16 +194,14 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def _latest_run() -> str:
-    """The most recent run, said on stderr."""
+def _latest_run(advice: str = "train one (induce train --arch udgn) or give --model RUN") -> str:
+    """The most recent run, said on stderr; without one, an error with ``advice``."""
     from induce.data.errors import InputError
     from induce.runs import latest_run
 
     try:
         model = str(latest_run())
     except InputError as err:
-        raise InputError(
-            f"{err.reason}: train one (induce train --arch udgn) or give --model RUN", err.path
-        ) from None
+        raise InputError(f"{err.reason}: {advice}", err.path) from None
     typer.echo(f"no --model: using the most recent run, {model}", err=True)
     return model

@@ -25,14 +25,16 @@ def sample(
     ),
     output: str | None = typer.Option(None, "--output", "-o", help="File [default: stdout]."),
     weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N."),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
 ) -> None:
     """Sentences drawn from a trained grammar, one per line (a compound PCFG draws each
-    sentence's z from its prior)."""
+    sentence's z from its prior); a draw holding <pad> or <mask>, which no training sentence
+    holds, is drawn again."""
     from induce.cli.parse import _latest_run
     from induce.data.files import open_output
     from induce.sample import sample_sentences
 
-    sentences = sample_sentences(model or _latest_run(), count, seed, max_words, weights, device)
+    run = model or _latest_run("train a grammar (induce train --arch npcfg) or name its run")
+    sentences = sample_sentences(run, count, seed, max_words, weights, device)
     with open_output(output or "-") as out:
         out.write("".join(" ".join(words) + "\n" for words in sentences))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from induce.data.architectures import architecture
 from induce.data.config import SEED, check_choice
 from induce.data.errors import ConfigError
+from induce.data.vocab import MASK, PAD
 from induce.runs.config import WEIGHT_CHOICES
 from induce.runs.directory import open_run
 
@@ -24,7 +25,9 @@ def sample_sentences(
 ) -> list[list[str]]:
     """``count`` sentences of at most ``max_words`` words drawn from the run's grammar (a
     compound PCFG draws its sentence vector ``z`` from its prior), the same for the same
-    ``seed``; words as the model's vocabulary writes them."""
+    ``seed``; words as the model's vocabulary writes them.  The grammar's emissions cover
+    the whole vocabulary, ``<pad>`` and ``<mask>`` too, which no training sentence holds: a
+    draw with one is drawn again (``<unk>`` stays, a word of the corpus)."""
     if count < 1:
         raise ConfigError(f"must be 1 or more, got {count}", setting="count")
     if max_words < SHORTEST:
@@ -41,4 +44,6 @@ def sample_sentences(
         raise ConfigError(f"a {run.config.arch} model has no grammar to draw sentences from")
     model = run.load_model(weights, device)
     tokens = run.vocab.tokens
-    return [[tokens[i] for i in ids] for ids in model.sample(count, seed, max_words)]
+    excluded = frozenset(k for k, token in enumerate(tokens) if token in (PAD, MASK))
+    drawn = model.sample(count, seed, max_words, excluded)
+    return [[tokens[i] for i in ids] for ids in drawn]

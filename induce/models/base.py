@@ -92,7 +92,14 @@ class Model(nn.Module):
         """Per layer, the recorded weights ``[B, H, L, L]`` (query i, key j)."""
         raise ConfigError(f"a {type(self).__name__} does not record attention weights")
 
-    def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
+    def sample(
+        self,
+        count: int,
+        seed: int = 0,
+        max_words: int = 100,
+        excluded: frozenset[int] = frozenset(),
+    ) -> list[list[int]]:
         """``count`` sentences (word ids) drawn from the model, for a generative model (the
-        registry's ``samples``)."""
+        registry's ``samples``); a sentence holding a word of ``excluded`` is drawn again
+        (the model's sentences given that they hold none)."""
         raise ConfigError(f"a {type(self).__name__} has no grammar to draw sentences from")

@@ -138,25 +138,36 @@ REJECTIONS_PER_SENTENCE, MIN_REJECTIONS = 1_000, 10_000
 
 
 def draw_sentences(
-    count: int, draw: Callable[[], list[int] | None], max_words: int
+    count: int,
+    draw: Callable[[], list[int] | None],
+    max_words: int,
+    excluded: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
-    """``count`` sentences of ``draw()`` (``None``: a draw longer than ``max_words`` words,
-    drawn again); a :class:`ConfigError` on ``max_words`` once the rejected draws pass
+    """``count`` sentences of ``draw()`` (``None``: a draw longer than ``max_words`` words),
+    a draw holding a word of ``excluded`` drawn again too: the grammar's sentences given
+    that they hold none.  A :class:`ConfigError` once either kind of rejected draw passes
     ``MIN_REJECTIONS + REJECTIONS_PER_SENTENCE x count``."""
     out: list[list[int]] = []
-    allowed, rejected = MIN_REJECTIONS + REJECTIONS_PER_SENTENCE * count, 0
+    allowed, too_long, holding = MIN_REJECTIONS + REJECTIONS_PER_SENTENCE * count, 0, 0
     while len(out) < count:
         words = draw()
-        if words is not None:
+        if words is not None and not (excluded and excluded.intersection(words)):
             out.append(words)
-            continue
-        rejected += 1
-        if rejected > allowed:
-            raise ConfigError(
-                f"{max_words} is too few words for this grammar: {len(out)} of {count} "
-                f"sentences drawn, {rejected:,} draws longer; allow more words",
-                setting="max_words",
-            )
+        elif words is None:
+            too_long += 1
+            if too_long > allowed:
+                raise ConfigError(
+                    f"{max_words} is too few words for this grammar: {len(out)} of {count} "
+                    f"sentences drawn, {too_long:,} draws longer; allow more words",
+                    setting="max_words",
+                )
+        else:
+            holding += 1
+            if holding > allowed:
+                raise ConfigError(
+                    f"this grammar draws a special token (<pad>, <mask>) in nearly every "
+                    f"sentence: {len(out)} of {count} drawn without one in {holding:,} draws"
+                )
     return out
 
 

@@ -190,12 +190,18 @@ class CompoundPCFG(GrammarModel):
         return -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths), kl
 
     @torch.no_grad()
-    def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
+    def sample(
+        self,
+        count: int,
+        seed: int = 0,
+        max_words: int = 100,
+        excluded: frozenset[int] = frozenset(),
+    ) -> list[list[int]]:
         """``count`` sentences (word ids) drawn from the grammar, top-down from the root: a
         nonterminal rewrites to a child pair, a preterminal emits a word; the compound PCFG
-        first draws ``z ~ N(0, I)`` per sentence.  A draw longer than ``max_words`` is
-        dropped and drawn again (a PCFG may put mass on unbounded derivations), so the
-        sentences follow the grammar conditioned on that length."""
+        first draws ``z ~ N(0, I)`` per sentence.  A draw longer than ``max_words``, or
+        holding a word of ``excluded``, is dropped and drawn again (a PCFG may put mass on
+        unbounded derivations), so the sentences follow the grammar conditioned on both."""
         c = self.config
         rng = random.Random(seed)
         generator = torch.Generator().manual_seed(seed)
@@ -216,7 +222,7 @@ class CompoundPCFG(GrammarModel):
             roots, rules, emissions = tables
             return draw_sentence(roots, emissions, _pair_drawer(rules, rng), c.nt, rng, max_words)
 
-        return draw_sentences(count, draw, max_words)
+        return draw_sentences(count, draw, max_words, excluded)
 
     def _emissions(self, z: torch.Tensor | None) -> torch.Tensor:
         """``[rows, T, V]``: log p(word | T)."""

@@ -205,10 +205,17 @@ class LowRankPCFG(GrammarModel):
         return RankScores(marginals.masked_fill(one, 0.0), None, None, mbr.masked_fill(one, 0))
 
     @torch.no_grad()
-    def sample(self, count: int, seed: int = 0, max_words: int = 100) -> list[list[int]]:
+    def sample(
+        self,
+        count: int,
+        seed: int = 0,
+        max_words: int = 100,
+        excluded: frozenset[int] = frozenset(),
+    ) -> list[list[int]]:
         """``count`` sentences drawn top-down: a nonterminal draws a rank ``r ~ U[A]``, then
         its children ``B ~ V[:, r]`` and ``C ~ W[:, r]`` (Eq. 4 read generatively); a
-        preterminal emits a word.  Longer draws than ``max_words`` are drawn again."""
+        preterminal emits a word.  Draws longer than ``max_words``, or holding a word of
+        ``excluded``, are drawn again."""
         rng = random.Random(seed)
         generator = torch.Generator().manual_seed(seed)
         tables: list[list] = []
@@ -228,7 +235,7 @@ class LowRankPCFG(GrammarModel):
             roots, emissions = tables[0], tables[4]
             return draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
 
-        return draw_sentences(count, draw, max_words)
+        return draw_sentences(count, draw, max_words, excluded)
 
 
 class TNPCFG(LowRankPCFG):

@@ -135,19 +135,34 @@ def test_draw_sentences_counts_only_rejected_draws():
     assert grammar.draw_sentences(2, lambda: next(draws), 5) == [[1, 2], [3, 4]]
 
 
-@pytest.mark.parametrize("z_dim", [0, 2])
-def test_sampled_sentences_follow_the_grammar(z_dim):
-    """Two-word sentences drawn from the N-PCFG come in the proportions ``p(x)`` gives them;
-    the compound PCFG's draws are sentences of the vocabulary too."""
+def test_draws_with_an_excluded_word_are_drawn_again(monkeypatch):
+    """``induce sample`` drew <pad> and <mask>, whose emissions the grammar keeps (every
+    vocabulary entry has a row): such draws are drawn again, and a grammar that draws one in
+    nearly every sentence is a settings error, not a loop."""
+    draws = iter([[0, 2], [1, 2], None, [3, 0, 4], [3, 4]])
+    drawn = grammar.draw_sentences(2, lambda: next(draws), 5, frozenset({0}))
+    assert drawn == [[1, 2], [3, 4]]
+    monkeypatch.setattr(grammar, "MIN_REJECTIONS", 3)
+    monkeypatch.setattr(grammar, "REJECTIONS_PER_SENTENCE", 0)
+    with pytest.raises(ConfigError, match="special token .* 0 of 1 drawn without one in 4"):
+        grammar.draw_sentences(1, lambda: [0, 1], 5, frozenset({0}))
+
+
+@pytest.mark.parametrize("z_dim, excluded", [(0, ()), (2, ()), (0, (0,))])
+def test_sampled_sentences_follow_the_grammar(z_dim, excluded):
+    """Two-word sentences drawn from the N-PCFG come in the proportions ``p(x)`` gives them
+    (with words excluded: ``p(x)`` given that ``x`` holds none); the compound PCFG's draws
+    are sentences of the vocabulary too."""
     model = _model(z_dim)
     total = 4000 if z_dim == 0 else 50
-    drawn = model.sample(total, seed=0, max_words=12)
+    drawn = model.sample(total, seed=0, max_words=12, excluded=frozenset(excluded))
+    assert not any(set(s) & set(excluded) for s in drawn)
     assert len(drawn) == total and all(2 <= len(s) <= 12 for s in drawn)
     assert model.sample(3, seed=5) == model.sample(3, seed=5)
     assert all(0 <= w < VOCAB for s in drawn for w in s)
     if z_dim:
         return
-    pairs = [(a, b) for a in range(VOCAB) for b in range(VOCAB)]
+    pairs = [(a, b) for a in range(VOCAB) for b in range(VOCAB) if {a, b}.isdisjoint(excluded)]
     ids = torch.tensor(pairs)
     with torch.no_grad():
         p = model.log_likelihood(ids, torch.full((len(pairs),), 2)).exp()

@@ -107,6 +107,12 @@ def test_parse_without_any_run(cache, tmp_path):
     (tmp_path / "in.txt").write_text("a b\n")
     result = CliRunner().invoke(app, ["parse", str(tmp_path / "in.txt")])
     assert result.exit_code == 2 and "no run yet" in result.output
+    assert "or give --model RUN" in result.output
+    # sample has no --model, and draws from a grammar only
+    drawn = CliRunner().invoke(app, ["sample"])
+    assert drawn.exit_code == 2 and "no run yet: train a grammar (induce train --arch npcfg)" in (
+        drawn.output
+    )
 
 
 def test_unknown_config_preset(cache, tmp_path, monkeypatch):

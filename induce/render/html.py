@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from html import escape
 
 from induce.render.static import SCRIPT, STYLE
-from induce.render.svg import sentence_svg
+from induce.render.svg import escape, sentence_svg
 from induce.render.views import SentenceView
 
 

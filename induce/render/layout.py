@@ -2,6 +2,8 @@
 
 Everything is measured in character columns, so the terminal drawing and the SVG (which
 uses a monospace font and scales columns to pixels) place words, arcs and brackets alike.
+A column is what a terminal shows: an East Asian wide character takes two, a combining mark
+none (:func:`cells`).
 A word occupies at least :data:`MIN_WIDTH` columns; arcs end at the middle column of their
 dependent and leave their head one column left or right of its middle, so that an arrow
 into a word and the arcs out of it never share a column.
@@ -9,6 +11,7 @@ into a word and the arcs out of it never share a column.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +19,7 @@ from induce.render.views import Arc, Span
 
 MIN_WIDTH = 3
 GAP = 1
+_ZERO_WIDTH = ("Mn", "Me", "Cf")  # combining marks, and format characters (a zero-width joiner)
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,34 @@ class Columns:
         return self.starts[word] + self.widths[word] - 1
 
 
+def cells(text: str) -> list[str]:
+    """``text`` as the terminal columns it takes: a character a column, a wide one (East
+    Asian ``W``/``F``) followed by an empty column, a combining mark or a zero-width
+    character joined to the column before it.  ``"".join(cells(t)) == t``."""
+    out: list[str] = []
+    for char in text:
+        if out and unicodedata.category(char) in _ZERO_WIDTH:
+            out[-1 if out[-1] else -2] += char
+        elif unicodedata.east_asian_width(char) in ("W", "F"):
+            out += [char, ""]
+        else:
+            out.append(char)
+    return out
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes in a terminal (:func:`cells`)."""
+    return len(cells(text)) if not text.isascii() else len(text)
+
+
 def columns(words: Sequence[str], tags: Sequence[str] | None = None) -> Columns:
     """Each word as wide as itself or its tag, at least :data:`MIN_WIDTH`, one column apart."""
     starts, widths, at = [], [], 0
     for k, word in enumerate(words):
-        width = max(len(word), len(tags[k]) if tags else 0, MIN_WIDTH)
+        taken = max(width(word), width(tags[k]) if tags else 0, MIN_WIDTH)
         starts.append(at)
-        widths.append(width)
-        at += width + GAP
+        widths.append(taken)
+        at += taken + GAP
     return Columns(starts, widths)
 
 

@@ -111,7 +111,8 @@ SCRIPT = """
     order.sort(function (a, b) {
       var x = sections[a].dataset[key], y = sections[b].dataset[key];
       var nx = parseFloat(x), ny = parseFloat(y);
-      var d = (isNaN(nx) || isNaN(ny)) ? (x < y ? -1 : x > y ? 1 : 0) : nx - ny;
+      // "file:2" before "file:10": the numbers inside text compared as numbers
+      var d = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y, "en", {numeric: true}) : nx - ny;
       return (ascending[key] ? d : -d) || a - b;
     });
     order.forEach(function (k) { table.appendChild(rows[k]); });

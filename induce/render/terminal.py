@@ -21,7 +21,7 @@ predicted arc's arrow is ``✗`` and a missed gold arc's ``?`` (red and yellow a
 
 from __future__ import annotations
 
-from induce.render.layout import Columns, columns, place_arcs, place_spans
+from induce.render.layout import Columns, cells, columns, place_arcs, place_spans
 from induce.render.views import MISSED, WRONG, Layer, SentenceView
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
@@ -136,10 +136,11 @@ def _words(view: SentenceView, cols: Columns) -> list[str]:
     line = [" "] * cols.total
     tags = [" "] * cols.total
     for k, word in enumerate(view.words):
-        start = cols.starts[k] + (cols.widths[k] - len(word)) // 2
-        line[start : start + len(word)] = word
+        shown = cells(word)  # a wide character's two columns, a combining mark in its own
+        start = cols.starts[k] + (cols.widths[k] - len(shown)) // 2
+        line[start : start + len(shown)] = shown
         if view.tags:
-            tag = view.tags[k]
+            tag = cells(view.tags[k])
             at = cols.starts[k] + (cols.widths[k] - len(tag)) // 2
             tags[at : at + len(tag)] = tag
     out = ["".join(line).rstrip()]

@@ -81,7 +81,8 @@ def read_run(path: str | Path) -> RunResults:
             out.sources[column] = (file, _scoring(settings))
         out.values.update(found)
         scheme = (settings or {}).get("gold_scheme")
-        if scheme is not None and not isinstance(scheme, str):
+        if scheme is not None and not (isinstance(scheme, str) and scheme.isprintable()):
+            # a line end in it would end the tables' note (live LaTeX after a % comment)
             raise InputError("settings.gold_scheme is not the name of a scheme", str(file))
         if scheme:
             out.gold.update({key: scheme for key in found})

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 def aggregate(runs: list[RunResults]) -> pd.DataFrame:
     """A pandas DataFrame: one row per setting, ``mean`` and ``std`` of every number, and the
     number of runs (seeds)."""
+    import numpy as np
     import pandas as pd
 
     groups: dict[str, list[RunResults]] = {}
@@ -44,7 +45,7 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
         frame = pd.DataFrame([m.values for m in members])
         gold = sorted(
             {
-                f"{scheme} (UAS/UUAS {key.partition(' ')[2] or key})"
+                f"{scheme} (UAS/UUAS{key.removeprefix('UAS')})"
                 for m in members
                 for key, scheme in m.gold.items()
                 if key.startswith("UAS")
@@ -57,11 +58,12 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
             "runs": len(members),
         }
         for column in frame.columns:
-            values = frame[column].dropna()
+            values = frame[column][lambda v: np.isfinite(v.astype(float))]
             if len(values) < len(members):
                 _warn_partial(label, column, len(values), members)
-            row[(column, "mean")] = values.mean() if len(values) else math.nan
-            row[(column, "std")] = values.std(ddof=1) if len(values) > 1 else math.nan
+            with np.errstate(over="ignore", invalid="ignore"):  # 1e308s: a std of inf, said
+                row[(column, "mean")] = values.mean() if len(values) else math.nan
+                row[(column, "std")] = values.std(ddof=1) if len(values) > 1 else math.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -94,9 +96,10 @@ def _difference(first: str, other: str) -> str:
 def _warn_partial(label: str, column: str, found: int, members: list[RunResults]) -> None:
     import warnings
 
-    # a NaN (a diverged run's perplexity, say) is dropped from the mean as a missing value is
-    lacking = next(m for m in members if math.isnan(m.values.get(column, math.nan)))
-    what = "NaN" if column in lacking.values else "none"
+    # a NaN or an infinity (a diverged run's perplexity, say) is dropped from the mean as a
+    # missing value is
+    lacking = next(m for m in members if not math.isfinite(m.values.get(column, math.nan)))
+    what = str(lacking.values[column]).replace("nan", "NaN") if column in lacking.values else "none"
     warnings.warn(
         f"{label}: {column} from {found} of its {len(members)} runs ({what} in {lacking.path}): "
         "its mean (std) is theirs",

@@ -69,6 +69,12 @@ def _report(tmp_path, run):
             {"d": '{"settings": {"gold_scheme": 5}, "uas": 50, "uuas": 60}'},
             "d.json: settings.gold_scheme is not the name of a scheme",
         ),
+        (  # a line end would end the LaTeX note's comment: the rest live LaTeX
+            None,
+            None,
+            {"d": '{"settings": {"gold_scheme": "a\\n\\\\end{tabular}"}, "uas": 5, "uuas": 6}'},
+            "d.json: settings.gold_scheme is not the name of a scheme",
+        ),
         (
             None,
             _lines({**BEST, "valid_ppl": "45.5"}),
@@ -277,6 +283,12 @@ def test_a_column_some_runs_lack_is_said(tmp_path):
     result = CliRunner().invoke(app, ["report", *map(str, runs)])
     assert result.exit_code == 0, result.output
     assert f"UF1 from 2 of its 3 runs (NaN in {runs[2]})" in result.stderr
+    # so is an infinity (JSON's Infinity): it was the row's mean, and pandas' RuntimeWarning
+    (runs[2] / "eval" / "uf1.json").write_text(json.dumps({**UF1, "sentence_f1": math.inf}))
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 0, result.output
+    assert f"UF1 from 2 of its 3 runs (inf in {runs[2]})" in result.stderr
+    assert "inf" not in result.stdout and "RuntimeWarning" not in result.stderr
 
 
 def _dataset(run, name: str, train_sentences: int, where: str = "/somewhere") -> None:

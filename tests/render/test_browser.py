@@ -138,3 +138,19 @@ def test_parse_page_renders_arcs_and_a_tree(browser, tmp_path):
     assert page.locator("g[data-layer=tree] path.span").count() == 2 * 6
     assert page.locator("svg text.tag").count() == 20
     assert problems == []
+
+
+def test_the_index_sorts_places_by_their_line_numbers(browser, tmp_path):
+    """Sorting by "where" compared text: f.txt:10 came before f.txt:2."""
+    views = []
+    for k, line in enumerate((10, 2, 9), 1):
+        view = parse_view(k, ["a", "b"], [0, 1], None, None)
+        view.where = f"f.txt:{line}"
+        views.append(view)
+    out = tmp_path / "parse.html"
+    write_page(out, views, "parse", legend=("arcs",))
+    page, problems = _open(browser, out)
+    page.locator("nav#index th", has_text="where").click()
+    cells = page.locator("nav#index tr.row td:nth-child(2)").all_inner_texts()
+    assert cells == ["f.txt:2", "f.txt:9", "f.txt:10"]
+    assert problems == []

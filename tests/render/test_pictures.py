@@ -108,6 +108,35 @@ def test_words_are_escaped_in_the_picture():
     assert "&lt;b&gt;" in html
 
 
+def test_wide_and_combining_characters_keep_the_arrows_over_their_words():
+    """Columns were counted as code points: after 東京 (two terminal columns each) or a
+    decomposed é (two code points, one column) every arrow stood off its word."""
+    from induce.render.layout import width
+
+    words = ["the", "東京", "man", "cafe\u0301", "ran"]
+    view = parse_view(1, words, [3, 3, 5, 5, 0], None, None)
+    lines = draw(view).splitlines()
+    row = next(k for k, line in enumerate(lines) if line.startswith("the"))
+    cols = columns(words)
+    shown = lines[row]
+    for k, word in enumerate(words):
+        # the text before the word takes as many terminal columns as its place says
+        start = cols.starts[k] + (cols.widths[k] - width(word)) // 2
+        assert width(shown[: shown.index(word)]) == start, word
+        assert lines[row - 1][cols.middle(k)] == "▼", word  # one column a box character
+    assert width("東京") == 4 and width("cafe\u0301") == 4
+
+
+def test_control_characters_are_shown_not_written_into_the_page():
+    """A \\x01 in a word went raw into the inline SVG: no longer well-formed XML."""
+    import xml.dom.minidom
+
+    html = page([parse_view(1, ["a\x01b", "c"], [0, 1], None, None)], "x")
+    assert "\x01" not in html and "a\u2401b" in html
+    svg = html[html.index("<svg") : html.index("</svg>") + 6]
+    xml.dom.minidom.parseString(svg)  # well-formed
+
+
 def test_induced_trees_drop_their_x_labels():
     view = parse_view(1, ["a", "b", "c"], None, None, _tree("(X (X (X a) (X b)) (X c))"))
     assert view.above is None and view.tags is None

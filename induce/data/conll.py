@@ -204,7 +204,7 @@ def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
     for start, block in _blocks(text):
         sentence = _Columns()
         words = sentence.words
-        other: tuple[list[str], list[str], list[str]] = ([], [], [])
+        other: tuple[list[str], ...] = ([], [], [], [])
         for offset, line in enumerate(block):
             number = start + offset
             if line.startswith("#") and not words:
@@ -219,8 +219,8 @@ def parse_conllx(text: str, path: str, trees: bool = True) -> DepFile:
             tag = cols[tag_col] if cols[tag_col] != "_" else cols[3]
             head = _int(cols[head_col], "HEAD", path, number)
             sentence.add(cols[1], tag, head, cols[head_col + 1], number)
-            # LEMMA, CPOSTAG, FEATS; the early-HEAD layout has no CPOSTAG
-            for column, at in zip(other, (2, 3 if tag_col == 4 else -1, tag_col + 1)):
+            # LEMMA, CPOSTAG, POSTAG, FEATS; the early-HEAD layout has no CPOSTAG
+            for column, at in zip(other, (2, 3 if tag_col == 4 else -1, tag_col, tag_col + 1)):
                 column.append(cols[at] if at >= 0 else "_")
         if words:
             sentences.append(sentence.tree(path, start, trees))
@@ -375,18 +375,17 @@ def read_deps(path: str | os.PathLike[str], fmt: str | None = None, trees: bool 
         parts.append(parse_deps(read_text(name), name, fmt, trees))
         advance("reading dependency files", k, len(files))
     sources: list[str] = []
-    first = parts[0]
-    out = DepFile(str(path), first.format, [], [], sources)
-    out.raw = [] if first.raw is not None else None
-    out.columns = [] if first.columns is not None else None
+    out = DepFile(str(path), parts[0].format, [], [], sources)
     for name, part in zip(files, parts):
         out.sentences.extend(part.sentences)
         out.lines.extend(part.lines)
         sources.extend([name] * len(part))
-        if out.raw is not None and part.raw is not None:
-            out.raw.extend(part.raw)
-        if out.columns is not None and part.columns is not None:
-            out.columns.extend(part.columns)
+    # CoNLL-U written back whole when every file is; a folder of CoNLL-U and CoNLL-X files
+    # keeps each word's columns; with a Malt-TAB file, none
+    if all(part.raw is not None for part in parts):
+        out.raw = [tokens for part in parts for tokens in part.raw or ()]
+    elif None not in (found := [part.word_columns() for part in parts]):
+        out.columns = [c for columns in found for c in columns or ()]
     return out
 
 
@@ -394,11 +393,13 @@ def with_upos(deps: DepFile) -> DepFile:
     """``deps`` with CoNLL-U's UPOS column as its tags, for a tag set of UPOS names
     (:func:`induce.data.normalize.is_upos_tagset`): the reader takes XPOS, PTB tags in
     English treebanks, where such a tag set finds no word but ``$`` (a SYM by its XPOS).
-    Other formats, and a sentence whose UPOS column does not cover its words, keep theirs."""
-    if deps.raw is None:  # not CoNLL-U: its tags are all there is
+    CoNLL-X's CPOSTAG is taken where it holds UPOS names only (as ``convert deps`` writes
+    it from CoNLL-U).  Malt-TAB keeps its tags."""
+    columns = deps.word_columns()
+    if columns is None:  # Malt-TAB: its tags are all there is
         return deps
     sentences = []
-    for tree, tokens in zip(deps.sentences, deps.raw, strict=True):
-        upos = conllu_columns(tokens).coarse
-        sentences.append(replace(tree, tags=upos) if len(upos) == len(tree) else tree)
+    for tree, other in zip(deps.sentences, columns, strict=True):
+        upos = other.coarse if deps.raw is not None else other.upos()
+        sentences.append(replace(tree, tags=upos) if upos and len(upos) == len(tree) else tree)
     return replace(deps, sentences=sentences)

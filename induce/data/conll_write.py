@@ -23,13 +23,18 @@ def format_deps(
     sentences: Iterable[DepTree], fmt: str, columns: Iterable[WordColumns] | None = None
 ) -> str:
     """Dependency trees as text in ``fmt``; unknown columns are written as ``_``.
-    ``columns``: each sentence's LEMMA, coarse tag and FEATS (:meth:`DepFile.word_columns`),
-    for CoNLL-U and CoNLL-X; without them a tag is an XPOS with no UPOS, or CoNLL-X's CPOSTAG
-    and POSTAG both."""
+    ``columns``: each sentence's columns as read (:meth:`DepFile.word_columns`), one per tree,
+    for CoNLL-U and CoNLL-X; without them a tree's tag is an XPOS with no UPOS, or CoNLL-X's
+    CPOSTAG and POSTAG both."""
     if fmt not in FORMATS:
         raise InputError(f"unknown dependency format {fmt!r}")
     out: list[str] = []
-    for tree, other in zip(sentences, columns if columns is not None else itertools.repeat(None)):
+    paired: Iterable[tuple[DepTree, WordColumns | None]] = (
+        zip(sentences, itertools.repeat(None))
+        if columns is None
+        else zip(sentences, columns, strict=True)  # a sentence without its columns: a bug
+    )
+    for tree, other in paired:
         n = len(tree)
         if other is not None and len(other) != n:
             raise ValueError(f"{n} words in the tree, {len(other)} in its columns")
@@ -40,14 +45,14 @@ def format_deps(
             if fmt == "malt":
                 out.append(f"{word}\t{tag}\t{head}\t{label}\n")
             elif fmt == "conllu":
-                lemma, upos, feats = other.as_conllu(i) if other else ("_", "_", "_")
+                lemma, upos, xpos, feats = other.as_conllu(i) if other else ("_", "_", tag, "_")
                 out.append(
-                    f"{i + 1}\t{word}\t{lemma}\t{upos}\t{tag}\t{feats}\t{head}\t{label}\t_\t_\n"
+                    f"{i + 1}\t{word}\t{lemma}\t{upos}\t{xpos}\t{feats}\t{head}\t{label}\t_\t_\n"
                 )
             else:
-                lemma, coarse, feats = other.as_conllx(i, tag) if other else ("_", tag, "_")
+                lemma, coarse, fine, feats = other.as_conllx(i) if other else ("_", tag, tag, "_")
                 out.append(
-                    f"{i + 1}\t{word}\t{lemma}\t{coarse}\t{tag}\t{feats}\t{head}\t{label}\t_\t_\n"
+                    f"{i + 1}\t{word}\t{lemma}\t{coarse}\t{fine}\t{feats}\t{head}\t{label}\t_\t_\n"
                 )
         out.append("\n")
     return "".join(out)

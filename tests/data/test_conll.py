@@ -186,9 +186,33 @@ def test_conllu_to_conllx_and_back_keeps_lemma_upos_and_feats():
     assert back.columns is not None and back.columns[0].feats[3] == "Degree=Pos"
     conllu = format_deps(back.sentences, "conllu", back.word_columns())
     words = [c for c in _columns(source) if c[0].isdigit()]  # no multiword token, empty node
-    # DEPS and MISC have no place in CoNLL-X; XPOS "_" came back as the tag read (UPOS)
-    words[3][4], words[3][9] = "ADV", "_"
+    words[3][9] = "_"  # DEPS and MISC have no place in CoNLL-X; XPOS "_" stays "_"
     assert [c[:10] for c in _columns(conllu)] == words
+
+
+def test_a_folder_of_conllu_and_conllx_files_keeps_every_sentence(tmp_path):
+    """Columns were kept only when the first file was CoNLL-X, and zipped with the sentences
+    without a check: the sentences after the last column were lost, exit 0."""
+    (tmp_path / "b.conllu").write_text(CONLLU)
+    (tmp_path / "c.conll").write_text(CONLLX)
+    both = read_deps(tmp_path)
+    assert both.raw is None and both.columns is not None and len(both.columns) == len(both) == 3
+    conllx = format_deps(both.sentences, "conllx", both.word_columns())
+    assert conllx.count("\n\n") == 3 and _columns(conllx)[0][2:5] == ["do", "AUX", "VBP"]
+    with pytest.raises(ValueError):  # a tree without its columns is a bug, not a dropped line
+        format_deps(both.sentences, "conllx", both.word_columns()[:2])
+
+
+def test_conllx_written_from_conllu_is_filtered_by_its_upos_too():
+    """``--keep-tags ud_word_tags`` read CoNLL-U's UPOS but not the CPOSTAG that carries it
+    in the CoNLL-X written from it; a CPOSTAG of PTB tags is no UPOS column."""
+    from induce.data.conll import with_upos
+
+    df = parse_deps(CONLLU, "a.conllu")
+    conllx = parse_deps(format_deps(df.sentences, "conllx", df.word_columns()), "b.conll")
+    assert with_upos(conllx).sentences[0].tags == ("AUX", "PART", "VERB", "ADV", "PUNCT")
+    ptb = parse_deps(CONLLX, "c.conll")
+    assert with_upos(ptb).sentences == ptb.sentences
 
 
 def test_a_conllx_coarse_tag_that_is_no_upos_is_left_out_of_conllu():

@@ -66,7 +66,7 @@ def report(
         atomic_write(csv, to_csv(table))
     if latex:
         atomic_write(latex, to_latex(table))
-    if plot and picture is not None:
+    if plot is not None and picture is not None:
         from induce.reporting.curves import write_picture
 
         write_picture(picture, plot)

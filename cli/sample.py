@@ -28,8 +28,8 @@ def sample(
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
 ) -> None:
     """Sentences drawn from a trained grammar, one per line (a compound PCFG draws each
-    sentence's z from its prior); a draw holding <pad> or <mask>, which no training sentence
-    holds, is drawn again."""
+    sentence's z from its prior); a draw holding <pad>, <mask>, <s> or </s>, which no
+    training sentence holds, is drawn again."""
     from induce.cli.parse import _latest_run
     from induce.data.files import open_output
     from induce.sample import sample_sentences

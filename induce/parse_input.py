@@ -125,11 +125,11 @@ def _conllu_sentences(lines: Iterable[tuple[int, str]], path: str) -> Iterator[S
 def _tree_sentences(path: str) -> Iterator[Sentence]:
     """The words and tags of each tree of a treebank file (empty elements left out), as the
     file is read."""
-    from induce.data.ptb import iter_trees
+    from induce.data.ptb import stream_trees
     from induce.structure.trees import strip_empty
 
     try:
-        for _, line, tree in iter_trees(path):
+        for _, line, tree in stream_trees(path):
             clean = strip_empty(tree) if tree is not None else None
             words, tags = (clean.words(), clean.tags()) if clean is not None else ([], [])
             yield Sentence(words, line, " ".join(words), tags=tags)

@@ -13,6 +13,10 @@ from induce.runs.directory import open_run
 # The shortest sentence a grammar of the family derives: its root always rewrites to two
 # symbols (binary rules), each of which derives a word or more.
 SHORTEST = 2
+# vocabulary entries no training sentence holds, which a grammar's emissions still cover:
+# padding, the mask, and the sentence boundaries of Kim et al.'s dictionaries (their
+# training strips them; an imported run keeps them as entries)
+NOT_WORDS = frozenset((PAD, MASK, "<s>", "</s>"))
 
 
 def sample_sentences(
@@ -26,8 +30,8 @@ def sample_sentences(
     """``count`` sentences of at most ``max_words`` words drawn from the run's grammar (a
     compound PCFG draws its sentence vector ``z`` from its prior), the same for the same
     ``seed``; words as the model's vocabulary writes them.  The grammar's emissions cover
-    the whole vocabulary, ``<pad>`` and ``<mask>`` too, which no training sentence holds: a
-    draw with one is drawn again (``<unk>`` stays, a word of the corpus)."""
+    the whole vocabulary, :data:`NOT_WORDS` too, which no training sentence holds: a draw
+    with one is drawn again (``<unk>`` stays, a word of the corpus)."""
     if count < 1:
         raise ConfigError(f"must be 1 or more, got {count}", setting="count")
     if max_words < SHORTEST:
@@ -44,6 +48,6 @@ def sample_sentences(
         raise ConfigError(f"a {run.config.arch} model has no grammar to draw sentences from")
     model = run.load_model(weights, device)
     tokens = run.vocab.tokens
-    excluded = frozenset(k for k, token in enumerate(tokens) if token in (PAD, MASK))
+    excluded = frozenset(k for k, token in enumerate(tokens) if token in NOT_WORDS)
     drawn = model.sample(count, seed, max_words, excluded)
     return [[tokens[i] for i in ids] for ids in drawn]

@@ -16,7 +16,7 @@ whether it is a wrapper).  With ``labelled=False`` the text is an unlabelled bra
 ``((the cat) sat)``: every token after ``(`` is a word and words get the empty tag ``""``.
 
 :func:`read_trees` reads a whole file at once (string methods over the whole text);
-:func:`iter_trees` gives the same trees as the text comes (``induce parse --trees``).
+:func:`stream_trees` gives the same trees as the text comes (``induce parse --trees``).
 """
 
 from __future__ import annotations
@@ -182,11 +182,13 @@ def read_trees_twice(path: str | os.PathLike[str]) -> tuple[TreeFile, TreeFile]:
     return plain, as_evalb
 
 
-def iter_trees(
+def stream_trees(
     path: str | os.PathLike[str], labelled: bool = True
 ) -> Iterator[tuple[str, int, Tree | None]]:
     """The trees of :func:`read_trees` as the text comes (``-``: standard input, or a
     directory's files in turn): ``(file, line, tree)``, ``None`` for an empty sentence.
+    The same trees and lines; where a file holds several faults, the first by line (the
+    whole-file reader checks its encoding first), after the trees before it.
 
     Whether a blank line of a file is an empty sentence depends on its shape, which a tree
     spanning lines decides: while none has, from the first blank line or shared line between
@@ -195,13 +197,13 @@ def iter_trees(
     trees, and multi-line files once their first such tree is read, stream tree by tree."""
     files = expand_inputs(path, TREE_SUFFIXES)
     if len(files) == 1 and files[0] == str(path):
-        yield from _stream_trees(files[0], labelled, shape_known=False)
+        yield from _file_trees(files[0], labelled, shape_known=False)
         return
     for name in files:
-        yield from _stream_trees(name, labelled, shape_known=True)
+        yield from _file_trees(name, labelled, shape_known=True)
 
 
-def _stream_trees(
+def _file_trees(
     path: str, labelled: bool, shape_known: bool
 ) -> Iterator[tuple[str, int, Tree | None]]:
     """One file's trees as its lines come; ``shape_known``: blank lines separate."""

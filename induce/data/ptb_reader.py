@@ -78,10 +78,12 @@ class TreeReader:
         self.last_line = line_no
 
     def forget(self) -> None:
-        """Drop the lines kept so far when no tree is open (a stream's memory stays flat)."""
-        if not self.stack:
-            self.first_kept += len(self.token_lines)
-            self.token_lines.clear()
+        """Drop the lines before the open tree's first, all of them when none is open (a
+        stream's memory stays flat; a stream keeps only the open tree's start in
+        ``starts``)."""
+        keep_from = self.starts[-1] if self.stack else self.first_kept + len(self.token_lines)
+        del self.token_lines[: keep_from - self.first_kept]
+        self.first_kept = keep_from
 
     def finish(self) -> None:
         """The text has ended: refuse a bracket still open."""

@@ -126,8 +126,11 @@ _NUMBER_TOKEN = re.compile(r"[n.,\\/:-]*n[n.,\\/:-]*|%")
 def _key(word: str) -> str:
     # Idempotent: a model's "N" (a normalised number) must match the treebank's "12", under
     # every number rule: digit runs ("1,000." as "N,N."), whole numbers ("N", the PCFG
-    # data's) and Mikolov's ("1\\/2" and "%" as "N").  The key only decides whether two
-    # tokens at one position are the same word.
+    # data's) and Mikolov's ("1\\/2" and "%" as "N").  Lower-cased first: a prediction may
+    # be lower-cased where the gold is not ("n.v." for "N.V."), so a letter n reads as a
+    # number mark on both sides ("inn" keys as "in"): harmless where only the tokens at one
+    # position are compared.  The key only decides whether two tokens at one position are
+    # the same word.
     key = _NUMBER.sub("n", normalize_word(word).lower())
     return "n" if _NUMBER_TOKEN.fullmatch(key) else key
 

@@ -145,8 +145,10 @@ def draw_sentences(
 ) -> list[list[int]]:
     """``count`` sentences of ``draw()`` (``None``: a draw longer than ``max_words`` words),
     a draw holding a word of ``excluded`` drawn again too: the grammar's sentences given
-    that they hold none.  A :class:`ConfigError` once either kind of rejected draw passes
-    ``MIN_REJECTIONS + REJECTIONS_PER_SENTENCE x count``."""
+    that they hold none.  A :class:`ConfigError` once the draws too long pass
+    ``MIN_REJECTIONS + REJECTIONS_PER_SENTENCE x count``, or those holding an excluded word
+    pass ``MIN_REJECTIONS`` and ``REJECTIONS_PER_SENTENCE`` per sentence kept (a rate, so
+    that a large count does not draw millions first)."""
     out: list[list[int]] = []
     allowed, too_long, holding = MIN_REJECTIONS + REJECTIONS_PER_SENTENCE * count, 0, 0
     while len(out) < count:
@@ -163,10 +165,10 @@ def draw_sentences(
                 )
         else:
             holding += 1
-            if holding > allowed:
+            if holding > MIN_REJECTIONS and holding > REJECTIONS_PER_SENTENCE * (len(out) + 1):
                 raise ConfigError(
-                    f"this grammar draws a special token (<pad>, <mask>) in nearly every "
-                    f"sentence: {len(out)} of {count} drawn without one in {holding:,} draws"
+                    "in nearly every sentence this grammar draws a word that samples leave "
+                    f"out: {len(out)} of {count} sentences kept, {holding:,} draws held one"
                 )
     return out
 

@@ -20,6 +20,10 @@ from induce.render.views import Arc, Span
 MIN_WIDTH = 3
 GAP = 1
 _ZERO_WIDTH = ("Mn", "Me", "Cf")  # combining marks, and format characters (a zero-width joiner)
+# the C0 controls (XML refuses all but tab, line feed and carriage return, even as
+# references; a terminal obeys ESC) and DEL, shown as their control pictures (U+2400...),
+# and the two noncharacters XML refuses, as the replacement character
+CONTROLS = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421, 0xFFFE: 0xFFFD, 0xFFFF: 0xFFFD}
 
 
 @dataclass(frozen=True)
@@ -41,12 +45,18 @@ class Columns:
         return self.starts[word] + self.widths[word] - 1
 
 
+def visible(text: str) -> str:
+    """``text`` with its control characters shown (:data:`CONTROLS`): a word may hold one,
+    which a page's SVG or a terminal must not take as its own."""
+    return text.translate(CONTROLS)
+
+
 def cells(text: str) -> list[str]:
-    """``text`` as the terminal columns it takes: a character a column, a wide one (East
-    Asian ``W``/``F``) followed by an empty column, a combining mark or a zero-width
-    character joined to the column before it.  ``"".join(cells(t)) == t``."""
+    """:func:`visible` ``text`` as the terminal columns it takes: a character a column, a
+    wide one (East Asian ``W``/``F``) followed by an empty column, a combining mark or a
+    zero-width character joined to the column before it."""
     out: list[str] = []
-    for char in text:
+    for char in visible(text):
         if out and unicodedata.category(char) in _ZERO_WIDTH:
             out[-1 if out[-1] else -2] += char
         elif unicodedata.east_asian_width(char) in ("W", "F"):
@@ -58,7 +68,7 @@ def cells(text: str) -> list[str]:
 
 def width(text: str) -> int:
     """The columns ``text`` takes in a terminal (:func:`cells`)."""
-    return len(cells(text)) if not text.isascii() else len(text)
+    return len(cells(text))
 
 
 def columns(words: Sequence[str], tags: Sequence[str] | None = None) -> Columns:

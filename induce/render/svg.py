@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import html
 
-from induce.render.layout import Columns, columns, place_arcs, place_spans
+from induce.render.layout import Columns, columns, place_arcs, place_spans, visible
 from induce.render.views import Layer, SentenceView
-
-# the C0 controls XML refuses even as references (all but tab, line feed and carriage
-# return) and DEL, shown as their control pictures (U+2400...): a word holding one made the
-# page's inline SVG ill-formed
-_CONTROLS = {c: 0x2400 + c for c in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)]} | {0x7F: 0x2421}
 
 
 def escape(text: str) -> str:
     """``text`` for HTML and SVG: markup characters escaped, control characters shown."""
-    return html.escape(text.translate(_CONTROLS))
+    return html.escape(visible(text))
 
 
 CH = 9  # pixels per column (the SVG's text is monospace at 15 px)

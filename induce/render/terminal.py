@@ -21,11 +21,13 @@ predicted arc's arrow is ``✗`` and a missed gold arc's ``?`` (red and yellow a
 
 from __future__ import annotations
 
-from induce.render.layout import Columns, cells, columns, place_arcs, place_spans
+from induce.render.layout import Columns, cells, columns, place_arcs, place_spans, width
 from induce.render.views import MISSED, WRONG, Layer, SentenceView
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
-_MARKS = {WRONG: "\x00", MISSED: "\x01"}  # placeholders for the marked arrows
+# placeholders for the marked arrows: private-use characters, which no control-character
+# showing (layout.visible) touches and no word of a treebank holds
+_MARKS = {WRONG: "\ue000", MISSED: "\ue001"}
 _JOIN = {
     UP: "│",
     DOWN: "│",
@@ -69,7 +71,7 @@ class _Canvas:
         self.add(row, right, LEFT)
 
     def write(self, row: int, col: int, text: str) -> None:
-        for k, char in enumerate(text):
+        for k, char in enumerate(cells(text)):  # a wide character's second column: ""
             self.text[row, col + k] = char
 
     def render(self, flip: bool) -> list[str]:
@@ -83,7 +85,8 @@ class _Canvas:
                 if flip:
                     bits = (bits & (LEFT | RIGHT)) | (DOWN if bits & UP else 0)
                     bits |= UP if self.lines[row][col] & DOWN else 0
-                char = self.text.get((row, col)) or _JOIN.get(bits, " ")
+                written = self.text.get((row, col))  # "": a wide character's second column
+                char = written if written is not None else _JOIN.get(bits, " ")
                 chars.append("▲" if flip and char == "▼" else char)
             out.append("".join(chars).rstrip())
         return out
@@ -103,8 +106,8 @@ def _arcs(layer: Layer, cols: Columns, flip: bool, colour: bool) -> list[str]:
             canvas.add(level, item.head_x, DOWN)
             left, right = sorted((item.head_x, item.dep_x))
             canvas.horizontal(level, left, right)
-            if arc.label and len(arc.label) <= right - left - 3:
-                canvas.write(level, (left + right - len(arc.label)) // 2 + 1, arc.label)
+            if arc.label and width(arc.label) <= right - left - 3:
+                canvas.write(level, (left + right - width(arc.label)) // 2 + 1, arc.label)
         canvas.write(0, item.dep_x, _MARKS.get(arc.mark, "▼"))
     arrow = "▲" if flip else "▼"
     wrong = f"\x1b[31m{arrow}\x1b[0m" if colour else "✗"
@@ -126,8 +129,8 @@ def _spans(layer: Layer, cols: Columns, flip: bool, colour: bool) -> list[str]:
         label = item.span.label
         if item.span.mark:
             label = ("✗" if item.span.mark == WRONG else "?") + label
-        if label and len(label) <= item.right - item.left - 1:
-            canvas.write(row, (item.left + item.right + 1 - len(label)) // 2, label)
+        if label and width(label) <= item.right - item.left - 1:
+            canvas.write(row, (item.left + item.right + 1 - width(label)) // 2, label)
     lines = canvas.render(flip)
     return lines[1:] if flip else lines[:-1]
 

@@ -100,11 +100,6 @@ def check_path(path: str | Path) -> str:
     return suffix[1:]
 
 
-def plot_curves(found: list[Curve], path: str | Path) -> None:
-    """:func:`draw_curves` written to ``path`` atomically."""
-    write_picture(draw_curves(found, path), path)
-
-
 def write_picture(picture: bytes, path: str | Path) -> None:
     """A picture :func:`draw_curves` drew, written atomically."""
     from induce.data.files import atomic_path

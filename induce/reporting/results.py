@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,6 +262,8 @@ def _brackets(file: Path, data: dict[str, Any]) -> dict[str, float]:
 
 def _number(value: Any, key: str, path: str, where: str = "") -> float | None:
     """``value`` as a number (``None`` stays: no value); anything else is an InputError."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max:
+        raise InputError(f"{where}{key} is beyond a float's range: {str(value)[:40]}...", path)
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return value
     raise InputError(f"{where}{key} is not a number: {json.dumps(value)[:40]}", path)

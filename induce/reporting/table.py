@@ -61,9 +61,13 @@ def aggregate(runs: list[RunResults]) -> pd.DataFrame:
             values = frame[column][lambda v: np.isfinite(v.astype(float))]
             if len(values) < len(members):
                 _warn_partial(label, column, len(values), members)
-            with np.errstate(over="ignore", invalid="ignore"):  # 1e308s: a std of inf, said
+            with np.errstate(over="ignore", invalid="ignore"):  # said below, not by numpy
                 row[(column, "mean")] = values.mean() if len(values) else math.nan
                 row[(column, "std")] = values.std(ddof=1) if len(values) > 1 else math.nan
+            found = [row[(column, "mean")]] if len(values) else []
+            found += [row[(column, "std")]] if len(values) > 1 else []
+            if not np.isfinite(found).all():
+                _warn_overflow(label, column)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -103,6 +107,16 @@ def _warn_partial(label: str, column: str, found: int, members: list[RunResults]
     warnings.warn(
         f"{label}: {column} from {found} of its {len(members)} runs ({what} in {lacking.path}): "
         "its mean (std) is theirs",
+        InduceWarning,
+        stacklevel=3,
+    )
+
+
+def _warn_overflow(label: str, column: str) -> None:
+    import warnings
+
+    warnings.warn(
+        f"{label}: {column}: the mean (std) of its runs' numbers is beyond a float's range",
         InduceWarning,
         stacklevel=3,
     )

@@ -1,5 +1,7 @@
-"""``iter_trees``: the trees of ``read_trees`` as the text comes.  The oracle is the reader
-of whole files: the same trees, lines and files, the same error, for every shape of file."""
+"""``stream_trees``: the trees of ``read_trees`` as the text comes.  The oracle is the reader
+of whole files: the same trees, lines and files, the same error, for every shape of file
+(of brackets: where a file also holds an encoding fault, the stream names the first fault
+by line, the whole-file reader the encoding)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from induce.data.errors import InputError
-from induce.data.ptb import iter_trees, read_trees
+from induce.data.ptb import read_trees, stream_trees
 
 # pieces of a tree file: each is some whole lines (a tree over several lines, a blank line,
 # a header) or a line's worth of trees (several on one line), and faults the readers refuse
@@ -37,7 +39,7 @@ def _both(path: str) -> tuple[list[tuple[str, int, object]], str | None, list, s
     streamed: list[tuple[str, int, object]] = []
     stream_error = None
     try:
-        for name, line, tree in iter_trees(path):
+        for name, line, tree in stream_trees(path):
             streamed.append((name, line, None if tree is None else tree.to_string()))
     except InputError as err:
         stream_error = str(err)
@@ -116,7 +118,7 @@ def test_a_tree_comes_before_the_input_ends(tmp_path, first, rest, lines):
     os.mkfifo(path)
     reached = threading.Event()
     thread = _fifo_writer(path, first, rest, reached)
-    stream = iter_trees(path)
+    stream = stream_trees(path)
     _, line, tree = next(stream)  # would block for good without streaming (the writer waits)
     assert not reached.is_set() and line == 1 and tree is not None
     reached.set()
@@ -137,5 +139,11 @@ def test_the_stream_keeps_no_lines_of_trees_it_gave(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ptb_reader.TreeReader, "forget", watch)
     (tmp_path / "t.mrg").write_text("(S (NN a)\n (NN b))\n" * 50)
-    assert len(list(iter_trees(tmp_path / "t.mrg"))) == 50
+    assert len(list(stream_trees(tmp_path / "t.mrg"))) == 50
     assert max(kept) == 1  # the first line of a tree, while it is open
+    # a tree that opens on the line where the one before closes: no line was dropped until
+    # a line ended with no bracket open, which here is the last
+    kept.clear()
+    (tmp_path / "t.mrg").write_text("(S (NN a)\n" + "(NN b)) (S (NN a)\n" * 200 + "(NN b))\n")
+    assert len(list(stream_trees(tmp_path / "t.mrg"))) == 201
+    assert max(kept) == 1

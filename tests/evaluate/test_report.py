@@ -289,6 +289,15 @@ def test_a_column_some_runs_lack_is_said(tmp_path):
     assert result.exit_code == 0, result.output
     assert f"UF1 from 2 of its 3 runs (inf in {runs[2]})" in result.stderr
     assert "inf" not in result.stdout and "RuntimeWarning" not in result.stderr
+    # finite numbers whose mean is not: said; an integer beyond a float: one error line
+    for run in runs[:2]:
+        (run / "eval" / "uf1.json").write_text(json.dumps({**UF1, "sentence_f1": 1e308}))
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 0, result.output
+    assert "UF1: the mean (std) of its runs' numbers is beyond a float's range" in result.stderr
+    (runs[0] / "eval" / "uf1.json").write_text(f'{{"sentence_f1": 1{"0" * 400}, "corpus_f1": 1}}')
+    result = CliRunner().invoke(app, ["report", *map(str, runs)])
+    assert result.exit_code == 2 and "sentence_f1 is beyond a float's range" in result.stderr
 
 
 def _dataset(run, name: str, train_sentences: int, where: str = "/somewhere") -> None:

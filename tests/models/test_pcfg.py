@@ -143,9 +143,16 @@ def test_draws_with_an_excluded_word_are_drawn_again(monkeypatch):
     drawn = grammar.draw_sentences(2, lambda: next(draws), 5, frozenset({0}))
     assert drawn == [[1, 2], [3, 4]]
     monkeypatch.setattr(grammar, "MIN_REJECTIONS", 3)
-    monkeypatch.setattr(grammar, "REJECTIONS_PER_SENTENCE", 0)
-    with pytest.raises(ConfigError, match="special token .* 0 of 1 drawn without one in 4"):
-        grammar.draw_sentences(1, lambda: [0, 1], 5, frozenset({0}))
+    monkeypatch.setattr(grammar, "REJECTIONS_PER_SENTENCE", 5)
+    with pytest.raises(ConfigError, match="leave out: 0 of 10000000 sentences kept, 6 draws"):
+        grammar.draw_sentences(10**7, lambda: [0, 1], 5, frozenset({0}))  # not 10^7 x 2 draws
+    # a rate: one sentence kept in four draws passes, one in eight does not (over 5 a kept)
+    every = iter(range(10**6))
+    drawn = grammar.draw_sentences(5, lambda: [0] if next(every) % 4 else [1], 5, frozenset({0}))
+    assert drawn == [[1]] * 5
+    every = iter(range(10**6))
+    with pytest.raises(ConfigError, match="3 of 5 sentences kept, 21 draws held one"):
+        grammar.draw_sentences(5, lambda: [0] if next(every) % 8 else [1], 5, frozenset({0}))
 
 
 @pytest.mark.parametrize("z_dim, excluded", [(0, ()), (2, ()), (0, (0,))])

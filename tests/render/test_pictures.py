@@ -127,12 +127,32 @@ def test_wide_and_combining_characters_keep_the_arrows_over_their_words():
     assert width("東京") == 4 and width("cafe\u0301") == 4
 
 
+def test_control_characters_are_shown_not_written_into_the_terminal():
+    """An ESC in a word reached the terminal raw: a word could recolour or clear it."""
+    view = parse_view(1, ["a\x1b[2Jb", "c"], [0, 1], ["x\x07", "root"], None)
+    text = draw(view)
+    assert "\x1b" not in text and "\x07" not in text and "a\u241b[2Jb" in text
+
+
+def test_wide_labels_keep_their_columns():
+    view = parse_view(1, ["the", "dog", "barked", "loudly", "now"], [3, 3, 0, 3, 3], None, None)
+    from induce.render.views import Layer
+
+    view.above = Layer("x", arcs=arcs_of([3, 3, 0, 3, 3], ["主語", "主", "root", "a", "b"], None))
+    lines = draw(view).splitlines()
+    row = next(k for k, line in enumerate(lines) if line.startswith("the"))
+    from induce.render.layout import width
+
+    assert width(lines[row - 1]) == len(lines[row - 1])  # the arrow row: one column a char
+    assert all(width(line) <= columns(view.words).total for line in lines[1:row])
+
+
 def test_control_characters_are_shown_not_written_into_the_page():
     """A \\x01 in a word went raw into the inline SVG: no longer well-formed XML."""
     import xml.dom.minidom
 
-    html = page([parse_view(1, ["a\x01b", "c"], [0, 1], None, None)], "x")
-    assert "\x01" not in html and "a\u2401b" in html
+    html = page([parse_view(1, ["a\x01b\uffff", "c"], [0, 1], None, None)], "x")
+    assert "\x01" not in html and "\uffff" not in html and "a\u2401b\ufffd" in html
     svg = html[html.index("<svg") : html.index("</svg>") + 6]
     xml.dom.minidom.parseString(svg)  # well-formed
 

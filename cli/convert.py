@@ -286,10 +286,10 @@ def checkpoint(
     relations: str | None = typer.Option(
         None, "--relations", help="StructFormer: the official --relations (default head,child)."
     ),
-    weight_act: str = typer.Option(
-        "softmax",
+    weight_act: str | None = typer.Option(
+        None,
         "--weight-act",
-        help="StructFormer: the official --weight_act (softmax, sigmoid).",
+        help="StructFormer: the official --weight_act (softmax, sigmoid) [default: softmax].",
     ),
 ) -> None:
     """Import an official checkpoint (StructFormer, UDGN; Kim et al.'s N-/C-PCFG; the TN-PCFG
@@ -301,8 +301,12 @@ def checkpoint(
     from induce.runs.official_pcfg import import_pcfg_checkpoint
 
     if arch in GRAMMARS:
+        for name, value in (("relations", relations), ("weight_act", weight_act)):
+            if value is not None:  # StructFormer's: given to a grammar, of no effect
+                raise ConfigError(f"is StructFormer's: a {arch} checkpoint has none", name)
         import_pcfg_checkpoint(source, arch, out, dictionary, trust_pickle)
         remember_run(out)
+        typer.echo(f"wrote {out}", err=True)
         return
     if dictionary is None:
         raise ConfigError("is needed: the official dictionary or a word list", "dictionary")
@@ -313,7 +317,7 @@ def checkpoint(
         dictionary,
         trust_pickle=trust_pickle,
         relations=None if relations is None else relations.split(","),
-        weight_act=weight_act,
+        weight_act=weight_act or "softmax",
     )
     remember_run(out)
     typer.echo(f"wrote {out}", err=True)

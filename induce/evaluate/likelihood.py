@@ -43,6 +43,12 @@ def evaluate_likelihood(
     nll, kl, tokens, count = grammar_sums(model, sentences, run.pad_id, batch_sentences, device_of)
     if not count:
         raise InputError(f"the {split} split has no sentence of two words or more", data)
+    if not math.isfinite(nll + kl):  # a report of NaN: no JSON, no figure
+        raise InputError(
+            f"the model's likelihood of the {split} split is not a number: its {which} weights "
+            "hold NaN or infinite values (a diverged run?)",
+            str(run.path),
+        )
     return {
         "settings": {
             "metric": "likelihood",

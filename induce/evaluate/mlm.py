@@ -46,6 +46,12 @@ def evaluate_mlm(
     if runs < 1:
         raise ConfigError(f"must be at least 1, got {runs}", setting="runs")
     dev = next(model.parameters()).device
+    counts: list[int] = []  # each draw's masked tokens
+
+    def reduce(total: float, count: int) -> tuple[float, int]:
+        counts.append(count)
+        return total, count
+
     loss, count = masked_lm_loss(
         model,
         sentences,
@@ -56,9 +62,20 @@ def evaluate_mlm(
         batch_tokens,
         dev,
         lambda: autocast(dev, run.config.train.bf16, run.config.train.cpu_bf16),
+        reduce=reduce,
     )
-    if math.isnan(loss):  # a draw masked nothing
-        raise InputError(f"no token of the {split} split could be masked", data)
+    if 0 in counts:  # that draw has no loss, and the mean of the draws none
+        raise InputError(
+            f"no token of the {split} split was masked in {counts.count(0)} of {runs} draws "
+            "(<unk> is never masked): a higher --mask-rate, or more text",
+            data,
+        )
+    if not math.isfinite(loss):
+        raise InputError(
+            f"the model's loss on the {split} split is not a number: its {which} weights "
+            "hold NaN or infinite values (a diverged run?)",
+            str(run.path),
+        )
     return {
         "settings": {
             "metric": "mlm",

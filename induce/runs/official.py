@@ -350,8 +350,9 @@ def model_settings(arch: str, settings: dict[str, Any], file: str) -> dict[str, 
 
 def fill_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], file: str) -> None:
     """Every induce parameter from ``weights``, shapes checked against the model the sizes
-    read from the tensors built: a tensor of another shape is named (the official name,
-    where ``weights`` are a mapper's :class:`Weights`)."""
+    read from the tensors built: a tensor of another shape, or one holding NaN or an
+    infinity, is named (the official name, where ``weights`` are a mapper's
+    :class:`Weights`)."""
     own = model.state_dict()
     missing = sorted(set(own) - set(weights))
     unexpected = sorted(set(weights) - set(own))
@@ -364,14 +365,24 @@ def fill_weights(model: torch.nn.Module, weights: dict[str, torch.Tensor], file:
         )
     if wrong:
         first = wrong[0]
-        name = weights.origin.get(first, first) if isinstance(weights, Weights) else first
+        name = _official_name(weights, first)
         more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
         raise InputError(
             f"{name} is of shape {list(weights[first].shape)}, where the sizes of the other "
             f"tensors make it {list(own[first].shape)}{more}",
             file,
         )
+    broken = [k for k in own if weights[k].is_floating_point() and not weights[k].isfinite().all()]
+    if broken:  # a diverged run's weights: every score they give is NaN
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        name = _official_name(weights, broken[0])
+        raise InputError(f"{name} holds NaN or infinite values{more}: a diverged run?", file)
     model.load_state_dict({k: v.contiguous() for k, v in weights.items()})
+
+
+def _official_name(weights: dict[str, torch.Tensor], key: str) -> str:
+    """The checkpoint's own name of induce's tensor ``key`` (a mapper's :class:`Weights`)."""
+    return weights.origin.get(key, key) if isinstance(weights, Weights) else key
 
 
 def write_imported_run(

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from induce.cli.app import app
-from tests.train.helpers import make_dataset, tiny
+from tests.train.helpers import make_dataset, poison_weights, tiny
 
 
 @pytest.fixture(scope="module")
@@ -497,3 +497,13 @@ def test_a_trainer_state_that_is_no_torch_file_is_one_line(setup, tmp_path, case
     _one_error(result)
     assert result.stderr.strip() == f"error: {path}: not a trainer state of induce ({why})"
     assert _digest(run) == before
+
+
+def test_evaluate_mlm_of_nan_weights_says_so(setup, tmp_path):
+    """It blamed the masking: "no token of the test split could be masked"."""
+    root, data, runs = setup
+    run = _copy(runs["udgn"], tmp_path)
+    poison_weights(run)
+    result = _invoke("evaluate", "mlm", "-m", run, "-d", data, "--mask-rate", "0.9")
+    _one_error(result)
+    assert "is not a number: its best weights hold NaN" in result.stderr

@@ -133,6 +133,16 @@ def test_missing_and_unexpected_keys_are_named(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+def test_weights_holding_nan_are_refused(tmp_path: Path) -> None:
+    """A diverged run's checkpoint imported, exit 0; every score of the run was NaN then
+    (``evaluate likelihood --json`` a traceback)."""
+    tensors, _ = official("udgn")
+    tensors["layers.1.self_attn.out_proj.bias"][3] = float("nan")
+    with pytest.raises(InputError, match=r"out_proj.bias holds NaN or infinite values: a div"):
+        import_checkpoint(checkpoint(tmp_path, "x", tensors), "udgn", tmp_path / "run", WORDS)
+    assert not (tmp_path / "run").exists()
+
+
 def test_the_wrong_architecture_is_refused(tmp_path: Path) -> None:
     path = checkpoint(tmp_path, "udgn")
     with pytest.raises(InputError, match="not an official StructFormer checkpoint"):

@@ -135,3 +135,19 @@ def weights_file(run: Path, which: str = "last") -> Path:
     from induce.runs.directory import open_run
 
     return open_run(run).weights(which)
+
+
+def poison_weights(run: Path) -> None:
+    """Put a NaN into the run's best weights, their metadata (the vocabulary's digest) kept."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    from induce.runs.directory import open_run
+
+    path = open_run(run).weights("best")
+    with safe_open(str(path), "pt") as f:
+        tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (safe_open has no iter)
+        metadata = f.metadata()
+    name = next(k for k, t in tensors.items() if t.is_floating_point())
+    tensors[name].view(-1)[0] = float("nan")
+    save_file(tensors, str(path), metadata=metadata)

@@ -16,7 +16,7 @@ from induce.runs.directory import open_run
 from induce.runs.grammar import equal_length_batches
 from induce.train.engine import TrainOptions, build_trainer, train
 from induce.train.grammar import epoch_plan, length_limit
-from tests.train.helpers import make_dataset, tiny, weights_file
+from tests.train.helpers import make_dataset, poison_weights, tiny, weights_file
 
 
 def test_batches_hold_sentences_of_one_length_and_skip_single_words():
@@ -179,6 +179,20 @@ def test_sentences_drawn_from_the_grammar(run, tmp_path):
     assert bad.exit_code == 2 and "count" in bad.output and "Traceback" not in bad.output
 
 
+def test_the_likelihood_of_nan_weights_is_one_error(run, data, tmp_path):
+    """A report of NaN: a traceback with --json (JSON has no NaN), "perplexity nan" and exit
+    0 without."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    poison_weights(copy)
+    for extra in ([], ["--json", tmp_path / "ppl.json"]):
+        result = _cli("evaluate", "likelihood", "--model", copy, "--data", data, *extra)
+        assert result.exit_code == 2 and "is not a number: its best weights hold" in result.stderr
+        assert "Traceback" not in result.output and not (tmp_path / "ppl.json").exists()
+
+
 def test_the_perplexity_of_a_split_is_the_validations(run, data, tmp_path):
     """``induce evaluate likelihood``: the best checkpoint's ELBO perplexity of the
     validation split is the one training recorded for it."""
@@ -222,8 +236,12 @@ def test_an_official_checkpoint_imports_with_the_same_trees(run, tmp_path, form)
         refused = _cli(*args)
         assert refused.exit_code == 2 and "--trust-pickle" in refused.output
         args += ["--trust-pickle"]
+    for option in ("--relations", "--weight-act"):  # StructFormer's: no effect here
+        ignored = _cli(*args, option, "softmax")
+        assert ignored.exit_code == 2 and "is StructFormer's" in ignored.output, ignored.output
     result = _cli(*args)
     assert result.exit_code == 0, result.output
+    assert f"wrote {tmp_path / 'imported'}" in result.stderr
     sentences = [["the", "company", "said", "it", "will", "buy", "shares"], ["shares", "rose"]]
     ours = induce.load(str(run), device="cpu").parse(sentences)
     theirs = induce.load(str(tmp_path / "imported"), device="cpu").parse(sentences)

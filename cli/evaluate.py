@@ -38,7 +38,7 @@ TAGSET = typer.Option(
     None,
     "--tagset",
     help="Which gold tags mark words: ptb_word_tags (default), bllip_word_tags, "
-    "mikolov_word_tags (his text's: $ and # too), or all.",
+    "mikolov_word_tags (his text's: $ and # too), ud_word_tags (UPOS), or all.",
 )
 HTML = typer.Option(
     None,

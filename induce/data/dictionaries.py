@@ -78,7 +78,7 @@ def read_dictionary(path: str | os.PathLike[str]) -> list[str]:
         except Exception as err:  # refused, torn or foreign: pickles fail in many ways
             why = err if isinstance(err, pickle.UnpicklingError) else err.__class__.__name__
             raise InputError(f"not a reference dictionary pickle: {why}", str(file)) from None
-        words = _words_of(obj)
+        words = _words_of(obj, str(file))
         if words is None:
             raise InputError("the pickle holds no idx2word list of words", str(file))
     else:
@@ -118,10 +118,23 @@ def word_lines(data: bytes, name: str) -> list[str]:
     return text.replace("\r\n", "\n").removesuffix("\n").split("\n")
 
 
-def _words_of(obj: Any) -> list[str] | None:
+def _words_of(obj: Any, file: str) -> list[str] | None:
+    """The words in id order of a pickled dictionary: its ``idx2word`` (checked against its
+    ``word2idx`` where it has one), or a bare ``word2idx``, whose ids must run 0, 1, 2, ...
+    (a gap or a repeat would give every later word another word's embedding row)."""
+    index = getattr(obj, "word2idx", obj if isinstance(obj, dict) else None)
     words = getattr(obj, "idx2word", obj)
     if isinstance(words, dict):  # a bare word2idx
         words = [w for w, _ in sorted(words.items(), key=lambda item: item[1])]
-    if isinstance(words, list) and all(isinstance(w, str) for w in words):
-        return words
-    return None
+    if not (isinstance(words, list) and all(isinstance(w, str) for w in words)):
+        return None
+    if isinstance(index, dict):
+        for k, word in enumerate(words):
+            if index.get(word) != k:
+                raise InputError(
+                    f"word2idx gives {word!r} the id {index.get(word)!r}, where its place in "
+                    f"the dictionary is {k}: ids must run 0, 1, 2, ... without a gap or a "
+                    "repeat",
+                    file,
+                )
+    return words

@@ -168,8 +168,14 @@ def align_tokens(
 
 def word_filter(tagset: str) -> Callable[[str], bool]:
     """A predicate on tags: in the named tag set, or anything but empty elements for
-    ``all``."""
+    ``all``.  The tag sets of words are named ``*_word_tags``: another (``ptb_punctuation``,
+    what ``--remove-punct`` removes) would score the punctuation alone."""
     tags = load_tagset(tagset)
+    if tags is not None and not tagset.endswith("_word_tags"):
+        raise ConfigError(
+            f"{tagset} lists no words' tags (a tag set of words is named *_word_tags)",
+            setting="tagset",
+        )
     if tags is None:
         return lambda tag: tag not in EMPTY_TAGS
     return tags.__contains__

@@ -134,6 +134,16 @@ def test_a_root_root_is_a_wrapper_unless_named_otherwise(write):
     assert bad.exit_code == 2 and "wrappers" in bad.output
 
 
+def test_a_tag_set_of_punctuation_marks_no_words(write):
+    """``--tagset ptb_punctuation`` scored the punctuation alone, exit 0."""
+    gold = write("gold.mrg", GOLD)
+    with pytest.raises(ConfigError, match="ptb_punctuation lists no words' tags"):
+        evaluate_unsupervised(gold, baseline="right", tagset="ptb_punctuation")
+    deps = write("g.dp", "The\tDT\t2\ncat\tNN\t0\n.\t.\t2\n\n")
+    with pytest.raises(ConfigError, match="ptb_punctuation lists no words' tags"):
+        evaluate_deps(deps, baseline="next", tagset="ptb_punctuation")
+
+
 def test_nothing_to_score_is_an_error(write):
     with pytest.raises(InputError, match="no sentences in the file"):
         evaluate_brackets(write("empty.mrg", ""), baseline="right")

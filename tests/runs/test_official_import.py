@@ -230,6 +230,23 @@ def test_the_pickled_official_dictionary(tmp_path: Path, monkeypatch: pytest.Mon
     )
 
 
+@pytest.mark.parametrize("gap", ["repeat", "gap"])
+def test_a_bare_word2idx_whose_ids_do_not_run_is_refused(tmp_path: Path, gap: str) -> None:
+    """Its words were sorted by id unchecked: a repeated id or a gap gave every later word
+    the embedding row of another (the import of a checkpoint of as many rows passed)."""
+    words = WORDS.read_text().split()
+    ids = {w: k for k, w in enumerate(words)}
+    if gap == "repeat":
+        ids[words[4]] = 3
+    else:
+        ids = {w: (k if k < 5 else k + 1) for w, k in ids.items()}
+    (tmp_path / "w2i.pkl").write_bytes(pickle.dumps(ids))
+    with pytest.raises(InputError, match=r"ids must run 0, 1, 2, \.\.\. without a gap"):
+        read_dictionary(tmp_path / "w2i.pkl")
+    (tmp_path / "fine.pkl").write_bytes(pickle.dumps({w: k for k, w in enumerate(words)}))
+    assert read_dictionary(tmp_path / "fine.pkl") == words
+
+
 class Evil:
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (print, ("pwned",))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,11 @@ def read_state_dict(
             str(file),
         )
     try:
-        obj = torch.load(file, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # once per import, not in a loop of threads
+            # a plain pickle.dump of a state dict: torch.load reads it, and warns in two
+            # lines of its own that the protocol is not torch.save's
+            warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
+            obj = torch.load(file, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:  # it names classes: a whole pickled model
         if not trust_pickle:
             raise ConfigError(

@@ -295,6 +295,17 @@ def test_cli_refuses_a_code_pickle_in_one_line(tmp_path: Path) -> None:
     assert (
         done.output.startswith("error: --trust-pickle is needed") and done.output.count("\n") == 1
     )
+    # a state dict written by pickle.dump: torch warned of its protocol in two lines first
+    with open(tmp_path / "plain.pt", "wb") as handle:
+        pickle.dump(tensors, handle, protocol=4)
+    args[2] = str(tmp_path / "plain.pt")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # what a process prints on stderr
+        warnings.simplefilter("always")
+        done = runner.invoke(app, [*args, "--dict", str(WORDS), "--out", str(tmp_path / "run")])
+    assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
+    assert not [w for w in caught if "pickle protocol" in str(w.message)]
 
 
 def test_evaluate_mlm_on_data_of_the_official_vocabulary(tmp_path: Path) -> None:

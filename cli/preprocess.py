@@ -38,6 +38,13 @@ VOCAB = typer.Option(
 )
 NO_LOWER = typer.Option(False, "--keep-case", help="Do not lower-case words.")
 KEEP_DIGITS = typer.Option(False, "--keep-digits", help="Do not rewrite digit runs as N.")
+NUMBERS = typer.Option(
+    None,
+    "--numbers",
+    help="What one N replaces: runs (each run of digits: the StructFormer and UDGN readers'), "
+    "whole (a number with its commas and points: the PCFG papers', and an imported PCFG's), or "
+    "mikolov (a token that is a number, and %) [default: the preset's, or runs].",
+)
 SKIP_BAD = typer.Option(
     False, "--skip-bad", help="Skip malformed trees (and count them) instead of stopping."
 )
@@ -219,6 +226,7 @@ def ptb(
     ),
     keep_case: bool = NO_LOWER,
     keep_digits: bool = KEEP_DIGITS,
+    numbers: str | None = NUMBERS,
     min_freq: int | None = typer.Option(
         None,
         "--min-freq",
@@ -250,7 +258,7 @@ def ptb(
             tagset or str(sections.get("tagset", "ptb_word_tags")),
             keep_case,
             keep_digits,
-            str(sections.get("numbers", "runs")),
+            numbers or str(sections.get("numbers", "runs")),
         ),
         min_freq=min_freq or int(sections.get("min_freq", 1)),
         max_vocab=max_vocab or (None if fixed is not None else sections.get("max_vocab")),
@@ -370,6 +378,7 @@ def text(
     ),
     keep_case: bool = NO_LOWER,
     keep_digits: bool = KEEP_DIGITS,
+    numbers: str | None = NUMBERS,
     min_freq: int = MIN_FREQ,
     max_vocab: int | None = MAX_VOCAB,
     vocab: str | None = VOCAB,
@@ -385,7 +394,7 @@ def text(
 
     subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     options = TextOptions(
-        normalization=_normalization(tagset, keep_case, keep_digits),
+        normalization=_normalization(tagset, keep_case, keep_digits, numbers or "runs"),
         min_freq=min_freq,
         max_vocab=max_vocab,
         skip_bad=skip_bad,

@@ -65,7 +65,10 @@ class Normalization:
 
     def __post_init__(self) -> None:
         if self.numbers not in NUMBER_RULES:
-            raise ConfigError(f"the number rule must be one of {', '.join(NUMBER_RULES)}")
+            raise ConfigError(
+                f"must be one of {', '.join(NUMBER_RULES)}, not {self.numbers!r}",
+                setting="numbers",
+            )
 
     def words(self, words: Sequence[str]) -> list[str]:
         """Normalise words (no tag filter).  Works on the joined sentence: C speed."""

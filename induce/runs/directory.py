@@ -136,10 +136,11 @@ class Run:
         ours, theirs = self.normalization, dataset.normalization
         for name in ("lowercase", "digits", "numbers"):  # what a word is; the vocabulary's
             if getattr(ours, name) != getattr(theirs, name):  # ids alone cannot tell it
+                how = f" (preprocess --numbers {ours.numbers})" if name == "numbers" else ""
                 raise InputError(
                     f"the dataset normalised its words otherwise than the run's ({name}: "
                     f"{getattr(theirs, name)}, not {getattr(ours, name)}): the model would "
-                    "read other words than it was trained on",
+                    f"read other words than it was trained on{how}",
                     data,
                 )
         if not dataset.has(f"{split}.txt"):

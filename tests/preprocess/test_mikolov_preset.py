@@ -50,3 +50,27 @@ def test_the_preset_writes_his_text(tmp_path):
     # --tagset overrides the preset's
     again, _ = preset_dataset(tmp_path, "mikolov", sections, "--tagset", "ptb_word_tags")
     assert "shares of acme corp. closed at N" in (again / "train.txt").read_text()
+
+
+def test_the_number_rule_is_an_option_of_text_and_ptb(tmp_path):
+    """``preprocess text`` could only write digit runs: a dataset for a run whose data wrote
+    whole numbers (an imported PCFG) was refused by its evaluation, with no way to make one."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from induce.cli.app import app
+
+    (tmp_path / "t.txt").write_text("he paid 1,000.50 dollars\nit rose 3 %\n")
+    for rule, line in [("whole", "he paid N dollars"), ("mikolov", "it rose N N")]:
+        out = tmp_path / rule
+        args = ["preprocess", "text", "--train", str(tmp_path / "t.txt"), "-o", str(out)]
+        result = CliRunner().invoke(app, [*args, "--numbers", rule])
+        assert result.exit_code == 0, result.output
+        manifest = yaml.safe_load((out / "manifest.yaml").read_text())
+        assert manifest["normalization"]["numbers"] == rule
+        assert line in (out / "train.txt").read_text().splitlines()
+    bad = CliRunner().invoke(app, [*args[:-1], str(tmp_path / "b"), "--numbers", "all"])
+    assert bad.exit_code == 2 and "--numbers must be one of runs, whole, mikolov" in bad.output
+    sections = {"02": range(0, 12), "22": range(12, 16), "23": range(16, 20)}
+    _, manifest = preset_dataset(tmp_path, "pcfg", sections, "--numbers", "runs")
+    assert manifest["normalization"]["numbers"] == "runs"  # over the preset's whole

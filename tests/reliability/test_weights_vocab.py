@@ -153,8 +153,13 @@ def test_the_same_weights_are_the_same_bytes(setup, tmp_path):
 
 @pytest.mark.parametrize(
     "flag, said",
-    [("--keep-case", "lowercase: False, not True"), ("--keep-digits", "digits: None, not N")],
-)
+    [
+        ("--keep-case", "lowercase: False, not True"),
+        ("--keep-digits", "digits: None, not N"),
+        ("--numbers=whole", "numbers: whole, not runs): the model would read other words than "
+         "it was trained on (preprocess --numbers runs)"),
+    ],
+)  # fmt: skip
 def test_a_dataset_of_other_words_is_refused(setup, tmp_path, flag, said):
     """A dataset made with the run's vocabulary but another normalisation (``--keep-case``)
     has the run's ids and other words: The read as <unk>, and perplexity was figured over

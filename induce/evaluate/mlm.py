@@ -46,13 +46,7 @@ def evaluate_mlm(
     if runs < 1:
         raise ConfigError(f"must be at least 1, got {runs}", setting="runs")
     dev = next(model.parameters()).device
-    counts: list[int] = []  # each draw's masked tokens
-
-    def reduce(total: float, count: int) -> tuple[float, int]:
-        counts.append(count)
-        return total, count
-
-    loss, count = masked_lm_loss(
+    loss, count, empty = masked_lm_loss(
         model,
         sentences,
         run.specials,
@@ -62,11 +56,10 @@ def evaluate_mlm(
         batch_tokens,
         dev,
         lambda: autocast(dev, run.config.train.bf16, run.config.train.cpu_bf16),
-        reduce=reduce,
     )
-    if 0 in counts:  # that draw has no loss, and the mean of the draws none
+    if empty:  # that draw has no loss, and the mean of the draws none
         raise InputError(
-            f"no token of the {split} split was masked in {counts.count(0)} of {runs} draws "
+            f"no token of the {split} split was masked in {empty} of {runs} draws "
             "(<unk> is never masked): a higher --mask-rate, or more text",
             data,
         )

@@ -123,12 +123,13 @@ def masked_lm_loss(
     rank: int = 0,
     world: int = 1,
     reduce: Callable[[float, int], Sequence[float]] = lambda total, count: (total, count),
-) -> tuple[float, int]:
-    """``(loss, masked tokens)``: the mean over ``runs`` mask draws (draw ``r`` from ``seed +
-    r``, as the UDGN code averages 5 random draws) of each draw's cross-entropy per masked
-    token, and the masked tokens of all draws.  ``reduce`` sums a draw's ``(total, count)``
-    over the processes; a draw that masks nothing makes the loss ``nan``."""
-    losses, tokens = [], 0
+) -> tuple[float, int, int]:
+    """``(loss, masked tokens, empty draws)``: the mean over ``runs`` mask draws (draw ``r``
+    from ``seed + r``, as the UDGN code averages 5 random draws) of each draw's cross-entropy
+    per masked token, the masked tokens of all draws, and how many draws masked nothing
+    (then the loss is ``nan``: no loss, not a model's NaN).  ``reduce`` sums a draw's
+    ``(total, count)`` over the processes."""
+    losses, tokens, empty = [], 0, 0
     for draw in range(runs):
         total, count = reduce(
             *masked_lm_sums(
@@ -146,7 +147,8 @@ def masked_lm_loss(
         )
         losses.append(total / count if count else math.nan)
         tokens += int(count)
-    return sum(losses) / runs, tokens
+        empty += not count  # a NaN of the model's own has a count
+    return sum(losses) / runs, tokens, empty
 
 
 @torch.no_grad()

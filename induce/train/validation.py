@@ -33,14 +33,11 @@ def validation_loss(
     the runs' losses (run ``r`` masks from that seed ``+ r``, as the UDGN code averages 5
     random draws) and the masked tokens of all runs.  A draw that masks no token has no
     loss: refused, naming ``data.mask_rate``, rather than a validation figure of nan."""
-    counts: list[float] = []  # each draw's masked tokens over all processes
 
-    def reduce(total: float, count: int) -> Sequence[float]:
-        summed = dd.sum_all(world, total, float(count), device=device)
-        counts.append(summed[1])
-        return summed
+    def reduce(total: float, count: int) -> Sequence[float]:  # over all processes
+        return dd.sum_all(world, total, float(count), device=device)
 
-    loss, tokens = masked_lm_loss(
+    loss, tokens, empty = masked_lm_loss(
         model,
         sentences,
         specials,
@@ -54,10 +51,10 @@ def validation_loss(
         world.size,
         reduce,
     )
-    if 0 in counts:
+    if empty:
         raise ConfigError(
             f"{data.mask_rate:g} masked no token of the validation split in "
-            f"{counts.count(0)} of {data.eval_runs} draws: no validation loss"
+            f"{empty} of {data.eval_runs} draws: no validation loss"
             f"{_unknown_words(sentences, specials)}",
             setting="data.mask_rate",
         )

@@ -65,6 +65,30 @@ class GrammarModel(Model):
         nll, kl = (self if net is None else net)(batch.ids, batch.lengths)
         return Loss((nll + kl).mean(), {"nll": nll.detach().mean(), "kl": kl.detach().mean()})
 
+    @torch.no_grad()
+    def sample(
+        self,
+        count: int,
+        seed: int = 0,
+        max_words: int = 100,
+        excluded: frozenset[int] = frozenset(),
+    ) -> list[list[int]]:
+        """``count`` sentences (word ids) drawn from the grammar top-down (:meth:`drawer`),
+        the same for the same ``seed``.  A draw longer than ``max_words``, or holding a word
+        of ``excluded``, is dropped and drawn again (a PCFG may put mass on unbounded
+        derivations), so the sentences follow the grammar conditioned on both."""
+        rng = random.Random(seed)
+        generator = torch.Generator().manual_seed(seed)
+        return draw_sentences(count, self.drawer(rng, generator, max_words), max_words, excluded)
+
+    def drawer(
+        self, rng: random.Random, generator: torch.Generator, max_words: int
+    ) -> Callable[[], list[int] | None]:
+        """A function that draws one sentence a call (:func:`draw_sentence`; ``None`` once
+        it passes ``max_words``), its choices from ``rng`` and a latent's from
+        ``generator``."""
+        raise NotImplementedError
+
     def log_likelihood(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``[B]``: ``log p(x | z = mean)`` (without a latent: ``log p(x)``)."""
         training = self.training

@@ -43,7 +43,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from induce.data.config import Size
 from induce.data.errors import ConfigError
 from induce.decode.scores import GrammarScores
-from induce.models.grammar import GrammarModel, draw_sentence, draw_sentences, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import LOG
 from induce.structs import pcfg as inside_algorithm
 
@@ -189,22 +189,13 @@ class CompoundPCFG(GrammarModel):
         g = self.grammar(ids, z)
         return -inside_algorithm.inside(g.terms, g.rules, g.roots, lengths), kl
 
-    @torch.no_grad()
-    def sample(
-        self,
-        count: int,
-        seed: int = 0,
-        max_words: int = 100,
-        excluded: frozenset[int] = frozenset(),
-    ) -> list[list[int]]:
-        """``count`` sentences (word ids) drawn from the grammar, top-down from the root: a
-        nonterminal rewrites to a child pair, a preterminal emits a word; the compound PCFG
-        first draws ``z ~ N(0, I)`` per sentence.  A draw longer than ``max_words``, or
-        holding a word of ``excluded``, is dropped and drawn again (a PCFG may put mass on
-        unbounded derivations), so the sentences follow the grammar conditioned on both."""
+    def drawer(
+        self, rng: random.Random, generator: torch.Generator, max_words: int
+    ) -> Callable[[], list[int] | None]:
+        """Sentences drawn top-down from the root: a nonterminal rewrites to a child pair, a
+        preterminal emits a word; the compound PCFG first draws ``z ~ N(0, I)`` per
+        sentence."""
         c = self.config
-        rng = random.Random(seed)
-        generator = torch.Generator().manual_seed(seed)
         tables: tuple[list[float], list[list[float]], list[list[float]]] | None = None
 
         def draw() -> list[int] | None:
@@ -222,7 +213,7 @@ class CompoundPCFG(GrammarModel):
             roots, rules, emissions = tables
             return draw_sentence(roots, emissions, _pair_drawer(rules, rng), c.nt, rng, max_words)
 
-        return draw_sentences(count, draw, max_words, excluded)
+        return draw
 
     def _emissions(self, z: torch.Tensor | None) -> torch.Tensor:
         """``[rows, T, V]``: log p(word | T)."""

@@ -24,6 +24,7 @@ preterminals, ``S = N + T`` symbols, ``r`` the rank.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -33,7 +34,7 @@ from torch import nn
 
 from induce.data.config import Size
 from induce.decode.scores import GrammarScores, RankScores
-from induce.models.grammar import GrammarModel, draw_sentence, draw_sentences, read_outs
+from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import derivative
 from induce.structs import pcfg as inside_algorithm
 from induce.structs import spans as span_cky
@@ -204,20 +205,12 @@ class LowRankPCFG(GrammarModel):
         mbr = span_cky.argmax(marginals, derivable)
         return RankScores(marginals.masked_fill(one, 0.0), None, None, mbr.masked_fill(one, 0))
 
-    @torch.no_grad()
-    def sample(
-        self,
-        count: int,
-        seed: int = 0,
-        max_words: int = 100,
-        excluded: frozenset[int] = frozenset(),
-    ) -> list[list[int]]:
-        """``count`` sentences drawn top-down: a nonterminal draws a rank ``r ~ U[A]``, then
-        its children ``B ~ V[:, r]`` and ``C ~ W[:, r]`` (Eq. 4 read generatively); a
-        preterminal emits a word.  Draws longer than ``max_words``, or holding a word of
-        ``excluded``, are drawn again."""
-        rng = random.Random(seed)
-        generator = torch.Generator().manual_seed(seed)
+    def drawer(
+        self, rng: random.Random, generator: torch.Generator, max_words: int
+    ) -> Callable[[], list[int] | None]:
+        """Sentences drawn top-down: a nonterminal draws a rank ``r ~ U[A]``, then its
+        children ``B ~ V[:, r]`` and ``C ~ W[:, r]`` (Eq. 4 read generatively); a
+        preterminal emits a word (a compound grammar: a new ``z`` for each sentence)."""
         tables: list[list] = []
 
         def children(symbol: int) -> tuple[int, int]:  # a rank, then each child given it
@@ -235,7 +228,7 @@ class LowRankPCFG(GrammarModel):
             roots, emissions = tables[0], tables[4]
             return draw_sentence(roots, emissions, children, self.config.nt, rng, max_words)
 
-        return draw_sentences(count, draw, max_words, excluded)
+        return draw
 
 
 class TNPCFG(LowRankPCFG):

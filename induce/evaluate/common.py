@@ -85,18 +85,38 @@ def match_counts(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> None:
 
 def _first_astray(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> str:
     """``"; the first ... is sentence N ..."``: the first prediction sentence with a word its
-    gold sentence lacks (normalised as :func:`align_tokens` compares them), or ``""``.
+    gold sentence lacks (normalised as :func:`align_tokens` compares them).
 
     A prediction holds its gold sentence's words, or those of them a convention keeps, so a
-    word the gold sentence lacks is where the two files part."""
+    word the gold sentence lacks is where the two files part.  Where every sentence agrees as
+    far as the shorter file goes, the sentences past its end are named instead."""
     for k, (g, p) in enumerate(zip(_word_lists(gold), _word_lists(pred))):
         if p is not None and g is not None and not {_key(w) for w in p} <= {_key(w) for w in g}:
-            line, gold_line = pred.where(k)[1], gold.where(k)[1]
             return (
-                f"; the first sentence with words its gold sentence lacks is sentence {k + 1} "
-                f"(line {line}; gold line {gold_line})"
+                "; the first sentence with words its gold sentence lacks is sentence "
+                f"{k + 1} (line {_line(pred, k)}; gold line {_line(gold, k)})"
             )
-    return ""
+    first, last = min(len(pred), len(gold)) + 1, max(len(pred), len(gold))
+    if first == 1:
+        return ""  # an empty file: the counts say it all
+    past, has = (
+        (f"sentence {first}", "has") if first == last else (f"sentences {first}-{last}", "have")
+    )
+    if len(pred) < len(gold):
+        return (
+            f"; the prediction agrees with the gold's first {first - 1}, and gold {past} "
+            f"(from gold line {_line(gold, first - 1)}) {has} no prediction"
+        )
+    return (
+        f"; the prediction agrees with every gold sentence, and its {past} "
+        f"(from line {_line(pred, first - 1)}) {has} no gold sentence"
+    )
+
+
+def _line(sentences: TreeFile | DepFile, index: int) -> str:
+    """Sentence ``index``'s line, with its file where a folder's file is not the one named."""
+    source, line = sentences.where(index)
+    return str(line) if source == sentences.path else f"{source}:{line}"
 
 
 def _word_lists(sentences: TreeFile | DepFile) -> list[Sequence[str] | None]:

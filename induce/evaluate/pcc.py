@@ -31,6 +31,7 @@ from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import is_punctuation
 from induce.data.types import DepTree
 from induce.data.vocab import Vocabulary
+from induce.evaluate.common import require_sentences
 from induce.metrics.correlation import mean_matrix, pearson_matrix
 from induce.runs.directory import Run, open_run
 from induce.runs.inference import attention_maps
@@ -65,6 +66,7 @@ def head_label_correlation(
     if not architecture(run.config.arch).attention:
         raise ConfigError(f"a {run.config.arch} model records no attention weights to correlate")
     gold = read_deps(gold_path)  # before the model loads: a gold it cannot use is refused
+    require_sentences(len(gold.sentences), gold.path)
     if not any(label not in ("_", "") for tree in gold.sentences for label in tree.labels or ()):
         raise InputError(
             "the gold dependencies carry no labels (DEPREL is _ throughout): nothing to "

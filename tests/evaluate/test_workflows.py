@@ -83,10 +83,21 @@ def test_a_count_mismatch_names_where_the_files_part(write):
     pred = write("pred.dp", "the\tX\t2\ndog\tX\t3\nsat\tX\t0\n\n")
     with pytest.raises(InputError, match=r"is sentence 1 \(line 1; gold line 1\)$"):
         evaluate_deps(deps, pred)
-    # a prediction that is the gold's beginning: nothing astray to name
+    # a prediction that is the gold's beginning, or runs past its end: where the shorter ends
     short = write("short.mrg", lines[0] + "\n")
-    with pytest.raises(InputError, match=r"but 1 in the prediction$"):
+    with pytest.raises(InputError) as err:
         evaluate_brackets(gold, short)
+    assert str(err.value).endswith(
+        "but 1 in the prediction; the prediction agrees with the gold's first 1, and gold "
+        "sentences 2-3 (from gold line 2) have no prediction"
+    )
+    long = write("long.mrg", GOLD + lines[2] + "\n")
+    with pytest.raises(InputError) as err:
+        evaluate_unsupervised(gold, long)
+    assert str(err.value).endswith(
+        "; the prediction agrees with every gold sentence, and its sentence 4 (from line 4) "
+        "has no gold sentence"
+    )
 
 
 def test_failed_parses_are_skipped_like_evalb(write):

@@ -294,7 +294,10 @@ def test_a_conllu_word_id_out_of_place_is_reported_at_its_own_line(runs, tmp_pat
 
 def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(runs, tmp_path):
     """A gold without labels (Malt-TAB's three columns) gave an empty table and exit 0; a
-    plot into a folder printed the table, then failed: both refused before any output."""
+    plot into a folder printed the table, then failed: both refused before any output.  An
+    empty gold was said to carry no labels."""
+    empty = tmp_path / "empty.conllu"
+    empty.write_text("")
     unlabelled = tmp_path / "gold.malt"
     unlabelled.write_text("the\tDT\t2\nbill\tNN\t3\npassed\tVBD\t0\n\n")
     labelled = tmp_path / "gold.conllu"
@@ -304,6 +307,7 @@ def test_head_label_correlation_refuses_what_it_cannot_use_before_any_output(run
     common = ["evaluate", "pcc", "-m", str(runs["udgn"]), "--device", "cpu"]
     for args, message in (
         ([str(unlabelled)], f"error: {unlabelled}: the gold dependencies carry no labels"),
+        ([str(empty)], f"error: {empty}: no sentences in the file"),
         ([str(labelled), "--plot", str(tmp_path)], f"error: {tmp_path}: cannot write: is a"),
     ):
         result = CliRunner().invoke(app, [*common, *args])

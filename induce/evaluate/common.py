@@ -44,37 +44,51 @@ def prediction_or_baseline(
     read: Callable[[str | Prediction], Prediction],
     baseline: str | None,
     baselines: Sequence[str],
-) -> tuple[Prediction | None, str, int]:
-    """``(prediction, "", 0)`` with the prediction file read and paired with the gold
-    (:func:`match_counts`), or ``(None, name, seed)`` of the ``baseline`` to score instead."""
+    wordless: Callable[[], Sequence[int]],
+) -> tuple[Prediction | None, str, int, list[int | None]]:
+    """``(prediction, "", 0, index)`` with the prediction file read and paired with the gold
+    (:func:`match_counts`), or ``(None, name, seed, index)`` of the ``baseline`` to score
+    instead; ``index[k]`` is gold sentence ``k``'s prediction sentence."""
     if baseline is not None:
         name, seed = parse_baseline(baseline, baselines)
-        return None, name, seed
+        return None, name, seed, list(range(len(gold)))
     assert pred_path is not None, "give a prediction file or a baseline"
     pred = read(pred_path)
-    match_counts(gold, pred)
-    return pred, "", 0
+    return pred, "", 0, match_counts(gold, pred, wordless)
 
 
-def match_counts(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> None:
-    """Check that the prediction has a sentence per gold one.
+def match_counts(
+    gold: TreeFile | DepFile,
+    pred: TreeFile | DepFile,
+    wordless: Callable[[], Sequence[int]] | None = None,
+) -> list[int | None]:
+    """The prediction sentence of each gold sentence, checking that there is one per gold
+    sentence.
 
     Blank lines at the end of a one-tree-per-line prediction are empty sentences (a parser's
-    failed last parses), as EVALB reads them: the prediction is padded with them.  Any other
-    difference is an error, which names the first sentence whose words are not among its gold
-    sentence's (where a sentence was most likely dropped, split or merged).
+    failed last parses), as EVALB reads them: the prediction is padded with them.  A
+    prediction of the words alone has no sentence for a gold sentence without words (``--``
+    alone, when punctuation is not a word): where the prediction lacks exactly the
+    ``wordless()`` gold sentences, those have none (``None``; the scorers skip them before
+    reading a prediction).  Any other difference is an error, which names the first sentence
+    whose words are not among its gold sentence's (where a sentence was most likely dropped,
+    split or merged), or else the sentences past the shorter file's end.
     """
     count, gold_count = len(pred), len(gold)
     if count == gold_count:
-        return
+        return list(range(count))
     from induce.data.ptb import TreeFile  # not imported by the dependency evaluation
 
     empty = 0  # empty lines: a tree file's failed parses
     if isinstance(pred, TreeFile):
         if count < gold_count <= count + pred.trailing_blank_lines:
             pred.pad_to(gold_count)
-            return
+            return list(range(gold_count))
         empty = sum(1 for item in pred.trees if item is None)
+    skipped = set(wordless()) if wordless is not None and count < gold_count else set()
+    if skipped and count == gold_count - len(skipped):
+        kept = iter(range(count))
+        return [None if k in skipped else next(kept) for k in range(gold_count)]
     note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
     raise InputError(
         f"{gold_count} sentences in the gold file {gold.path} but {count} in the prediction"

@@ -18,7 +18,7 @@ from induce.data.errors import ConfigError, InduceWarning, InputError
 from induce.data.files import read_text
 from induce.data.normalize import is_upos_tagset, load_tagset
 from induce.data.progress import every
-from induce.data.types import dependency_problem
+from induce.data.types import DepTree, dependency_problem
 from induce.evaluate.common import (
     align_tokens,
     gold_digest,
@@ -120,7 +120,7 @@ def evaluate_deps(
     if is_upos_tagset(load_tagset(conv.tagset)):
         gold = with_upos(gold)
     require_sentences(len(gold), gold.path)
-    pred, name, seed = prediction_or_baseline(
+    pred, name, seed, index = prediction_or_baseline(
         gold,
         pred_path,
         # predictions may be head assignments that are not trees (argmax decoding), scored
@@ -128,6 +128,7 @@ def evaluate_deps(
         lambda path: path if isinstance(path, DepFile) else read_deps(path, pred_format, False),
         baseline,
         DEP_BASELINES,
+        lambda: [k for k, g in enumerate(gold.sentences) if not any(_kept(g, is_word))],
     )
     if pred is not None:
         _warn_non_trees(pred)
@@ -142,7 +143,7 @@ def evaluate_deps(
             "gold_scheme": gold_scheme or dataset_scheme(gold.path),
         }
     )
-    _score_all(report, conv, is_word, gold, pred, name, random.Random(seed), views)
+    _score_all(report, conv, is_word, gold, (pred, index), name, random.Random(seed), views)
     if not report.counts["sentences"]:
         seen = sorted({tag for tree in gold.sentences for tag in (tree.tags or ())})
         raise InputError(
@@ -189,16 +190,18 @@ def _score_all(
     conv: DepConvention,
     is_word: Callable[[str], bool],
     gold: DepFile,
-    pred: DepFile | None,
+    paired: tuple[DepFile | None, list[int | None]],
     baseline: str,
     rng: random.Random,
     views: bool = False,
 ) -> None:
-    """Add every gold sentence with words to ``report``, against its prediction or the
-    ``baseline``'s heads over its words."""
+    """Add every gold sentence with words to ``report``, against its prediction (``paired``:
+    the file and each gold sentence's sentence in it) or the ``baseline``'s heads over its
+    words."""
+    pred, index = paired
     for k, g in enumerate(gold.sentences):
         every("scoring sentences", k + 1, len(gold))
-        keep = [is_word(tag) for tag in (g.tags or ())]
+        keep = _kept(g, is_word)
         words = [w for w, kept in zip(g.words, keep) if kept]
         if not words:
             report.counts["skipped"] += 1
@@ -207,7 +210,9 @@ def _score_all(
         if pred is None:
             pred_heads = dependency_baseline(baseline, len(words), rng)
         else:
-            pred_heads = _prediction(pred, k, g.words, keep, gold.where(k))
+            j = index[k]
+            assert j is not None, "a gold sentence with words has a prediction"
+            pred_heads = _prediction(pred, j, g.words, keep, (k, *gold.where(k)))
         labels = [lab for lab, kept in zip(g.labels or ("_",) * len(g), keep) if kept]
         correct = _score(report, conv, words, gold_heads, pred_heads, labels)
         if views:
@@ -218,12 +223,24 @@ def _score_all(
             report.views.append(view)
 
 
+def _kept(tree: DepTree, is_word: Callable[[str], bool]) -> list[bool]:
+    """Which of the sentence's tokens are words (by their gold tags)."""
+    return [is_word(tag) for tag in (tree.tags or ())]
+
+
 def _prediction(
-    pred: DepFile, k: int, gold_words: Sequence[str], keep: list[bool], gold_where: tuple[str, int]
+    pred: DepFile,
+    j: int,
+    gold_words: Sequence[str],
+    keep: list[bool],
+    gold_where: tuple[int, str, int],
 ) -> list[int]:
-    p = pred.sentences[k]
-    pfile, pline = pred.where(k)
-    where = f"sentence {k + 1} (gold {gold_where[0]}:{gold_where[1]}, prediction {pfile}:{pline})"
+    """Prediction sentence ``j``'s heads over the words of gold sentence ``gold_where``
+    (its index, file and line)."""
+    p = pred.sentences[j]
+    pfile, pline = pred.where(j)
+    k, gfile, gline = gold_where
+    where = f"sentence {k + 1} (gold {gfile}:{gline}, prediction {pfile}:{pline})"
     if align_tokens(gold_words, keep, p.words, where):
         return restrict_heads(p.heads, keep)
     return list(p.heads)

@@ -79,15 +79,20 @@ def evaluate_unsupervised(
     is_word = word_filter(conv.tagset)
     gold = gold_path if isinstance(gold_path, TreeFile) else read_trees(gold_path)
     require_sentences(len(gold), gold.path)
-    pred, name, seed = prediction_or_baseline(
+    pred, name, seed, index = prediction_or_baseline(
         gold,
         pred_path,
         lambda path: path if isinstance(path, TreeFile) else read_trees(path, not unlabelled),
         baseline,
         TREE_BASELINES,
+        lambda: [
+            k
+            for k, tree in enumerate(gold.trees)
+            if tree is None or not any(_kept(tree.preterminals(), is_word))
+        ],
     )
     scorer = SpanScorer(conv.whole_sentence_span, conv.corpus_gold)
-    skipped = _score_all(scorer, conv, is_word, gold, pred, name, random.Random(seed))
+    skipped = _score_all(scorer, conv, is_word, gold, (pred, index), name, random.Random(seed))
     if not scorer.sentences:
         raise InputError(
             f"nothing to score: all {len(gold)} sentences were skipped ({skipped['no_words']} "
@@ -128,12 +133,14 @@ def _score_all(
     conv: SpanConvention,
     is_word: Callable[[str], bool],
     gold: TreeFile,
-    pred: TreeFile | None,
+    paired: tuple[TreeFile | None, list[int | None]],
     baseline: str,
     rng: random.Random,
 ) -> dict[str, int]:
     """Add every gold sentence the convention scores to ``scorer``, against its prediction
-    or the ``baseline``'s tree over its words; how many were skipped, and why."""
+    (``paired``: the file and each gold sentence's sentence in it) or the ``baseline``'s tree
+    over its words; how many were skipped, and why."""
+    pred, index = paired
     skipped = {"no_words": 0, "too_short": 0, "too_long": 0}
     for k, gold_tree in enumerate(gold.trees):
         every("scoring sentences", k + 1, len(gold))
@@ -141,7 +148,7 @@ def _score_all(
             skipped["no_words"] += 1
             continue
         leaves, gold_spans = leaves_and_spans(unwrap(gold_tree, conv.wrapper_labels()))
-        keep = [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
+        keep = _kept(leaves, is_word)
         n = sum(keep)
         reason = _skip_reason(n, conv)
         if reason:
@@ -160,9 +167,16 @@ def _score_all(
             )
             gfile, gline = gold.where(k)
             where = f"sentence {k + 1} (gold {gfile}:{gline})"
-            pred_spans = _prediction_spans(pred, k, tokens, where, conv.wrapper_labels())
+            j = index[k]
+            assert j is not None, "a gold sentence with words has a prediction"
+            pred_spans = _prediction_spans(pred, j, tokens, where, conv.wrapper_labels())
         scorer.add(k + 1, n, restrict_spans(gold_spans, keep), pred_spans)
     return skipped
+
+
+def _kept(leaves: list[Tree], is_word: Callable[[str], bool]) -> list[bool]:
+    """Which of a gold tree's leaves (preterminals) are words."""
+    return [p.label not in EMPTY_TAGS and is_word(p.label) for p in leaves]
 
 
 def _skip_reason(words: int, conv: SpanConvention) -> str:

@@ -119,6 +119,34 @@ def test_unsupervised_prediction_may_leave_wordless_sentences_empty(write):
     assert data["sentences"] == 3 and data["skipped_sentences"]["no_words"] == 1
 
 
+def test_a_words_only_prediction_may_lack_the_wordless_sentences(write):
+    """A prediction of the words alone has no sentence for ``--`` alone: dependency files
+    cannot hold an empty sentence, so such a gold could not be scored at all."""
+    dash = "( (FRAG (: --) (. .)) )\n"
+    gold = write("gold.mrg", GOLD.replace("\n(TOP (FRAG", f"\n{dash}(TOP (FRAG", 1) + dash)
+    words = "(X (X the) (X (X cat) (X (X sat) (X (X on) (X (X the) (X mat))))))"
+    go, prices = "(X (X go) (X home))", "(X (X prices) (X 12))"
+    blank = write("blank.txt", f"{words}\n{go}\n\n{prices}\n\n")  # a blank line each
+    lacking = write("lacking.txt", f"{words}\n{go}\n{prices}\n")
+    blank, lacking = (evaluate_unsupervised(gold, pred).to_dict() for pred in (blank, lacking))
+    assert (
+        lacking["skipped_sentences"]
+        == blank["skipped_sentences"]
+        == {"no_words": 2, "too_short": 0, "too_long": 0}
+    )
+    assert lacking["sentence_f1"] == blank["sentence_f1"] and lacking["sentences"] == 3
+    # a sentence with words dropped as well: no pairing, the error names where
+    short = write("short.txt", f"{words}\n{prices}\n")
+    with pytest.raises(InputError, match="2 in the prediction; the first sentence with words"):
+        evaluate_unsupervised(gold, short)
+    deps = write("gold.conllu", DEPS_GOLD + "1\t--\t_\t:\t:\t_\t0\troot\t_\t_\n\n" + DEPS_GOLD)
+    pred = write("pred.dp", "the\tX\t2\ncat\tX\t3\nsat\tX\t0\n\n" * 2)
+    data = evaluate_deps(deps, pred).to_dict()
+    assert (data["sentences"], data["skipped_sentences"], data["uas"]) == (2, 1, 100.0)
+    with pytest.raises(InputError, match="3 sentences in the gold file .* but 1 in the"):
+        evaluate_deps(deps, write("one.dp", "the\tX\t2\ncat\tX\t3\nsat\tX\t0\n\n"))
+
+
 def test_a_root_root_is_a_wrapper_unless_named_otherwise(write):
     """The official readers drop TOP and keep a ROOT (or S1) root as a constituent: under
     cpcfg, whose gold keeps every span but the root's own, the S below it is then a gold

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 
@@ -16,14 +17,24 @@ def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
     (``local_rank`` given) plain ``cuda`` means this process's own GPU."""
     if spec == "auto":
         spec = "cuda" if torch.cuda.is_available() else "cpu"
+    if spec != "cpu" and not _CUDA.fullmatch(spec):
+        raise ConfigError(f"must be auto, cpu, cuda or cuda:N, got {spec!r}", setting="device")
     if spec.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ConfigError(f"{spec}: CUDA is not available on this machine", setting="device")
+        count = torch.cuda.device_count()
+        if spec != "cuda" and int(spec[5:]) >= count:
+            raise ConfigError(
+                f"{spec}: this machine has {count} CUDA device{'s' * (count != 1)} "
+                f"(cuda:0 to cuda:{count - 1})",
+                setting="device",
+            )
         if spec == "cuda" and local_rank is not None:
             spec = f"cuda:{local_rank}"
-    elif spec != "cpu":
-        raise ConfigError(f"must be auto, cpu, cuda or cuda:N, got {spec!r}", setting="device")
     return torch.device(spec)
+
+
+_CUDA = re.compile(r"cuda(:[0-9]+)?", re.ASCII)
 
 
 def autocast(

@@ -1,5 +1,5 @@
-"""CPU threads: physical cores by default, the user's OMP_NUM_THREADS kept, shared among the
-processes of one machine."""
+"""Devices named as a user writes them; CPU threads: physical cores by default, the user's
+OMP_NUM_THREADS kept, shared among the processes of one machine."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import pytest
 import torch
 
+from induce.data.errors import ConfigError
 from induce.runs import device
 
 
@@ -47,3 +48,23 @@ def test_threads_setting_and_environment(monkeypatch, restore_threads):
     torch.set_num_threads(1)
     assert device.set_cpu_threads(0) == 1  # the user's choice stands
     assert device.set_cpu_threads(2) == 2  # an explicit setting wins over it
+
+
+@pytest.mark.parametrize("spec", ["cuda:x", "cuda:-1", "cuda:", "cuda:1.0", "gpu", "CPU", "cuda:١"])
+def test_a_device_that_is_no_device_is_named_so(spec):
+    """``cuda:x`` was said to need CUDA, on a CPU machine: the value itself is wrong."""
+    with pytest.raises(ConfigError, match=r"^device must be auto, cpu, cuda or cuda:N, got"):
+        device.pick_device(spec)
+
+
+def test_a_cuda_device_the_machine_lacks(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match="^device cuda:1: CUDA is not available"):
+        device.pick_device("cuda:1")
+    assert device.pick_device("auto") == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ConfigError, match=r"^device cuda:1: this machine has 1 CUDA device \("):
+        device.pick_device("cuda:1")
+    assert device.pick_device("cuda:0") == torch.device("cuda:0")
+    assert device.pick_device("cuda", local_rank=0) == torch.device("cuda:0")

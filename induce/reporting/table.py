@@ -82,19 +82,25 @@ def _check_scoring(members: list[RunResults]) -> None:
             if seen[1] != scoring:
                 raise InputError(
                     f"{column} was scored otherwise than in {seen[0]} "
-                    f"({_difference(seen[1], scoring)}): the runs' row would average the two",
+                    f"({_difference(seen, (file, scoring))}): the runs' row would average the "
+                    "two",
                     str(file),
                 )
 
 
-def _difference(first: str, other: str) -> str:
-    """The first setting in which two reports' scorings differ, in words."""
-    theirs, ours = json.loads(first), json.loads(other)
+def _difference(first: tuple[Path, str], other: tuple[Path, str]) -> str:
+    """The first setting in which two reports' scorings (``(file, settings)``) differ, in
+    words."""
+    theirs, ours = json.loads(first[1]), json.loads(other[1])
     key = next(k for k in sorted({*theirs, *ours}) if theirs.get(k) != ours.get(k))
     if key in theirs and key in ours:
         return f"settings.{key} differs"
     # most likely a setting a newer induce added: scoring the older run again is the way out
-    return f"settings.{key} is in one of the two only: written by another induce version?"
+    lacking = other[0] if key in theirs else first[0]
+    return (
+        f"settings.{key} is in one of the two only: {lacking}, without it, was most likely "
+        "written by an earlier induce; evaluate that run again"
+    )
 
 
 def _warn_partial(label: str, column: str, found: int, members: list[RunResults]) -> None:

@@ -259,9 +259,10 @@ def test_a_setting_one_report_lacks_is_said_as_such(tmp_path):
     ]
     result = CliRunner().invoke(app, ["report", *map(str, runs)])
     assert result.exit_code == 2
-    assert "(settings.length_limit is in one of the two only: written by another induce " in (
-        result.stderr
-    )
+    assert (
+        f"(settings.length_limit is in one of the two only: {runs[0] / 'eval' / 'uf1.json'}, "
+        "without it, was most likely written by an earlier induce; evaluate that run again)"
+    ) in result.stderr
 
 
 def test_a_column_some_runs_lack_is_said(tmp_path):

@@ -33,31 +33,35 @@ def save_weights(model: torch.nn.Module, path: Path, vocab: Vocabulary | None = 
     metadata = {"format": "induce-run/1"}
     if vocab is not None:
         metadata[VOCAB_DIGEST] = vocab.digest()
-    _write_bytes(path, _sort_metadata(save(tensors, metadata=metadata)))
+    _write_bytes(path, *_sort_metadata(save(tensors, metadata=metadata)))
 
 
-def _write_bytes(path: Path, data: bytes | memoryview) -> None:
-    """``data`` as the run's own file ``path``, atomically (a failed write: one line)."""
+def _write_bytes(path: Path, *pieces: bytes | memoryview) -> None:
+    """The ``pieces`` one after the other as the run's own file ``path``, atomically (a
+    failed write: one line)."""
     with atomic_path(path, own=True) as tmp, open(tmp, "wb") as handle:
-        handle.write(data)
+        for piece in pieces:
+            handle.write(piece)
 
 
-def _sort_metadata(data: bytes) -> bytes:
-    """A safetensors file's bytes with the header's metadata keys sorted: safetensors writes
-    them in a random order each time, and the same training must give the same file, byte
-    for byte.  The header keeps its length (the same keys and values), so the tensors stay
-    where they are; a header this cannot reproduce exactly is left."""
+def _sort_metadata(data: bytes) -> tuple[bytes | memoryview, ...]:
+    """A safetensors file's bytes with the header's metadata keys sorted, in pieces (the
+    tensors as a view, not a second copy of them): safetensors writes the keys in a random
+    order each time, and the same training must give the same file, byte for byte.  The
+    header keeps its length (the same keys and values), so the tensors stay where they are;
+    a header this cannot reproduce exactly is left."""
     size = int.from_bytes(data[:8], "little")
     raw = data[8 : 8 + size]
     header = json.loads(raw)
     metadata = header.pop("__metadata__", None)
     if not metadata:
-        return data
+        return (data,)
     ordered = {"__metadata__": dict(sorted(metadata.items())), **header}
     text = json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode()
     if len(text) > size or json.loads(text) != json.loads(raw):
-        return data
-    return data[:8] + text.ljust(size, b" ") + data[8 + size :]  # safetensors pads with spaces
+        return (data,)
+    # safetensors pads its header with spaces
+    return data[:8], text.ljust(size, b" "), memoryview(data)[8 + size :]
 
 
 def load_weights(

@@ -8,13 +8,14 @@ from typing import Any
 import typer
 
 from induce.cli.common import (
-    check_weights,
     emit_report,
     handle_errors,
     one_of,
     warn,
     with_progress,
 )
+from induce.cli.evaluate_models import likelihood, mlm, pcc
+from induce.cli.evaluate_options import JSON, QUIET, check_format, format_option
 
 app = typer.Typer(
     help="Score trees or dependencies against a gold standard, the way the reference "
@@ -24,13 +25,6 @@ app = typer.Typer(
 
 GOLD = typer.Argument(..., help="Gold file (or a directory of them); - for stdin.")
 PRED = typer.Argument(None, help="Prediction file; omit it when using --baseline.")
-JSON = typer.Option(
-    None,
-    "--json",
-    help="Also write every number and setting to this JSON file (written atomically; "
-    "-: on stdout, in place of the table).",
-)
-QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
 WIDE = typer.Option(
     False, "--wide", help="Tables in full: long paths are not cut to the terminal's width."
 )
@@ -63,15 +57,6 @@ def _batch() -> None:
     gc.disable()
 
 
-def _format_option(choices: str, default: str = "table"):
-    return typer.Option(default, "--format", "-f", help=f"What to print on stdout: {choices}.")
-
-
-def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    if fmt not in allowed:
-        raise typer.BadParameter(f"--format must be one of {', '.join(allowed)}")
-
-
 @app.command("brackets")
 @handle_errors
 @with_progress
@@ -84,13 +69,13 @@ def brackets(
     baseline: str | None = TREE_BASELINE,
     json_path: str | None = JSON,
     html: str | None = HTML,
-    fmt: str = _format_option("table, evalb (EVALB's own report), json"),
+    fmt: str = format_option("table, evalb (EVALB's own report), json"),
     quiet: bool = QUIET,
     wide: bool = WIDE,
 ) -> None:
     """EVALB bracket scores: the numbers the C EVALB prints, for any sentence length."""
     one_of(pred, baseline)
-    _check_format(fmt, ("table", "evalb", "json"))
+    check_format(fmt, ("table", "evalb", "json"))
     from induce.evaluate.brackets import evaluate_brackets
 
     report = evaluate_brackets(gold, pred, param=param, baseline=baseline, views=bool(html))
@@ -152,7 +137,7 @@ def unsupervised(
         "only and score a ROOT or S1 root as a constituent: --wrappers TOP.",
     ),
     json_path: str | None = JSON,
-    fmt: str = _format_option("table, json"),
+    fmt: str = format_option("table, json"),
     quiet: bool = QUIET,
     wide: bool = WIDE,
 ) -> None:
@@ -213,7 +198,7 @@ def deps(
     ),
     json_path: str | None = JSON,
     html: str | None = HTML,
-    fmt: str = _format_option("table, json"),
+    fmt: str = format_option("table, json"),
     quiet: bool = QUIET,
     wide: bool = WIDE,
     every: bool = typer.Option(
@@ -256,13 +241,13 @@ def baselines(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the random baseline."),
     json_path: str | None = JSON,
-    fmt: str = _format_option("table, json"),
+    fmt: str = format_option("table, json"),
     quiet: bool = QUIET,
     wide: bool = WIDE,
 ) -> None:
     """How far trivial trees get: right/left-branching, balanced and random baselines under
     EVALB (unlabelled) and both unsupervised conventions."""
-    _check_format(fmt, ("table", "json"))
+    check_format(fmt, ("table", "json"))
     from induce.evaluate.baselines import builtin_treebank, score_baselines
 
     if gold is None:
@@ -279,146 +264,11 @@ def baselines(
     )
 
 
-@app.command("mlm")
-@handle_errors
-def mlm(
-    model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
-    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
-    split: str = typer.Option("test", "--split", help="train | valid | test."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    seed: int | None = typer.Option(
-        None, "--seed", help="Mask seed (default: the run's data.eval_seed)."
-    ),
-    mask_rate: float | None = typer.Option(
-        None, "--mask-rate", help="Default: the run's data.mask_rate."
-    ),
-    runs: int | None = typer.Option(
-        None,
-        "--runs",
-        help="Mask draws averaged, draw r from seed + r (default: the run's data.eval_runs; "
-        "the UDGN protocol uses 5).",
-    ),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    json_path: str | None = JSON,
-    fmt: str = _format_option("table, json"),
-    quiet: bool = QUIET,
-) -> None:
-    """Masked-LM perplexity of a trained model on seeded masks (the papers' PPL column)."""
-    _check_format(fmt, ("table", "json"))
-    check_weights(weights)
-    from induce.evaluate.mlm import evaluate_mlm
-
-    report = evaluate_mlm(
-        model, data, split, weights, device, seed, mask_rate, batch_tokens=None, runs=runs
-    )
-
-    def table() -> None:
-        s = report["settings"]
-        typer.echo(
-            f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
-            f"perplexity {report['perplexity']:.2f} (loss {report['loss']:.4f}, "
-            f"{report['masked_tokens']} masked tokens of {report['sentences']} "
-            f"sentences, mask rate {s['mask_rate']}, seed {s['seed']})"
-        )
-
-    emit_report(report, json_path, fmt, quiet, table)
-
-
-@app.command("likelihood")
-@handle_errors
-def likelihood(
-    model: str = typer.Option(..., "--model", "-m", help="Run directory of a grammar."),
-    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
-    split: str = typer.Option("test", "--split", help="train | valid | test."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    batch_sentences: int = typer.Option(16, "--batch-sentences", help="Sentences per batch."),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    json_path: str | None = JSON,
-    fmt: str = _format_option("table, json"),
-    quiet: bool = QUIET,
-) -> None:
-    """A grammar's perplexity (the PCFG family): the likelihood or its ELBO bound per word, one
-    end of sentence counted per sentence (the PCFG papers' PPL)."""
-    _check_format(fmt, ("table", "json"))
-    check_weights(weights)
-    from induce.evaluate.likelihood import evaluate_likelihood
-
-    report = evaluate_likelihood(model, data, split, weights, device, batch_sentences)
-
-    def table() -> None:
-        s = report["settings"]
-        typer.echo(
-            f"{s['arch']} {s['model']} ({s['weights']}) on {s['data']} {s['split']}: "
-            f"perplexity {report['perplexity']:.2f} (reconstruction "
-            f"{report['recon_perplexity']:.2f}, KL {report['kl_per_sentence']:.3f} per "
-            f"sentence; {report['sentences']} sentences, {report['tokens']} tokens with "
-            f"one end of sentence each; {report['skipped_sentences']} of one word or none "
-            "skipped)"
-        )
-
-    emit_report(report, json_path, fmt, quiet, table)
-
-
-@app.command("pcc")
-@handle_errors
-def pcc(
-    gold: str = typer.Argument(..., help="Gold dependencies (CoNLL-U, CoNLL-X or Malt-TAB)."),
-    model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
-    direction: str = typer.Option(
-        "child-to-parent", "--direction", help="child-to-parent | parent-to-child."
-    ),
-    subtypes: bool = typer.Option(
-        False, "--subtypes", help="Keep label subtypes (nsubj:pass); default: the universal part."
-    ),
-    top: int = typer.Option(10, "--top", min=1, help="Labels in the table (most frequent first)."),
-    statistic: str = typer.Option(
-        "official",
-        "--statistic",
-        help="official (each head's mean weight on each label's edges, as UDGN's "
-        "test_phrase_grammar.py) | pearson (Pearson's r over the edges between read words).",
-    ),
-    plot: str | None = typer.Option(None, "--plot", help="Heat map PNG (needs matplotlib)."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
-    json_path: str | None = JSON,
-    fmt: str = _format_option("table, json"),
-    quiet: bool = QUIET,
-) -> None:
-    """How every attention head tracks every dependency label over the gold edges (UDGN
-    Table 3): the best head for the most frequent labels, by the official script's mean
-    weight or by Pearson's r."""
-    _check_format(fmt, ("table", "json"))
-    check_weights(weights)
-    from induce.data.config import choose
-    from induce.data.extras import require
-    from induce.data.files import check_writable
-    from induce.evaluate.pcc import DIRECTIONS, STATISTICS, head_label_correlation, plot_heatmap
-
-    if plot:
-        require("matplotlib", "plot")  # before the model runs, not after
-    outputs = [json_path if json_path != "-" else None, plot]
-    check_writable(outputs)  # a folder or a missing one: refused before the model runs
-
-    chosen = choose(direction, DIRECTIONS, "direction")
-    how = choose(statistic, STATISTICS, "statistic")
-    report = head_label_correlation(
-        model, gold, chosen, device, weights, subtypes, top=top, statistic=how
-    )
-    check_writable(outputs)  # the run's files are inputs now: none is replaced after printing
-
-    def table() -> None:
-        s = report["settings"]
-        typer.echo(
-            f"{s['arch']} {s['model']} on {s['gold']} ({s['direction']}, {report['edges']} edges)"
-        )
-        value = "r" if s["statistic"] == "pearson" else "mean"
-        typer.echo(f"{'label':<12} {'edges':>7} {'best head':>10} {value:>8}")
-        for row in report["best"]:
-            typer.echo(f"{row['label']:<12} {row['edges']:>7} {row['head']:>10} {row[value]:>8.3f}")
-
-    emit_report(report, json_path, fmt, quiet, table)
-    if plot:  # after the JSON: a plot that cannot be written loses no numbers
-        plot_heatmap(report, plot)
+# the evaluations of a trained model, in their own module (this one scores files), after
+# the files' scorers: the help lists the commands in this order
+app.command("mlm")(mlm)
+app.command("likelihood")(likelihood)
+app.command("pcc")(pcc)
 
 
 def _score(
@@ -432,7 +282,7 @@ def _score(
     ``output``: ``(pred, baseline, json_path, fmt, quiet)``."""
     pred, baseline, json_path, fmt, quiet = output
     one_of(pred, baseline)
-    _check_format(fmt, ("table", "json"))
+    check_format(fmt, ("table", "json"))
     data = evaluate().to_dict()
     emit_report(data, json_path, fmt, quiet, lambda: table(data))
 

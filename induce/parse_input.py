@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import iter_lines
+from induce.data.reading import iter_lines
 
 if TYPE_CHECKING:
     import queue

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from induce.data.errors import InputError
-from induce.data.files import expand_inputs, read_text
 from induce.data.progress import advance
+from induce.data.reading import expand_inputs, read_text
 from induce.data.types import DepTree, dependency_problem, head_range_problem
 from induce.data.word_columns import WordColumns, conllu_columns
 

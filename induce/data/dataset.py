@@ -34,8 +34,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from induce.data.config import parse_yaml
 from induce.data.errors import InputError
-from induce.data.files import current_umask, read_text, remember_input
+from induce.data.files import current_umask, remember_input
 from induce.data.locks import FileLock
+from induce.data.reading import read_text
 from induce.data.vocab import Vocabulary
 
 if TYPE_CHECKING:

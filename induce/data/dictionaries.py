@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from induce.data.errors import InputError
-from induce.data.files import decode_utf8, read_text
+from induce.data.reading import decode_utf8, read_text
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
 
 

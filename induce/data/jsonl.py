@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from induce.data.errors import InputError
-from induce.data.files import read_text
+from induce.data.reading import read_text
 
 
 def parse_jsonl(text: str, path: str = "<string>") -> list[tuple[int, dict[str, Any]]]:

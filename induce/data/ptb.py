@@ -28,9 +28,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from induce.data.errors import InputError
-from induce.data.files import atomic_write, expand_inputs, iter_lines, read_text
+from induce.data.files import atomic_write
 from induce.data.progress import advance
 from induce.data.ptb_reader import NO_LABEL, NO_WORD, TreeReader
+from induce.data.reading import expand_inputs, iter_lines, read_text
 from induce.data.types import Tree
 
 TREE_SUFFIXES = (".mrg", ".trees", ".tree", ".txt", ".ptb")

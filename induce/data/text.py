@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from induce.data.files import atomic_write, read_text
+from induce.data.files import atomic_write
+from induce.data.reading import read_text
 
 
 @dataclass

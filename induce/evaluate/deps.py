@@ -15,9 +15,9 @@ from pathlib import Path
 
 from induce.data.conll import DepFile, read_deps, with_upos
 from induce.data.errors import ConfigError, InduceWarning, InputError
-from induce.data.files import read_text
 from induce.data.normalize import is_upos_tagset, load_tagset
 from induce.data.progress import every
+from induce.data.reading import read_text
 from induce.data.types import DepTree, dependency_problem
 from induce.evaluate.common import (
     align_tokens,

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from induce.data.config import resource
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import read_text
+from induce.data.reading import read_text
 
 PRESETS = ("collins", "unlabeled", "nk")
 

@@ -402,7 +402,7 @@ def load_grammar(name_or_path: str = "english") -> Grammar:
     """A built-in grammar by name (``resources/grammars/NAME.grammar``) or a file."""
     from pathlib import Path
 
-    from induce.data.files import read_text
+    from induce.data.reading import read_text
 
     path = Path(name_or_path)
     if path.suffix == ".grammar" or path.exists():

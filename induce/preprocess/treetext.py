@@ -20,7 +20,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from induce.data.errors import InputError
-from induce.data.files import decode_utf8
+from induce.data.reading import decode_utf8
 from induce.preprocess.treescan import CLASSES, scan_clean_file
 
 # On text whose whitespace is collapsed to single spaces (all the checks below assume it).

@@ -28,7 +28,7 @@ from typing import Any
 
 from induce.data.config import parse_yaml
 from induce.data.errors import InputError
-from induce.data.files import read_text
+from induce.data.reading import read_text
 from induce.runs.config import with_defaults
 from induce.runs.directory import DATASET, LOCK, METRICS, read_metrics, read_settings
 from induce.runs.identity import dataset_identity

@@ -377,7 +377,7 @@ def _read_file(preset: str) -> dict[str, Any]:
     from pathlib import Path
 
     from induce.data.errors import InputError
-    from induce.data.files import read_text
+    from induce.data.reading import read_text
 
     if not Path(preset).is_file():
         raise ConfigError(

@@ -33,15 +33,9 @@ from typing import TYPE_CHECKING, Any
 from induce.data.config import check_choice, parse_yaml
 from induce.data.dataset import Dataset, load_dataset
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import (
-    atomic_write,
-    cache_dir,
-    check_text,
-    decode_utf8,
-    read_text,
-    remember_input,
-)
+from induce.data.files import atomic_write, cache_dir, remember_input
 from induce.data.normalize import Normalization
+from induce.data.reading import check_text, decode_utf8, read_text
 from induce.data.vocab import Vocabulary
 from induce.runs.config import WEIGHT_CHOICES, RunConfig, load_config
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from induce.data.config import load_resource_yaml, parse_yaml, resource_names
 from induce.data.errors import ConfigError
-from induce.data.files import read_text
+from induce.data.reading import read_text
 from induce.structure.headrules import DIRECTIONS, HeadRule, HeadTable, LabelRule, LabelScheme
 
 _KEYS = {"name", "description", "punctuation", "coordination", "rules", "labels"}

@@ -9,7 +9,8 @@ import pytest
 
 from induce.data.config import SEED, from_mapping, parse_yaml
 from induce.data.errors import ConfigError, InputError
-from induce.data.files import atomic_write, decode_utf8, iter_lines, read_text
+from induce.data.files import atomic_write
+from induce.data.reading import decode_utf8, iter_lines, read_text
 from induce.data.text import parse_text
 
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from induce.cli.app import app
 from induce.data.dataset import load_dataset
 from induce.data.errors import InputError
-from induce.data.files import check_text
 from induce.data.normalize import Normalization, load_tagset
 from induce.data.ptb import parse_trees
+from induce.data.reading import check_text
 from induce.preprocess import treetext as tb
 from induce.preprocess.treescan import scan_clean_file
 from tests.conftest import DATA, needs_shared

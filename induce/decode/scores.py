@@ -4,7 +4,8 @@ A model's ``structure()`` returns one of these for a batch; :meth:`sentence` cut
 sentence's scores (on the CPU, float32) and :meth:`read_out` turns them into a
 :class:`~induce.decode.distances.SentenceParse` with the decoder named.  Each kind declares the
 decoders it supports, the first being its default, so that nothing outside ``induce.models``
-and ``induce.decode`` needs to know which architecture produced the scores.
+and ``induce.decode`` needs to know which architecture produced the scores.  The kinds over
+spans (a chart parser's, a grammar's) are :mod:`induce.decode.span_scores`'.
 
 Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut ``L`` to its
 ``n`` words.
@@ -13,7 +14,7 @@ Shapes: ``B`` batch, ``L`` padded length; a sentence's scores drop ``B`` and cut
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -25,8 +26,6 @@ from induce.decode.dependencies import arc_scores, decode, decode_arcs
 from induce.decode.distances import SentenceParse, decode_sentence
 from induce.decode.eisner import eisner_batch
 from induce.decode.merges import divergence_distances, merge_distances, soft_levels
-from induce.structs.spans import cky
-from induce.structure.chart import EMPTY, tree_from_spans
 from induce.structure.subwords import word_distances, word_heights
 
 S = TypeVar("S", bound="Scores")
@@ -68,7 +67,7 @@ class Scores:
         if not is_dataclass(self):
             return self
         moved = {
-            f.name: _to_host(getattr(self, f.name))
+            f.name: to_host(getattr(self, f.name))
             for f in fields(self)
             if isinstance(getattr(self, f.name), torch.Tensor)
         }
@@ -106,17 +105,19 @@ class Scores:
         return decoder
 
 
-def _to_host(t: torch.Tensor) -> torch.Tensor:
+def to_host(t: torch.Tensor) -> torch.Tensor:
+    """``t`` on the CPU, floating point as float32 (a view where it is there already)."""
     return (t.float() if t.is_floating_point() else t).cpu()
 
 
 def _row(t: torch.Tensor, k: int, n: int) -> torch.Tensor:
     """Sentence ``k``'s first ``n`` rows (and columns), a float32 CPU tensor of its own (a
     copy, never a view of the batch)."""
-    return _own(t[k, :n, :n] if t.dim() == 3 else t[k, :n])
+    return own_copy(t[k, :n, :n] if t.dim() == 3 else t[k, :n])
 
 
-def _own(t: torch.Tensor) -> torch.Tensor:
+def own_copy(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as a float32 CPU tensor of its own: a copy, never a view of the batch."""
     return t.to("cpu", torch.float32, copy=True)
 
 
@@ -263,10 +264,10 @@ class MergeScores(Scores):
     has_heads: ClassVar[bool] = False
 
     def sentence(self, k: int, n: int) -> MergeScores:
-        links = None if self.links is None else _own(self.links[k, :, : max(n - 1, 0)])
+        links = None if self.links is None else own_copy(self.links[k, :, : max(n - 1, 0)])
         return MergeScores(
             self.supports[k, :, :n, :n].to("cpu", copy=True),
-            _own(self.attention[k, :, :n, :n]),
+            own_copy(self.attention[k, :, :n, :n]),
             links,
         )
 
@@ -298,173 +299,3 @@ class MergeScores(Scores):
         if self.links is not None:
             out["levels"] = self.distances("levels")
         return out
-
-
-@dataclass
-class SpanScores(Scores):
-    """A chart parser's labelled span scores (Kitaev and Klein 2018, Section 2.2):
-    ``scores [B, n + 1, n + 1, C]`` for span ``(i, j)`` (fenceposts, words ``i .. j - 1``)
-    and label ``c``, label 0 the empty label (score 0); ``labels`` the ``C`` label names;
-    ``tags``: a sentence's preterminal tags (``None``: ``XX``), which the run fills in from
-    the input or the model's tagger.
-
-    Decoder: ``cky``, the best binary tree with a real label at the root
-    (:func:`induce.structs.spans.cky`), read as the n-ary tree of its labelled spans (empty
-    labels dropped, chains expanded).  :meth:`sentences` decodes the whole batch at once and
-    gives each sentence its tree (``best``).  No dependencies of its own: a run adds
-    head-rule ones where they are asked for."""
-
-    scores: torch.Tensor
-    labels: tuple[str, ...] = (EMPTY,)
-    tags: tuple[str, ...] | None = None
-    best: list[tuple[int, int, int]] | None = None  # the CKY tree's spans (label ids)
-    decoders: ClassVar[tuple[str, ...]] = ("cky",)
-    has_heads: ClassVar[bool] = False
-
-    def sentence(self, k: int, n: int) -> SpanScores:
-        return SpanScores(_own(self.scores[k, : n + 1, : n + 1]), self.labels)
-
-    def sentences(self, lengths: Sequence[int]) -> list[Scores]:
-        """Each sentence's scores with its CKY tree, decoded for the batch at once."""
-        host = self.on_host()
-        trees, _ = cky(host.scores, lengths)
-        return [
-            SpanScores(_own(host.scores[k, : n + 1, : n + 1]), self.labels, best=trees[k])
-            for k, n in enumerate(lengths)
-        ]
-
-    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
-        self.check_decoder(decoder)
-        if not words:
-            return SentenceParse(None, None)
-        spans = self.best
-        if spans is None:
-            (spans,), _ = cky(self.scores[None], [len(words)])
-        named = [(i, j, self.labels[label]) for i, j, label in spans]
-        tags = list(self.tags) if self.tags is not None else ["XX"] * len(words)
-        return SentenceParse(tree_from_spans(list(words), tags, named), None)
-
-    def to_json(self) -> dict[str, Any]:
-        """Every span ``[i, j, label, score]`` with its best real label (the empty label
-        scores 0: CKY leaves a span out of the tree's labels where that is below 0)."""
-        best = self.scores[..., 1:].max(-1)
-        values, labels = best.values.tolist(), best.indices.tolist()
-        n = self.scores.shape[0] - 1
-        return {
-            "spans": [
-                [i, j, self.labels[labels[i][j] + 1], values[i][j]]
-                for i in range(n)
-                for j in range(i + 1, n + 1)
-            ]
-        }
-
-
-class BestDerivations:
-    """A batch's best derivations, found at the first Viterbi read-out of any of its
-    sentences and kept for the others: the MBR decoder and the span marginals never need
-    them, and over a grammar's expanded rules they cost ``O(n³ N S²)`` a sentence, most of a
-    validation's time.  ``find() -> (viterbi [B, n + 1, n + 1], tags [B, n])`` as
-    :class:`GrammarScores`' fields."""
-
-    def __init__(self, find: Callable[[], tuple[torch.Tensor, torch.Tensor]]) -> None:
-        self._find = find
-        self._found: tuple[torch.Tensor, torch.Tensor] | None = None
-
-    def get(self) -> tuple[torch.Tensor, torch.Tensor]:
-        if self._found is None:
-            viterbi, tags = self._find()
-            self._found = (_to_host(viterbi), _to_host(tags))
-        return self._found
-
-
-@dataclass
-class GrammarScores(Scores):
-    """A PCFG's analyses of a batch (Kim et al. 2019; ``z`` at its mean for a compound
-    PCFG), for sentences of ``n`` words over fenceposts ``0 .. n``:
-
-    - ``marginals [B, n + 1, n + 1]``: the posterior probability of each span of two words or
-      more (``∂ log Z / ∂`` a span potential);
-    - ``viterbi [B, n + 1, n + 1]``: ``1 + k`` for the spans of the best derivation,
-      nonterminal ``k`` (0 elsewhere; ties as Kim et al.'s code breaks them,
-      :func:`induce.structs.pcfg.viterbi`), and ``tags [B, n]`` its preterminal of each word
-      (``None``: not found yet, see ``best``, or a grammar too large for the best
-      derivation, see :class:`RankScores`);
-    - ``mbr [B, n + 1, n + 1]``: 1 for the spans of the binary tree of the highest summed
-      marginals.
-
-    Decoders: ``viterbi`` (Kim et al.'s: labels ``NT-k`` and ``T-k``, ``k`` 1-based as the
-    official trees) and ``mbr`` (the TN-PCFG repository's default; labels ``NT`` and ``T``).
-    A sentence of one word, which a PCFG cannot derive, is read as ``(NT (T w))``."""
-
-    marginals: torch.Tensor
-    viterbi: torch.Tensor | None
-    tags: torch.Tensor | None
-    mbr: torch.Tensor
-    # the batch's best derivations when they are found on demand (viterbi, tags None), and
-    # which of them is this sentence's: (k, n), None for the whole batch
-    best: BestDerivations | None = None
-    row: tuple[int, int] | None = None
-    decoders: ClassVar[tuple[str, ...]] = ("viterbi", "mbr")
-    has_heads: ClassVar[bool] = False
-
-    def sentence(self, k: int, n: int) -> GrammarScores:
-        return replace(
-            self,
-            marginals=_own(self.marginals[k, : n + 1, : n + 1]),
-            viterbi=None if self.viterbi is None else _own(self.viterbi[k, : n + 1, : n + 1]),
-            tags=None if self.tags is None else _own(self.tags[k, :n]),
-            mbr=_own(self.mbr[k, : n + 1, : n + 1]),
-            row=(k, n),
-        )
-
-    def spans(self, decoder: str | None = None) -> list[tuple[int, int, str]]:
-        """The tree's labelled spans of two words or more, outermost first."""
-        decoder = self.check_decoder(decoder)
-        if decoder == "viterbi":
-            best = self._best()
-            found = [(i, j, f"NT-{int(best[i, j])}") for i, j in best.nonzero().tolist()]
-        else:
-            found = [(i, j, "NT") for i, j in self.mbr.nonzero().tolist()]
-        return sorted(((i, j, s) for i, j, s in found if j - i > 1), key=lambda s: (s[0], -s[1]))
-
-    def _best(self) -> torch.Tensor:
-        if self.viterbi is None and self.best is not None:
-            viterbi, tags = self.best.get()
-            if self.row is not None:
-                k, n = self.row
-                viterbi, tags = viterbi[k, : n + 1, : n + 1], tags[k, :n]
-            self.viterbi, self.tags = _own(viterbi), _own(tags)
-        if self.viterbi is None:
-            raise ConfigError(
-                "viterbi needs the grammar's dense rules, too large for this model: use mbr",
-                setting="decoder",
-            )
-        return self.viterbi
-
-    def read_out(self, words: Sequence[str], decoder: str | None = None) -> SentenceParse:
-        decoder = self.check_decoder(decoder)
-        n = len(words)
-        if not n:
-            return SentenceParse(None, None)
-        tags = ["T"] * n
-        if decoder == "viterbi":
-            self._best()
-            assert self.tags is not None  # with the best derivation
-            tags = [f"T-{int(t) + 1}" for t in self.tags[:n]]
-        spans = self.spans(decoder) if n > 1 else [(0, 1, "NT")]
-        return SentenceParse(tree_from_spans(list(words), tags, spans), None)
-
-    def to_json(self) -> dict[str, Any]:
-        """Every span of two words or more ``[i, j, marginal]``."""
-        n = self.marginals.shape[0] - 1
-        values = self.marginals.tolist()
-        return {"spans": [[i, j, values[i][j]] for i in range(n) for j in range(i + 2, n + 1)]}
-
-
-@dataclass
-class RankScores(GrammarScores):
-    """A low-rank grammar's analyses (TN-PCFG, Yang et al. 2021): MBR first, as the TN-PCFG
-    repository decodes; the best derivation only where the grammar is small enough to
-    expand its rules (:class:`GrammarScores`' ``viterbi`` is ``None`` otherwise)."""
-
-    decoders: ClassVar[tuple[str, ...]] = ("mbr", "viterbi")

@@ -42,7 +42,7 @@ from torch import nn
 
 from induce.data.config import Rate, Size
 from induce.data.errors import ConfigError
-from induce.decode.scores import SpanScores
+from induce.decode.span_scores import SpanScores
 from induce.models.base import Loss, Model
 from induce.models.bilstm import Precision
 from induce.models.chars import CharConcat, CharLSTM

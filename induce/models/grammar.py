@@ -1,6 +1,6 @@
 """What the PCFG family shares (:mod:`induce.models.pcfg`, :mod:`induce.models.tnpcfg`): the
 batch of word ids, the objective (the negative ELBO, the negative log-likelihood of a model
-without a latent), the read-outs of a batch (:class:`~induce.decode.scores.GrammarScores`)
+without a latent), the read-outs of a batch (:class:`~induce.decode.span_scores.GrammarScores`)
 and ``parse``.
 
 A grammar implements ``forward(ids, lengths) -> (nll, kl)`` (``kl = 0`` without a latent)
@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from induce.data.errors import ConfigError
-from induce.decode.scores import BestDerivations, GrammarScores
+from induce.decode.span_scores import BestDerivations, GrammarScores
 from induce.models.base import Loss, Model
 from induce.structs import derivative
 from induce.structs import spans as span_cky

@@ -42,7 +42,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from induce.data.config import Size
 from induce.data.errors import ConfigError
-from induce.decode.scores import GrammarScores
+from induce.decode.span_scores import GrammarScores
 from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import LOG
 from induce.structs import pcfg as inside_algorithm

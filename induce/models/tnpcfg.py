@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from induce.data.config import Size
-from induce.decode.scores import GrammarScores, RankScores
+from induce.decode.span_scores import GrammarScores, RankScores
 from induce.models.grammar import GrammarModel, draw_sentence, read_outs
 from induce.structs import derivative
 from induce.structs import pcfg as inside_algorithm

@@ -20,7 +20,8 @@ from induce.data.errors import ConfigError
 from induce.data.ptb import leaf_token, unescape_token
 from induce.data.types import Tree
 from induce.data.vocab import PAD, UNK, Vocabulary
-from induce.decode.scores import SpanScores, named_weights
+from induce.decode.scores import named_weights
+from induce.decode.span_scores import SpanScores
 from induce.models.chart import (
     CHAR_BOW,
     CHAR_EOW,

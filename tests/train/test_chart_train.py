@@ -147,7 +147,7 @@ def test_scores_carry_every_span_and_cky_of_them_is_the_tree(run, tmp_path):
     """``parse -f jsonl --scores``: each span's best real label and score; the span scores'
     own read-out (CKY) gives the tree written beside them."""
     from induce.data.ptb import parse_trees
-    from induce.decode.scores import SpanScores
+    from induce.decode.span_scores import SpanScores
     from induce.runs.chart import chart_scores
     from induce.structure.chart import labelled_spans
 

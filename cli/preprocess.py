@@ -2,179 +2,40 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
-
 import typer
 
-from induce.cli.common import handle_errors, progress_bar, stdout_console, warn
-
-P = ParamSpec("P")
-R = TypeVar("R")
+from induce.cli.common import handle_errors
+from induce.cli.preprocess_options import (
+    FORCE,
+    KEEP_DIGITS,
+    MAX_VOCAB,
+    MIN_FREQ,
+    NO_LOWER,
+    NUMBERS,
+    OUT,
+    SKIP_BAD,
+    SPACE_FIRST,
+    TOKENIZER,
+    TOKENIZER_FILES,
+    VOCAB,
+    WORKERS,
+    fixed_vocab,
+    force_hint,
+    normalization,
+    show_summary,
+    subword_tokenizer,
+    write_dataset,
+)
 
 app = typer.Typer(
     help="Turn treebanks and corpora into dataset directories for train, parse and evaluate.",
     no_args_is_help=True,
 )
 
-OUT = typer.Option(..., "--out", "-o", help="Dataset directory to create (written atomically).")
-FORCE = typer.Option(False, "--force", help="Replace an existing dataset directory.")
-MIN_FREQ = typer.Option(
-    1, "--min-freq", min=1, help="Keep training words seen at least this many times."
-)
-MAX_VOCAB = typer.Option(
-    None,
-    "--max-vocab",
-    min=4,
-    help="At most this many vocabulary entries, <unk> <pad> <mask> included.",
-)
-VOCAB = typer.Option(
-    None,
-    "--vocab",
-    help="Use this vocabulary instead of building one: a vocab.json, a run or dataset folder, "
-    "the official code's dict.pkl, or a word list in id order (for a run's or imported "
-    "model's own vocabulary).",
-)
-NO_LOWER = typer.Option(False, "--keep-case", help="Do not lower-case words.")
-KEEP_DIGITS = typer.Option(False, "--keep-digits", help="Do not rewrite digit runs as N.")
-NUMBERS = typer.Option(
-    None,
-    "--numbers",
-    help="What one N replaces: runs (each run of digits: the StructFormer and UDGN readers'), "
-    "whole (a number with its commas and points: the PCFG papers', and an imported PCFG's), or "
-    "mikolov (a token that is a number, and %) [default: the preset's, or runs].",
-)
-SKIP_BAD = typer.Option(
-    False, "--skip-bad", help="Skip malformed trees (and count them) instead of stopping."
-)
-WORKERS = typer.Option(1, "--workers", "-j", min=1, help="Processes reading treebank files.")
-TOKENIZER = typer.Option(
-    "words",
-    "--tokenizer",
-    help="words, gpt2 (byte-level BPE) or wordpiece (BERT's, for --init-from): subwords with "
-    "word alignment.",
-)
-TOKENIZER_FILES = typer.Option(
-    None,
-    "--tokenizer-files",
-    help="Folder with tokenizer.json, or vocab.json + merges.txt (gpt2), or vocab.txt (wordpiece).",
-)
-SPACE_FIRST = typer.Option(
-    False, "--space-first-word", help="GPT-2 subwords: a space before the first word too."
-)
-
-
-def _normalization(tagset: str, keep_case: bool, keep_digits: bool, numbers: str = "runs"):
-    from induce.data.normalize import Normalization, load_tagset
-
-    tags = load_tagset(tagset)
-    return Normalization(
-        lowercase=not keep_case,
-        digits=None if keep_digits else "N",
-        word_tags=tags,
-        tagset=None if tags is None else tagset,
-        numbers=numbers,
-    )
-
-
-def _vocab(path: str | None, min_freq: int | None, max_vocab: int | None, subwords: object):
-    """The fixed vocabulary of ``--vocab``, which excludes building one."""
-    if path is None:
-        return None
-    from induce.data.dictionaries import load_vocabulary
-    from induce.data.errors import ConfigError
-
-    if (min_freq or 1) != 1 or max_vocab is not None or subwords is not None:
-        raise ConfigError(
-            "gives the vocabulary: --min-freq, --max-vocab and subwords build one", "vocab"
-        )
-    return load_vocabulary(path)
-
-
-def _tokenizer(kind: str, files: str | None, space_first: bool, lowercase: bool = True):
-    from induce.data.errors import ConfigError
-
-    if kind == "words":
-        if files:
-            raise ConfigError("--tokenizer-files needs --tokenizer gpt2 or wordpiece")
-        return None
-    if kind not in ("gpt2", "wordpiece"):
-        raise ConfigError(f"--tokenizer must be words, gpt2 or wordpiece, not {kind!r}")
-    if not files:
-        wanted = (
-            "tokenizer.json, or vocab.json + merges.txt"
-            if kind == "gpt2"
-            else "tokenizer.json or BERT's vocab.txt"
-        )
-        raise ConfigError(
-            f"--tokenizer {kind} needs --tokenizer-files DIR (a folder with {wanted}); "
-            "nothing is downloaded"
-        )
-    from induce.preprocess.subwords import SubwordTokenizer
-
-    return SubwordTokenizer(files, space_first, kind, lowercase)
-
-
-def _force_hint(command: Callable[P, R]) -> Callable[P, R]:
-    """An existing output is refused with the flag that replaces it (the library names its
-    ``force`` argument)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from induce.data.dataset import OutputExists
-        from induce.data.errors import InputError
-
-        try:
-            return command(*args, **kwargs)
-        except OutputExists as err:
-            raise InputError("already exists (use --force to replace it)", err.path) from None
-
-    return wrapper
-
-
-def _write(out: str, job: Callable[[Any], dict[str, Any]]) -> None:
-    """Run a preprocessing ``job(progress)`` (a progress bar on a terminal), then show the
-    dataset it wrote."""
-    with progress_bar() as progress:
-        data = job(progress)
-    _summary(data, out)
-
-
-def _summary(data: dict, out: str) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"Dataset {out} ({data['kind']})", title_justify="left")
-    for column in ("split", "sentences", "words", "tokens", "unknown", "dropped", "bad trees"):
-        table.add_column(column, justify="left" if column == "split" else "right")
-    for split, c in data["counts"].items():
-        table.add_row(
-            split,
-            str(c["sentences"]),
-            str(c["words"]),
-            str(c["tokens"]),
-            f"{100 * c['unknown_token_rate']:.2f}%",
-            str(c["dropped_without_words"]),
-            str(c["skipped_bad_trees"]),
-        )
-    console = stdout_console()
-    console.print(table)
-    console.print(f"vocabulary: {data['vocabulary']['size']} entries")
-    for split, spec in data.get("splits", {}).items():
-        if isinstance(spec, dict) and spec.get("missing_sections"):
-            absent = spec["missing_sections"]
-            warn(
-                f"{split}: {len(absent)} section(s) not in the treebank: "
-                f"{', '.join(absent[:8])}{' ...' if len(absent) > 8 else ''}"
-            )
-    if data.get("first_problem"):
-        skipped = sum(c["skipped_bad_trees"] for c in data["counts"].values())
-        warn(f"skipped {skipped} malformed tree(s); the first: {data['first_problem']}")
-
 
 @app.command("ptb")
 @handle_errors
-@_force_hint
+@force_hint
 def ptb(
     treebank: str = typer.Option(
         ...,
@@ -248,13 +109,13 @@ def ptb(
     from induce.preprocess.ptb import PtbOptions, preprocess_ptb, preset_sections
 
     sections = preset_sections(preset)
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
-    fixed = _vocab(vocab, min_freq, max_vocab, subwords)
+    subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
+    fixed = fixed_vocab(vocab, min_freq, max_vocab, subwords)
     options = PtbOptions(
         train=train or sections["train"],
         valid=valid or sections["valid"],
         test=test or sections["test"],
-        normalization=_normalization(
+        normalization=normalization(
             tagset or str(sections.get("tagset", "ptb_word_tags")),
             keep_case,
             keep_digits,
@@ -268,7 +129,9 @@ def ptb(
         deps=DepSource(deps, _split_files(deps_file), deps_scheme),
         vocab=fixed,
     )
-    _write(out, lambda progress: preprocess_ptb(treebank, out, options, subwords, force, progress))
+    write_dataset(
+        out, lambda progress: preprocess_ptb(treebank, out, options, subwords, force, progress)
+    )
 
 
 def _split_files(items: list[str]) -> dict[str, str]:
@@ -285,7 +148,7 @@ def _split_files(items: list[str]) -> dict[str, str]:
 
 @app.command("bllip")
 @handle_errors
-@_force_hint
+@force_hint
 def bllip(
     root: str = typer.Option(
         ..., "--root", "-r", help="BLLIP 1987-89 release (LDC2000T43): 1987/w7_001/..."
@@ -317,20 +180,22 @@ def bllip(
 
     options = BllipOptions(
         split=choose(split.lower(), SPLITS, "split"),
-        normalization=_normalization(tagset, keep_case, keep_digits),
+        normalization=normalization(tagset, keep_case, keep_digits),
         min_freq=min_freq,
         max_vocab=max_vocab,
         shared_vocab=shared_vocab,
         skip_bad=skip_bad,
         workers=workers,
     )
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
-    _write(out, lambda progress: preprocess_bllip(root, out, options, subwords, force, progress))
+    subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
+    write_dataset(
+        out, lambda progress: preprocess_bllip(root, out, options, subwords, force, progress)
+    )
 
 
 @app.command("mikolov")
 @handle_errors
-@_force_hint
+@force_hint
 def mikolov(
     folder: str = typer.Option(
         ..., "--dir", "-d", help="Folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt."
@@ -344,14 +209,14 @@ def mikolov(
     """Mikolov's PTB language-modelling text (already normalised): no trees."""
     from induce.preprocess.text import preprocess_mikolov
 
-    fixed = _vocab(vocab, min_freq, max_vocab, None)
+    fixed = fixed_vocab(vocab, min_freq, max_vocab, None)
     data = preprocess_mikolov(folder, out, min_freq, max_vocab, force, fixed)
-    _summary(data, out)
+    show_summary(data, out)
 
 
 @app.command("text")
 @handle_errors
-@_force_hint
+@force_hint
 def text(
     train: list[str] = typer.Option(
         ...,
@@ -392,16 +257,16 @@ def text(
     from induce.data.config import choose
     from induce.preprocess.text import TEXT_FORMATS, TextOptions, preprocess_text
 
-    subwords = _tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
+    subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     options = TextOptions(
-        normalization=_normalization(tagset, keep_case, keep_digits, numbers or "runs"),
+        normalization=normalization(tagset, keep_case, keep_digits, numbers or "runs"),
         min_freq=min_freq,
         max_vocab=max_vocab,
         skip_bad=skip_bad,
         text_format=choose(text_format, TEXT_FORMATS, "text_format"),
-        vocab=_vocab(vocab, min_freq, max_vocab, subwords),
+        vocab=fixed_vocab(vocab, min_freq, max_vocab, subwords),
     )
-    _write(
+    write_dataset(
         out,
         lambda progress: preprocess_text(
             list(train),
@@ -420,7 +285,7 @@ def text(
 
 @app.command("synthetic")
 @handle_errors
-@_force_hint
+@force_hint
 def synthetic(
     out: str = OUT,
     sentences: int = typer.Option(20_000, "--sentences", "-n", help="Training sentences."),
@@ -443,6 +308,6 @@ def synthetic(
         seed=seed,
         grammar=grammar,
         max_words=max_words,
-        normalization=_normalization("ptb_word_tags", False, False),
+        normalization=normalization("ptb_word_tags", False, False),
     )
-    _write(out, lambda progress: preprocess_synthetic(out, options, force, progress))
+    write_dataset(out, lambda progress: preprocess_synthetic(out, options, force, progress))

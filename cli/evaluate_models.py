@@ -7,15 +7,24 @@ from __future__ import annotations
 import typer
 
 from induce.cli.common import check_weights, emit_report, handle_errors
-from induce.cli.evaluate_options import JSON, QUIET, check_format, format_option
+from induce.cli.evaluate_options import (
+    DATA,
+    DEVICE,
+    JSON,
+    QUIET,
+    SPLIT,
+    WEIGHTS,
+    check_format,
+    format_option,
+)
 
 
 @handle_errors
 def mlm(
     model: str = typer.Option(..., "--model", "-m", help="Run directory from `induce train`."),
-    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
-    split: str = typer.Option("test", "--split", help="train | valid | test."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    data: str = DATA,
+    split: str = SPLIT,
+    weights: str = WEIGHTS,
     seed: int | None = typer.Option(
         None, "--seed", help="Mask seed (default: the run's data.eval_seed)."
     ),
@@ -28,7 +37,7 @@ def mlm(
         help="Mask draws averaged, draw r from seed + r (default: the run's data.eval_runs; "
         "the UDGN protocol uses 5).",
     ),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    device: str = DEVICE,
     json_path: str | None = JSON,
     fmt: str = format_option("table, json"),
     quiet: bool = QUIET,
@@ -57,11 +66,11 @@ def mlm(
 @handle_errors
 def likelihood(
     model: str = typer.Option(..., "--model", "-m", help="Run directory of a grammar."),
-    data: str = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary)."),
-    split: str = typer.Option("test", "--split", help="train | valid | test."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
+    data: str = DATA,
+    split: str = SPLIT,
+    weights: str = WEIGHTS,
     batch_sentences: int = typer.Option(16, "--batch-sentences", help="Sentences per batch."),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    device: str = DEVICE,
     json_path: str | None = JSON,
     fmt: str = format_option("table, json"),
     quiet: bool = QUIET,
@@ -106,8 +115,8 @@ def pcc(
         "test_phrase_grammar.py) | pearson (Pearson's r over the edges between read words).",
     ),
     plot: str | None = typer.Option(None, "--plot", help="Heat map PNG (needs matplotlib)."),
-    weights: str = typer.Option("best", "--weights", help="best | last checkpoint."),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N."),
+    weights: str = WEIGHTS,
+    device: str = DEVICE,
     json_path: str | None = JSON,
     fmt: str = format_option("table, json"),
     quiet: bool = QUIET,

@@ -1,5 +1,5 @@
-"""The options every ``induce evaluate`` subcommand shares: its report as JSON, quiet,
-and the format on stdout."""
+"""The options ``induce evaluate``'s subcommands share: the report as JSON, quiet, the
+format on stdout; a trained model's checkpoint, device, dataset and split."""
 
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ JSON = typer.Option(
     "-: on stdout, in place of the table).",
 )
 QUIET = typer.Option(False, "--quiet", "-q", help="Print nothing on stdout.")
+# an evaluation of a trained model: its checkpoint, where it runs, and the data it reads
+WEIGHTS = typer.Option("best", "--weights", help="best | last checkpoint.")
+DEVICE = typer.Option("auto", "--device", help="auto | cpu | cuda | cuda:N.")
+DATA = typer.Option(..., "--data", "-d", help="Dataset directory (same vocabulary).")
+SPLIT = typer.Option("test", "--split", help="train | valid | test.")
 
 
 def format_option(choices: str, default: str = "table"):

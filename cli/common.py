@@ -231,9 +231,9 @@ def output_parameters(command: Callable[..., Any]) -> dict[str, str]:
 def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
     """Refuse, before any work, an output that is one of the command's inputs or another
     output's file (every value of the command's other parameters that names an existing
-    file or folder counts as an input), or that cannot be written (a missing folder, a
-    directory): a command with several outputs would otherwise write some of them before
-    the one it cannot."""
+    file or folder, alone or after ``KEY=``, counts as an input), or that cannot be written
+    (a missing folder, a directory): a command with several outputs would otherwise write
+    some of them before the one it cannot."""
     from induce.data.files import check_outputs, check_writable
 
     written: list[tuple[str, str]] = []
@@ -247,7 +247,7 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
         elif name in outputs:
             written += [(outputs[name], path) for path in names]
         else:
-            read += [path for path in names if path != "-" and os.path.exists(path)]
+            read += [path for path in map(_named_path, names) if path is not None]
     empty = next((flag for flag, path in written if not path), None)
     if empty is not None:  # "" was written to standard output, as if "-" had been given
         raise ConfigError(f"{empty}: an empty file name; give a file, or - for standard output")
@@ -260,6 +260,15 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
         named = " and ".join(name.upper() for name in stdin)
         every = "both" if len(stdin) == 2 else "all"
         raise InputError(f"{named} are {every} - (standard input): one at most may be")
+
+
+def _named_path(value: str) -> str | None:
+    """The existing file or folder an option's value names: the value itself, or the part
+    after ``KEY=`` (``--deps-file test=FILE``); ``None`` where it names none."""
+    for path in (value, value.partition("=")[2]):
+        if path and path != "-" and os.path.exists(path):
+            return path
+    return None
 
 
 def _check_folder_output(folder: str, read: list[str]) -> None:

@@ -103,9 +103,18 @@ def parse_grammar(text: str, source: str = "<grammar>") -> Grammar:
             block = _statement(g, line, number)
     for choices in g.lexicon.values():
         # Zipf weights by rank, in the order the words were listed
-        choices.weights = [1.0 / (rank + 1) ** g.zipf for rank in range(len(choices.items))]
+        choices.weights = [_zipf_weight(rank, g.zipf) for rank in range(len(choices.items))]
     _check(g)
     return g
+
+
+def _zipf_weight(rank: int, zipf: float) -> float:
+    """``1 / (rank + 1)^zipf``; 0 where the power is beyond a float's range (a steep
+    exponent: the word is never drawn)."""
+    try:
+        return 1.0 / (rank + 1) ** zipf
+    except OverflowError:
+        return 0.0
 
 
 def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
@@ -115,6 +124,12 @@ def _statement(g: Grammar, line: str, number: int) -> list[str] | None:
         g.start = _no_bracket(line.split()[1], g.source, number)
     elif line.startswith("zipf "):
         g.zipf = _number(line.split()[1], g.source, number)
+        if not 0 <= g.zipf < float("inf"):  # NaN too
+            raise InputError(
+                "zipf is the words' frequency exponent: a number from 0 (every word alike) up",
+                g.source,
+                number,
+            )
     elif m := _LEXICON.match(line):
         block = [_no_bracket(symbol, g.source, number) for symbol in m.group(1).split()]
         for symbol in block:

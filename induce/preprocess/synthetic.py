@@ -68,8 +68,11 @@ def preprocess_synthetic(
             deps: list[DepTree] = []
             for k in range(size):
                 s = sample(grammar, rng, options.max_words)
-                chunk.append((s.tree.to_string(), as_written.line((t, w) for w, t in s.tree.pos())))
-                if split != "train":
+                line = as_written.line((t, w) for w, t in s.tree.pos())
+                chunk.append((s.tree.to_string(), line))
+                # a draw without words (punctuation alone) is dropped from the text and the
+                # trees: its dependencies go with it, or the gold files would not pair
+                if split != "train" and line:
                     deps.append(DepTree(tuple(s.words), s.heads, tuple(s.tree.tags()), s.labels))
                 if len(chunk) == 2000 or k == size - 1:
                     splits.add_sentences(split, chunk)

@@ -144,6 +144,11 @@ def test_builtin_grammar_has_its_phenomena():
         ("S -> A* C:x | 1\nlexicon A: a\n", "has no rules or words"),
         ("lexicon A B:\n  a\n", "needs 2 words"),
         ("S => A\n", "cannot read"),
+        # the words' exponent: NaN drew the first word alone, -inf and 1e308 were tracebacks
+        *(
+            (f"zipf {z}\nS -> A* | 1\nlexicon A: a b\n", "g.grammar:1: zipf is the words'")
+            for z in ("nan", "-inf", "inf", "-0.5")
+        ),
     ],
 )
 def test_bad_grammars_name_the_line(text, message):
@@ -171,6 +176,13 @@ def test_brackets_in_words_and_symbols_are_refused(text, line, shown):
     assert "-LRB-" in str(err.value) and "\n" not in str(err.value)
     g = parse_grammar("S -> NN* NN:dep | 1\nlexicon NN:\n -LRB- a\n", "g.grammar")
     assert g.lexicon["NN"].items == ["-LRB-", "a"]
+
+
+def test_a_steep_zipf_exponent_draws_the_first_words():
+    """A weight past a float's range (1 / 2^1e308) is 0, where the power overflowed."""
+    g = parse_grammar("zipf 1e308\nS -> A* | 1\nlexicon A: a b c\n", "g.grammar")
+    assert g.lexicon["A"].weights == [1.0, 0.0, 0.0]
+    assert parse_grammar("zipf 0\nS -> A* | 1\nlexicon A: a b\n").lexicon["A"].weights == [1, 1]
 
 
 def test_unknown_builtin_grammar():

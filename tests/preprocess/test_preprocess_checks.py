@@ -233,6 +233,25 @@ def test_force_never_replaces_a_folder_the_command_reads(tmp_path):
         assert {f.name: f.read_bytes() for f in ds.iterdir()} == before
 
 
+def test_force_never_replaces_an_input_given_as_split_equals_file(tmp_path):
+    """`--deps-file test=DS/test.deps.conllu --out DS --force` replaced the file it read: a
+    value of the form SPLIT=FILE was not seen as an input."""
+    tb = tmp_path / "tb"
+    tb.mkdir()
+    for section in ("02", "22", "23"):
+        (tb / f"{section}.mrg").write_text("(S (NP (NN dog)) (VP (VBD ran)))\n")
+    deps = tmp_path / "test.conllu"
+    deps.write_text("1\tdog\t_\t_\tNN\t_\t2\tnsubj\t_\t_\n2\tran\t_\t_\tVBD\t_\t0\troot\t_\t_\n\n")
+    ds = tmp_path / "ds"
+    made = run("preprocess", "ptb", "-t", str(tb), "-o", str(ds), "--deps-file", f"test={deps}")
+    assert made.exit_code == 0, made.output
+    before = {f.name: f.read_bytes() for f in ds.iterdir()}
+    again = ["-t", str(tb), "-o", str(ds), "--deps-file", f"test={ds / 'test.deps.conllu'}"]
+    result = run("preprocess", "ptb", *again, "--force")
+    assert result.exit_code == 2 and "--out would replace" in result.stderr, result.output
+    assert {f.name: f.read_bytes() for f in ds.iterdir()} == before
+
+
 def test_force_and_unwritable_outputs(tmp_path):
     (tmp_path / "a.txt").write_text("the cat\n")
     keep = tmp_path / "mine"

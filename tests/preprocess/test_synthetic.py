@@ -76,6 +76,22 @@ def test_gold_dependencies_line_up_with_trees_and_words(tmp_path):
     assert [g.heads for g in gold.sentences] == [list(d.heads) for d in deps]
 
 
+def test_draws_without_words_leave_the_gold_dependencies_too(tmp_path):
+    """A draw of punctuation alone was dropped from the text and the trees but kept in
+    SPLIT.conllu: more gold dependencies than sentences, a dataset train refused."""
+    grammar = tmp_path / "p.grammar"
+    grammar.write_text("start S\nS -> NN* | 1\nS -> XX* | 1\nlexicon NN: dog cat\nlexicon XX: !\n")
+    out = tmp_path / "syn"
+    result = synthetic(out, "10", "6", "6", "--grammar", str(grammar), "--seed", "1")
+    assert result.exit_code == 0, result.output
+    for split in ("valid", "test"):
+        deps = read_deps(out / f"{split}.conllu").sentences
+        lines = (out / f"{split}.txt").read_text().splitlines()
+        assert 0 < len(deps) == len(lines) < 6  # some draws were punctuation alone
+        assert [list(d.words) for d in deps] == [line.split() for line in lines]
+        assert not load_gold(load_dataset(out), split).problem
+
+
 def test_text_reads_like_the_trees_and_is_normalised_on_read(tmp_path):
     """SPLIT.txt holds the trees' words as written (``Chicago``, not ``chicago``); the
     model sees them lower-cased: the vocabulary, ``Dataset.sentences`` and training ids."""

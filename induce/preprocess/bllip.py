@@ -18,6 +18,7 @@ from induce.preprocess.common import (
     FileResult,
     Progress,
     SplitWriter,
+    check_subword_vocabulary,
     manifest,
     map_files,
     read_tree_file,
@@ -89,6 +90,7 @@ def preprocess_bllip(
 ) -> dict[str, Any]:
     """Write a dataset from a BLLIP release; memory does not grow with the corpus (files are
     streamed; only counts are kept).  Returns the manifest."""
+    check_subword_vocabulary(tokenizer, options.min_freq, options.max_vocab)
     if options.shared_vocab and (
         tokenizer is not None or options.min_freq != 1 or options.max_vocab is not None
     ):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import induce
 from induce.data.dataset import DatasetWriter
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
 from induce.data.vocab import UNK, Vocabulary, build_vocabulary
 from induce.preprocess.subwords import SubwordTokenizer
@@ -97,6 +97,21 @@ class SplitStats:
     skipped_bad_trees: int = 0
     files: int = 0
     counts: Counter[str] = field(default_factory=Counter)
+
+
+def check_subword_vocabulary(
+    tokenizer: SubwordTokenizer | None, min_freq: int, max_vocab: int | None
+) -> None:
+    """A subword tokenizer brings its whole vocabulary: a minimum frequency or a size, which
+    build a vocabulary of words, would be ignored."""
+    if tokenizer is None:
+        return
+    for setting, given in (("min_freq", min_freq != 1), ("max_vocab", max_vocab is not None)):
+        if given:
+            raise ConfigError(
+                "builds a vocabulary of words: a subword tokenizer's is used whole",
+                setting=setting,
+            )
 
 
 class SplitWriter:

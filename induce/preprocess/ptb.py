@@ -20,6 +20,7 @@ from induce.preprocess.common import (
     FileResult,
     Progress,
     SplitWriter,
+    check_subword_vocabulary,
     manifest,
     map_files,
     read_tree_file,
@@ -164,6 +165,7 @@ def preprocess_ptb(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Write a dataset from a Penn Treebank directory; returns the manifest."""
+    check_subword_vocabulary(tokenizer, options.min_freq, options.max_vocab)
     sections, layout = find_sections(treebank)
     if options.deps.active and options.skip_bad:
         raise ConfigError(

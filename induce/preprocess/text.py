@@ -19,7 +19,13 @@ from induce.data.dataset import DatasetWriter
 from induce.data.errors import InputError
 from induce.data.normalize import Normalization, is_upos_tagset
 from induce.data.vocab import Vocabulary
-from induce.preprocess.common import Progress, SplitWriter, manifest, read_tree_file
+from induce.preprocess.common import (
+    Progress,
+    SplitWriter,
+    check_subword_vocabulary,
+    manifest,
+    read_tree_file,
+)
 from induce.preprocess.subwords import SubwordTokenizer
 from induce.preprocess.treetext import ReadStats, combined_digest, read_file
 
@@ -219,6 +225,7 @@ def preprocess_text(
 ) -> dict[str, Any]:
     """A dataset from users' corpora (see the module docstring).  The tag filter applies
     where tags are known (CoNLL-U, column files, trees)."""
+    check_subword_vocabulary(tokenizer, options.min_freq, options.max_vocab)
     if not train:
         raise InputError("give at least one training file")
     if valid and valid_trees or test and test_trees:

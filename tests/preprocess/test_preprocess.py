@@ -422,6 +422,23 @@ def test_gpt2_subwords_keep_their_words(ptb, tmp_path):
     )
 
 
+@pytest.mark.parametrize("option", [["--max-vocab", "10"], ["--min-freq", "2"]])
+def test_subwords_refuse_the_settings_of_a_vocabulary_of_words(ptb, tmp_path, option):
+    """A subword tokenizer's vocabulary is used whole: --max-vocab 10 wrote 273 entries."""
+    bpe = tmp_path / "bpe"
+    _tiny_bpe(bpe, ["the", "cat", "sat"])
+    (tmp_path / "a.txt").write_text("the cat sat\n")
+    subwords = ["--tokenizer", "gpt2", "--tokenizer-files", str(bpe), *option]
+    for source in (["ptb", "-t", str(ptb)], ["text", "--train", str(tmp_path / "a.txt")]):
+        result = run("preprocess", *source, "-o", str(tmp_path / "out"), *subwords)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (
+            f"error: {option[0]} builds a vocabulary of words: a subword tokenizer's is used "
+            "whole\n"
+        )
+        assert not (tmp_path / "out").exists()
+
+
 # The fast treebank reader accepts exactly what the full reader accepts in LDC mode (several
 # trees on a line, trees over several lines, "*x*" header lines, wordless trees, "( word)"
 # empty tags, whose reading depends on line breaks), and each tree it writes on one line

@@ -16,6 +16,7 @@ folder, flat or with ``NN/`` section folders), names ``wsj_2300.mrg.dep``, ``wsj
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from induce.data.errors import InputError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
 
+_SECTION = re.compile(r"wsj_(\d\d)\d\d\b", re.IGNORECASE)  # an LDC file's section: wsj_2300.mrg
 _SUFFIXES = (".dep", ".dp", ".conll", ".conllx", ".conllu", ".stanford")
 NEXT_TO_TREES = "next"
 
@@ -68,7 +70,11 @@ def dep_file_for(
         folders = [tree.parent]
     else:
         base = Path(str(source.folder))
-        folders = [base / tree.parent.name, base]
+        # a section's folder by the tree file's folder (LDC's NN/) or by its name (a flat
+        # treebank's wsj_NNxx.mrg), else the folder itself
+        section = _SECTION.match(tree.name)
+        names = [tree.parent.name] + ([section.group(1)] if section else [])
+        folders = list(dict.fromkeys([*(base / name for name in names), base]))
     names = [tree.name + s for s in _SUFFIXES] + [tree.stem + s for s in _SUFFIXES]
     listings = {} if listings is None else listings
     for folder in folders:

@@ -102,6 +102,22 @@ def test_a_folder_of_conversions_and_one_file_per_split(ptb, tmp_path):
     assert not (single / "train.deps.conllu").exists()
 
 
+def test_a_flat_treebank_finds_its_conversions_in_section_folders(ptb, tmp_path):
+    """Section folders of conversions were looked for by the tree file's folder, so a flat
+    treebank of wsj_NNxx.mrg files found none of them."""
+    flat, folder = tmp_path / "flat", tmp_path / "deps"
+    flat.mkdir()
+    for mrg in ptb.rglob("*.mrg"):
+        mrg.rename(flat / mrg.name)
+        (folder / mrg.parent.name).mkdir(parents=True, exist_ok=True)
+        Path(f"{mrg}.dep").rename(folder / mrg.parent.name / f"{mrg.name}.dep")
+    args = ["--train", "00", "--valid", "21", "--test", "23", "--deps", str(folder)]
+    result = run("preprocess", "ptb", "-t", str(flat), "-o", str(tmp_path / "b"), *args)
+    assert result.exit_code == 0, result.output
+    found = read_deps(str(tmp_path / "b" / "test.deps.conllu"))
+    assert len(found) == len(list(load_dataset(tmp_path / "b").sentences("test"))) > 0
+
+
 def test_conversions_that_do_not_match_are_refused(ptb, tmp_path):
     args = ["preprocess", "ptb", "-t", str(ptb), "--train", "00", "--valid", "21", "--test", "23"]
     first = sorted(ptb.rglob("wsj_2300.mrg.dep"))[0]

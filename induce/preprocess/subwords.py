@@ -109,6 +109,7 @@ class SubwordTokenizer:
                 self._tok = Tokenizer.from_file(str(whole))
                 self.source = [whole]
             elif vocab.is_file():
+                _refuse_repeated_lines(vocab)
                 self._tok = Tokenizer(WordPiece.from_file(str(vocab), unk_token="[UNK]"))
                 self._tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
                 self._tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -141,6 +142,12 @@ class SubwordTokenizer:
         """The tokenizer's tokens in id order (BERT's specials under our names), then the
         specials a masked LM needs that it lacks."""
         vocab = self._tok.get_vocab(with_added_tokens=True)
+        if sorted(vocab.values()) != list(range(len(vocab))):  # ids are the rows: no gap
+            raise InputError(
+                "the tokenizer's ids do not run 0, 1, 2, ... (a token listed twice?): the "
+                "vocabulary would not keep them",
+                str(self.source[0]),
+            )
         tokens = [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])]
         if self.kind == "wordpiece":
             tokens = [_BERT_SPECIALS.get(t, t) for t in tokens]
@@ -167,3 +174,13 @@ class SubwordTokenizer:
             target = Path(tmp) / "tokenizer.json"
             self._tok.save(str(target))
             writer.copy_file(target, "tokenizer.json")
+
+
+def _refuse_repeated_lines(vocab: Path) -> None:
+    """A token listed twice in BERT's ``vocab.txt`` (one per line, its id the line's number
+    from 0, as the tokenizers library reads it, trailing blanks dropped) takes the later id
+    and leaves a gap: every later token's id would differ from its place in the list."""
+    from induce.data.dictionaries import refuse_repeat, word_lines
+
+    lines = [line.rstrip() for line in word_lines(vocab.read_bytes(), str(vocab))]
+    refuse_repeat(lines, "the WordPiece vocabulary lists {} twice", vocab)

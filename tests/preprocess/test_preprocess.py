@@ -562,3 +562,26 @@ def test_a_word_wordpiece_normalises_away_is_the_unknown_word(tmp_path):
         [0, 1, 2, 2, 3],
     )
     assert tok.encode(["the", "dog"]) == (["the", "dog"], [0, 1])
+
+
+def test_a_wordpiece_vocabulary_listing_a_token_twice_is_refused_at_its_line(tmp_path):
+    """BERT's vocab.txt gives each token its line's number as id: a token listed twice took
+    the later one, and the dataset's vocabulary put every later token one row off."""
+    from induce.preprocess.subwords import SubwordTokenizer
+
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    vocab = bert / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ndog\nthe \nran\n")
+    with pytest.raises(InputError) as err:
+        SubwordTokenizer(bert, kind="wordpiece")
+    assert str(err.value) == f"{vocab}:8: the WordPiece vocabulary lists 'the' twice"
+    # a tokenizer.json whose ids leave a gap: refused when its vocabulary is made
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordPiece
+
+    ids = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "the": 5, "dog": 7}
+    vocab.unlink()
+    Tokenizer(WordPiece(ids, unk_token="[UNK]")).save(str(bert / "tokenizer.json"))
+    with pytest.raises(InputError, match=r"tokenizer.json: the tokenizer's ids do not run 0"):
+        SubwordTokenizer(bert, kind="wordpiece").vocabulary()

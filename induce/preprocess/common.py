@@ -114,6 +114,16 @@ def check_subword_vocabulary(
             )
 
 
+def _spaced(line: str) -> str:
+    """``line`` with its words separated by one space each.  A word may hold another space
+    (a CoNLL-U form such as ``10\u00a0000``), which the dataset's readers split at
+    (``str.split``): written so, the counts and the vocabulary are of the words they read.
+    A line already so is left as it is, checked at C speed (half the time of splitting it)."""
+    if line.isascii() and line.isprintable() and "  " not in line and line[:1] != " " != line[-1:]:
+        return line
+    return " ".join(line.split())
+
+
 class SplitWriter:
     """Writes the sentences of the splits into a :class:`DatasetWriter`, counting as it goes;
     with a subword tokenizer it writes subwords, words and alignments."""
@@ -164,6 +174,7 @@ class SplitWriter:
     def _write(self, split: str, sentences: list[tuple[str | None, str]]) -> int:
         """Write a batch of sentences at once (one write per file, C-level counting)."""
         stats = self.splits.setdefault(split, SplitStats())
+        sentences = [(tree, _spaced(line)) for tree, line in sentences]
         lines = [line for _, line in sentences if line]
         stats.dropped_without_words += len(sentences) - len(lines)
         if not lines:

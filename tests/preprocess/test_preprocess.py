@@ -585,3 +585,21 @@ def test_a_wordpiece_vocabulary_listing_a_token_twice_is_refused_at_its_line(tmp
     Tokenizer(WordPiece(ids, unk_token="[UNK]")).save(str(bert / "tokenizer.json"))
     with pytest.raises(InputError, match=r"tokenizer.json: the tokenizer's ids do not run 0"):
         SubwordTokenizer(bert, kind="wordpiece").vocabulary()
+
+
+def test_a_word_holding_another_space_is_counted_as_the_readers_read_it(tmp_path):
+    """A CoNLL-U form with a no-break space was one word in the manifest and the vocabulary
+    and two words to every reader (``str.split``): both unknown."""
+    conllu = tmp_path / "nb.conllu"
+    conllu.write_text(
+        "1\tfoo\u00a0bar\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n2\tbaz\u2003qux\t_\tNOUN\tNN\t_\t1\tdep\t_\t_\n"
+        "\n1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tend\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n\n"
+    )
+    out = tmp_path / "ds"
+    assert run("preprocess", "text", "--train", str(conllu), "-o", str(out)).exit_code == 0
+    ds = load_dataset(out)
+    words = list(ds.sentences("train"))
+    assert words == [["foo", "bar", "baz", "qux"], ["the", "end"]]
+    assert ds.manifest["counts"]["train"]["tokens"] == 6
+    assert all(w in ds.vocab for sentence in words for w in sentence)
+    assert (out / "train.txt").read_text() == "foo bar baz qux\nthe end\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import typer
 
 from induce.cli.common import handle_errors
@@ -26,6 +28,8 @@ from induce.cli.preprocess_options import (
     subword_tokenizer,
     write_dataset,
 )
+
+T = TypeVar("T")
 
 app = typer.Typer(
     help="Turn treebanks and corpora into dataset directories for train, parse and evaluate.",
@@ -111,21 +115,22 @@ def ptb(
     sections = preset_sections(preset)
     subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     fixed = fixed_vocab(vocab, min_freq, max_vocab, subwords)
+    # a value given, even empty, is the user's (an empty one is refused as such)
     options = PtbOptions(
-        train=train or sections["train"],
-        valid=valid or sections["valid"],
-        test=test or sections["test"],
+        train=_given(train, sections["train"]),
+        valid=_given(valid, sections["valid"]),
+        test=_given(test, sections["test"]),
         normalization=normalization(
-            tagset or str(sections.get("tagset", "ptb_word_tags")),
+            _given(tagset, str(sections.get("tagset", "ptb_word_tags"))),
             keep_case,
             keep_digits,
-            numbers or str(sections.get("numbers", "runs")),
+            _given(numbers, str(sections.get("numbers", "runs"))),
         ),
-        min_freq=min_freq or int(sections.get("min_freq", 1)),
-        max_vocab=max_vocab or (None if fixed is not None else sections.get("max_vocab")),
+        min_freq=_given(min_freq, int(sections.get("min_freq", 1))),
+        max_vocab=_given(max_vocab, None if fixed is not None else sections.get("max_vocab")),
         skip_bad=skip_bad,
         workers=workers,
-        parse_test=parse_test or sections.get("parse_test"),
+        parse_test=_given(parse_test, sections.get("parse_test")),
         deps=DepSource(deps, _split_files(deps_file), deps_scheme),
         vocab=fixed,
     )
@@ -134,14 +139,24 @@ def ptb(
     )
 
 
+def _given(value: T | None, default: T) -> T:
+    """The option's value where one is given, else the preset's ``default``."""
+    return default if value is None else value
+
+
 def _split_files(items: list[str]) -> dict[str, str]:
     from induce.data.errors import ConfigError
 
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         split, sep, path = item.partition("=")
         if not sep or not split or not path:
             raise ConfigError(f"expects SPLIT=FILE, got {item!r}", setting="deps_file")
+        if split in out:  # the last would win in silence
+            raise ConfigError(
+                f"gives the {split} split two conversions ({out[split]}, {path})",
+                setting="deps_file",
+            )
         out[split] = path
     return out
 
@@ -259,7 +274,7 @@ def text(
 
     subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     options = TextOptions(
-        normalization=normalization(tagset, keep_case, keep_digits, numbers or "runs"),
+        normalization=normalization(tagset, keep_case, keep_digits, _given(numbers, "runs")),
         min_freq=min_freq,
         max_vocab=max_vocab,
         skip_bad=skip_bad,

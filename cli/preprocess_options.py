@@ -93,12 +93,14 @@ def fixed_vocab(path: str | None, min_freq: int | None, max_vocab: int | None, s
 def subword_tokenizer(kind: str, files: str | None, space_first: bool, lowercase: bool = True):
     from induce.data.errors import ConfigError
 
+    if kind not in ("words", "gpt2", "wordpiece"):
+        raise ConfigError(f"--tokenizer must be words, gpt2 or wordpiece, not {kind!r}")
+    if space_first and kind != "gpt2":  # words and WordPiece pieces have no leading space
+        raise ConfigError(f"--space-first-word is for --tokenizer gpt2, not {kind}")
     if kind == "words":
         if files:
             raise ConfigError("--tokenizer-files needs --tokenizer gpt2 or wordpiece")
         return None
-    if kind not in ("gpt2", "wordpiece"):
-        raise ConfigError(f"--tokenizer must be words, gpt2 or wordpiece, not {kind!r}")
     if not files:
         wanted = (
             "tokenizer.json, or vocab.json + merges.txt"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from induce.data.conll import DepFile
 from induce.data.conll_write import format_deps
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
 
@@ -45,6 +45,11 @@ class DepSource:
     def __post_init__(self) -> None:
         if self.folder is not None and self.files:
             raise InputError("give the conversion per tree file or per split, not both")
+        if self.scheme != "unknown" and not self.active:
+            raise ConfigError(
+                "names the gold conversion, and none is given (--deps or --deps-file)",
+                setting="deps_scheme",
+            )
 
     @property
     def active(self) -> bool:

@@ -54,6 +54,8 @@ def parse_sections(spec: str) -> tuple[int, ...]:
                 out.append(int(part))
         except ValueError:
             raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}") from None
+    if not out:  # "" or ",": a split of nothing
+        raise ConfigError(f"sections must look like 02-21 or 0-20,24; got {spec!r}")
     twice = sorted({s for s in out if out.count(s) > 1})
     if twice:  # its sentences would be read twice, weighing twice in training
         named = ", ".join(f"{s:02d}" for s in twice)

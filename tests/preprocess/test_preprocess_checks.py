@@ -522,3 +522,35 @@ def test_a_upos_tag_set_filters_conllu_by_its_upos_column(tmp_path):
         )
         assert result.exit_code == 0, result.output
         assert (out / "train.txt").read_text() == "the dog barked\n"
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        # empty values fell back to the preset's in silence
+        (["--train", ""], "error: sections must look like 02-21 or 0-20,24; got ''"),
+        (["--tagset", ""], "error: unknown tag set ''"),
+        (["--numbers", ""], "error: --numbers must be one of runs, whole, mikolov, not ''"),
+        # options that did nothing
+        (["--deps-scheme", "stanford"], "error: --deps-scheme names the gold conversion, and"),
+        (["--space-first-word"], "error: --space-first-word is for --tokenizer gpt2, not words"),
+        # the last of two conversions for one split won in silence
+        (
+            ["--deps-file", "test=A", "--deps-file", "test=B"],
+            "error: --deps-file gives the test split two conversions (A, B)",
+        ),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(tmp_path, args, said):
+    tb = tmp_path / "tb"
+    tb.mkdir()
+    for section in ("02", "22", "23"):
+        (tb / f"{section}.mrg").write_text("(S (NP (NN dog)) (VP (VBD ran)))\n")
+    result = run("preprocess", "ptb", "-t", str(tb), "-o", str(tmp_path / "ds"), *args)
+    assert result.exit_code == 2 and result.stderr.startswith(said), result.output
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "ds").exists()
+    if args[0] in ("--numbers", "--space-first-word"):  # text reads them alike
+        (tmp_path / "a.txt").write_text("the dog ran\n")
+        text = ["preprocess", "text", "--train", str(tmp_path / "a.txt")]
+        result = run(*text, "-o", str(tmp_path / "ds"), *args)
+        assert result.exit_code == 2 and result.stderr.startswith(said), result.output

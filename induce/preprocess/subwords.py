@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from induce.data.errors import InputError
+from induce.data.errors import ConfigError, InputError
 from induce.data.vocab import MASK, PAD, UNK, Vocabulary
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ class SubwordTokenizer:
     ) -> None:
         self.kind = kind
         if kind == "wordpiece":
+            if space_first:  # WordPiece's pieces carry no space: it would do nothing
+                raise ConfigError("is for GPT-2 subwords, not WordPiece", setting="space_first")
             self._wordpiece(Path(folder), lowercase)
             self.folder, self.space_first = Path(folder), False
             return

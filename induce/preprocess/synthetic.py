@@ -19,7 +19,8 @@ from induce.data.errors import ConfigError
 from induce.data.normalize import Normalization
 from induce.data.types import DepTree
 from induce.preprocess.common import Progress, SplitWriter, manifest
-from induce.preprocess.grammar import Grammar, check_limits, load_grammar, sample
+from induce.preprocess.grammar import Grammar, load_grammar
+from induce.preprocess.grammar_sampling import check_limits, sample
 
 SPLIT_STREAM = {"train": 1, "valid": 2, "test": 3}
 

@@ -10,7 +10,8 @@ import pytest
 
 from induce.data.errors import ConfigError, InputError
 from induce.data.types import DepTree
-from induce.preprocess.grammar import load_grammar, parse_grammar, sample
+from induce.preprocess.grammar import load_grammar, parse_grammar
+from induce.preprocess.grammar_sampling import sample
 from induce.structure.trees import spans
 
 TINY = """\

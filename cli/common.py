@@ -264,10 +264,28 @@ def _guard_outputs(values: dict[str, Any], outputs: dict[str, str]) -> None:
 
 def _named_path(value: str) -> str | None:
     """The existing file or folder an option's value names: the value itself, or the part
-    after ``KEY=`` (``--deps-file test=FILE``); ``None`` where it names none."""
+    after ``KEY=`` (``--deps-file test=FILE``), or for ``-`` the file on disk that standard
+    input is (``< FILE``); ``None`` where it names none."""
+    if value == "-":
+        return _stdin_file()
     for path in (value, value.partition("=")[2]):
         if path and path != "-" and os.path.exists(path):
             return path
+    return None
+
+
+def _stdin_file() -> str | None:
+    """The path of the file on disk that standard input is (``induce parse - -o FILE <
+    FILE`` would otherwise replace its own input), read from ``/proc``; ``None`` for a
+    terminal or a pipe, or where the system does not say."""
+    import stat
+
+    try:
+        descriptor = sys.stdin.fileno()
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return os.readlink(f"/proc/self/fd/{descriptor}")
+    except (OSError, ValueError):  # no descriptor (a test's stream), or no /proc
+        pass
     return None
 
 

@@ -668,3 +668,36 @@ def test_weights_of_nan_are_one_error_naming_them(runs, tmp_path, arch, fmt):
         "or its training diverged"
     )
     assert not out.exists()
+
+
+def test_output_never_replaces_the_input_it_reads_as_standard_input_or_the_run_record(
+    runs, tmp_path, monkeypatch
+):
+    """``parse - -o FILE < FILE`` replaced its input with its trees, exit 0 (the same file
+    named was refused); ``-o`` over the latest-run record it had just read lost the record."""
+    import subprocess
+    import sys
+
+    text = tmp_path / "s.txt"
+    text.write_text("the dog barked\ncats sleep\n")
+    command = [sys.executable, "-m", "induce.cli.app", "parse", "-", "-m", str(runs["udgn"])]
+    with text.open("rb") as stdin:
+        done = subprocess.run(
+            [*command, "-f", "ptb", "-o", str(text), "--device", "cpu"],
+            stdin=stdin, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr
+        == f"error: {text}: --output would replace the input {text}: write the output elsewhere\n"
+    )
+    assert text.read_text() == "the dog barked\ncats sleep\n"
+    from induce.runs import remember_run
+
+    monkeypatch.setenv("INDUCE_CACHE_DIR", str(tmp_path / "cache"))
+    remember_run(str(runs["udgn"]))
+    record = tmp_path / "cache" / "latest-run"
+    before = record.read_bytes()
+    result = CliRunner().invoke(app, ["parse", str(text), "-f", "ptb", "-o", str(record)])
+    assert result.exit_code == 2 and "will not overwrite a file this command reads" in result.stderr
+    assert record.read_bytes() == before

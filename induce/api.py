@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from induce.parse import Parsed, Parser, Sentence, format_parsed
 __all__ = ["LoadedRun", "Parse", "load"]
 
 PYTHON = "<python>"  # where sentences given in Python are, in error messages
+# what splits a line or a CoNLL-U row: a token holding one would break every output
+_LINE_OR_COLUMN = re.compile("[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -88,8 +91,8 @@ class LoadedRun:
             raise ConfigError(
                 "takes a list of sentences: a sentence alone is [sentence]", setting="sentences"
             )
-        given = list(sentences)
-        tag_lists = [None] * len(given) if tags is None else list(tags)
+        given = _listed(sentences, "sentences")
+        tag_lists = [None] * len(given) if tags is None else _listed(tags, "tags")
         if len(tag_lists) != len(given):
             raise ConfigError(
                 f"gives {len(tag_lists)} tag lists for {len(given)} sentences", setting="tags"
@@ -111,15 +114,38 @@ def _sentence(
     k: int, sentence: str | Sequence[str], tags: Sequence[str] | None, normalized: bool
 ) -> Sentence:
     """Sentence ``k`` (0-based) of :meth:`LoadedRun.parse`, its tokens and tags checked."""
-    tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
+    try:
+        tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
+        words_tags = None if tags is None else list(tags)
+    except TypeError:  # None, a number: not a sentence
+        what = "sentence" if tags is None or isinstance(sentence, str) else "sentence or its tags"
+        raise InputError(
+            f"a {what} that is neither text nor a list of tokens", PYTHON, k + 1
+        ) from None
     if not all(isinstance(token, str) for token in tokens):
         raise InputError("a token that is not text", PYTHON, k + 1)
     if any(not token.strip() for token in tokens):  # an empty word would write "(X )"
         raise InputError("an empty token", PYTHON, k + 1)
-    words_tags = None if tags is None else list(tags)
+    if any(_LINE_OR_COLUMN.search(token) for token in tokens):
+        raise InputError(
+            "a token holding a tab or a line break, which no output can hold", PYTHON, k + 1
+        )
     if words_tags is not None and len(words_tags) != len(tokens):
         raise InputError(f"{len(words_tags)} tags for {len(tokens)} tokens", PYTHON, k + 1)
+    if words_tags is not None and not all(
+        isinstance(tag, str) and tag.strip() and not _LINE_OR_COLUMN.search(tag)
+        for tag in words_tags
+    ):
+        raise InputError("a tag that is not a word of text", PYTHON, k + 1)
     return Sentence(tokens, k + 1, " ".join(tokens), tags=words_tags, normalized=normalized)
+
+
+def _listed(items: Any, setting: str) -> list[Any]:
+    """``items`` as a list; what is no sequence (``None``, a number) is refused."""
+    try:
+        return list(items)
+    except TypeError:
+        raise ConfigError(f"takes a list, got {type(items).__name__}", setting=setting) from None
 
 
 def load(run_dir: str | None = None, weights: str = "best", device: str = "auto") -> LoadedRun:

@@ -40,12 +40,50 @@ def model(tmp_path_factory):
         # an empty token was written as "(X )" and an empty CoNLL-U FORM
         (["the cat", ["", "dog"]], None, InputError, "<python>:2: an empty token"),
         ([["the", None]], None, InputError, "<python>:1: a token that is not text"),
+        # None and numbers were bare TypeErrors
+        (None, None, ConfigError, "sentences takes a list, got NoneType"),
+        (["a b"], 5, ConfigError, "tags takes a list, got int"),
+        (
+            ["a", None],
+            None,
+            InputError,
+            "<python>:2: a sentence that is neither text nor a list of tokens",
+        ),
+        ([5], None, InputError, "<python>:1: a sentence that is neither text nor a list of tokens"),
+        # a tab or a line break in a token broke every output (11 CoNLL-U columns)
+        (
+            [["a\tb", "c"]],
+            None,
+            InputError,
+            "<python>:1: a token holding a tab or a line break, which no output can hold",
+        ),
+        ([["a\u2028b"]], None, InputError, "<python>:1: a token holding a tab or a line break"),
+        # a tag that is no text was written as "None", or a TypeError deep in the head rules
+        (["a b"], [["DT", None]], InputError, "<python>:1: a tag that is not a word of text"),
+        (["a b"], [[1, 2]], InputError, "<python>:1: a tag that is not a word of text"),
     ],
 )
 def test_what_is_not_a_sentence_is_refused(model, sentences, tags, error, message):
     with pytest.raises(error) as err:
         model.parse(sentences, tags=tags)
-    assert str(err.value) == message
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("device", [None, 0, "cuda:x"])
+def test_a_device_that_is_no_device_is_a_config_error(model, device):
+    with pytest.raises(ConfigError, match="^device must be auto, cpu, cuda or cuda:N, got"):
+        induce.load(model.path, device=device)
+
+
+def test_words_and_tags_with_spaces_or_brackets_read_back(model):
+    """A no-break space in a word (a CoNLL-U form may hold one) read back as two words, and
+    a chart parser's input tag ``$(`` (STTS) left the tree unbalanced."""
+    from induce.data.ptb import leaf_token, parse_trees
+
+    (parse,) = model.parse([["1\u00a0000", "New York", "(x)"]])
+    tree = parse_trees(parse.to_ptb() + "\n", "p").trees[0]
+    assert tree is not None and tree.words() == ["1_000", "New_York", "-LRB-x-RRB-"]
+    assert leaf_token("$(") == "$-LRB-" and leaf_token("A B") == "A_B"
 
 
 def test_tags_may_come_from_any_iterable_and_reprs_are_short(model):

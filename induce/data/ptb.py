@@ -262,10 +262,12 @@ def _read_trees(
 
 
 def leaf_token(token: str) -> str:
-    """A token as a tree leaf that readers can read back: brackets as the treebank writes
-    them (``-LRB-``, ``-RRB-``), spaces as ``_``."""
-    if "(" in token or ")" in token or " " in token:
-        token = token.replace("(", "-LRB-").replace(")", "-RRB-").replace(" ", "_")
+    """A token (or a tag) as a tree leaf that readers can read back: brackets as the
+    treebank writes them (``-LRB-``, ``-RRB-``), every space as ``_`` (a no-break space
+    too, which readers split at: ``1\u00a0000`` would read as two words)."""
+    if "(" in token or ")" in token or " " in token or not token.isprintable():
+        token = token.replace("(", "-LRB-").replace(")", "-RRB-")
+        token = "".join("_" if c.isspace() else c for c in token)
     return token
 
 

@@ -234,9 +234,10 @@ def chart_scores(
 def _tags(
     model: ChartParser, given: Sequence[str] | None, predicted: list[int] | None
 ) -> tuple[str, ...] | None:
-    """A sentence's tags: the input's, else the tagger's, else none (``XX``)."""
+    """A sentence's tags: the input's (as tree labels that read back: ``$(``, an STTS
+    tag, as ``$-LRB-``), else the tagger's, else none (``XX``)."""
     if given is not None:
-        return tuple(given)
+        return tuple(leaf_token(tag) for tag in given)
     if predicted is not None:
         return tuple(model.config.tag_set[i] for i in predicted)
     return None  # SpanScores reads them out as XX

@@ -17,7 +17,7 @@ def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
     (``local_rank`` given) plain ``cuda`` means this process's own GPU."""
     if spec == "auto":
         spec = "cuda" if torch.cuda.is_available() else "cpu"
-    if spec != "cpu" and not _CUDA.fullmatch(spec):
+    if not isinstance(spec, str) or spec != "cpu" and not _CUDA.fullmatch(spec):
         raise ConfigError(f"must be auto, cpu, cuda or cuda:N, got {spec!r}", setting="device")
     if spec.startswith("cuda"):
         if not torch.cuda.is_available():

@@ -186,6 +186,12 @@ def test_python_api_returns_labelled_trees(run):
     assert parses[0].tree.tags() == ["DT", "NN", "VBD", "."]  # the given tags are kept
     assert parses[1].tree is not None and parses[1].tree.label not in ("", "X")
     assert parses[0].heads is not None and len(parses[0].heads) == 4
+    # a tag with a bracket or a space (STTS's $() left the tree unbalanced
+    (odd,) = model.parse([["It", "(", "rose"]], tags=[["PPER", "$(", "V V"]])
+    from induce.data.ptb import parse_trees
+
+    tree = parse_trees(odd.to_ptb() + "\n", "p").trees[0]
+    assert tree is not None and tree.tags() == ["PPER", "$-LRB-", "V_V"]
 
 
 def test_a_dataset_without_trees_is_a_one_line_error(tmp_path):

@@ -328,30 +328,34 @@ def format_parsed(parsed: list[Parsed], fmt: str) -> str:
         return _pictures(parsed, fmt)
     if fmt != "conllu":
         raise ConfigError(f"must be one of {', '.join(FORMATS)}", setting="format")
-    import copy
+    return "".join(_conllu_block(p) for p in parsed)
 
-    blocks = []
-    for p in parsed:
-        s = p.sentence
-        if p.heads is None or p.labels is None:
-            raise ConfigError("conllu needs dependencies: use ptb or jsonl", setting="format")
-        if s.conllu is not None:
-            tokens = copy.deepcopy(s.conllu)
-            words = [t for t in tokens if isinstance(t["id"], int)]
-            for t, h, label in zip(words, p.heads, p.labels):
-                # the input's enhanced graph (DEPS) is gold, not ours: cleared
-                t["head"], t["deprel"], t["deps"] = h, label, None
-            blocks.append(tokens.serialize())
-            continue
-        if not s.tokens:
-            continue  # CoNLL-U has no empty sentence (counted by the caller)
-        lines = [f"# sent_id = {s.line}"] + ([f"# text = {s.text}"] if s.text else [])
-        lines += [
-            f"{i}\t{t}\t_\t_\t_\t_\t{h}\t{label}\t_\t_"
-            for i, (t, h, label) in enumerate(zip(s.tokens, p.heads, p.labels), 1)
-        ]
-        blocks.append("\n".join(lines) + "\n\n")
-    return "".join(blocks)
+
+def _conllu_block(p: Parsed) -> str:
+    """One parse as a CoNLL-U block: the input's own block with our heads where it came as
+    CoNLL-U, else a block of the tokens (``""`` for an empty sentence, which CoNLL-U cannot
+    hold: the caller counts them)."""
+    s = p.sentence
+    if p.heads is None or p.labels is None:
+        raise ConfigError("conllu needs dependencies: use ptb or jsonl", setting="format")
+    if s.conllu is not None:
+        import copy
+
+        tokens = copy.deepcopy(s.conllu)
+        for t in tokens:  # the input's enhanced graph (DEPS) is gold, not ours: cleared, on
+            t["deps"] = None  # the empty nodes (1.1) too
+        words = [t for t in tokens if isinstance(t["id"], int)]
+        for t, h, label in zip(words, p.heads, p.labels):
+            t["head"], t["deprel"] = h, label
+        return str(tokens.serialize())
+    if not s.tokens:
+        return ""
+    lines = [f"# sent_id = {s.line}"] + ([f"# text = {s.text}"] if s.text else [])
+    lines += [
+        f"{i}\t{t}\t_\t_\t_\t_\t{h}\t{label}\t_\t_"
+        for i, (t, h, label) in enumerate(zip(s.tokens, p.heads, p.labels), 1)
+    ]
+    return "\n".join(lines) + "\n\n"
 
 
 def _text(tree: Tree | None) -> str:

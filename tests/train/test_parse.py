@@ -536,13 +536,14 @@ def test_predictions_clear_the_gold_enhanced_graph(runs, tmp_path):
     src.write_text(
         "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t2:det\t_\n"
         "2\tbill\tbill\tNOUN\tNN\t_\t3\tnsubj\t3:nsubj\t_\n"
-        "3\tpassed\tpass\tVERB\tVBD\t_\t0\troot\t0:root\tSpaceAfter=No\n\n"
+        "3\tpassed\tpass\tVERB\tVBD\t_\t0\troot\t0:root\tSpaceAfter=No\n"
+        "3.1\tgone\tgo\tVERB\tVBN\t_\t_\t_\t3:conj\t_\n\n"  # an empty node kept its DEPS
     )
     result = _run(src, "-m", runs["udgn"])
     assert result.exit_code == 0, result.output
     rows = [line.split("\t") for line in result.stdout.splitlines() if "\t" in line]
-    assert [row[8] for row in rows] == ["_", "_", "_"]
-    assert rows[2][9] == "SpaceAfter=No"
+    assert [row[8] for row in rows] == ["_", "_", "_", "_"]
+    assert rows[2][9] == "SpaceAfter=No" and rows[3][:2] == ["3.1", "gone"]
 
 
 def test_tree_format_draws_arcs_over_the_words_and_brackets_under_them(runs, tmp_path):

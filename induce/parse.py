@@ -142,8 +142,20 @@ class Parser:
         found = self.reader.scores(
             [sentences[k] for k in order], [words_of[k] for k in order], batch_tokens
         )
-        for index, row in found:
-            outputs[order[index]] = row
+        try:
+            for index, row in found:
+                outputs[order[index]] = row
+        except RuntimeError as err:  # torch.OutOfMemoryError is one
+            if not _out_of_memory(err):
+                raise
+            longest = max(sentences, key=lambda s: len(s.tokens))
+            raise InputError(
+                f"out of memory parsing sentences of up to {len(longest.tokens)} tokens (the "
+                "longest here; a grammar's chart grows with the cube of the length): give a "
+                "smaller --batch-tokens, or leave the longest sentences out",
+                source,
+                longest.line,
+            ) from None
         return [self._one(s, outputs.get(k), punct, scores) for k, s in enumerate(sentences)]
 
     def parse_stream(
@@ -306,6 +318,12 @@ def _tree_with_punctuation(
         if len(members) > 1:
             leaf.children = [Tree("X", [leaf_token(s.tokens[m])]) for m in members]
     return tree
+
+
+def _out_of_memory(err: RuntimeError) -> bool:
+    """Whether ``err`` is an allocation that failed (CUDA's, or the CPU allocator's)."""
+    text = str(err)
+    return type(err).__name__ == "OutOfMemoryError" or "can't allocate memory" in text
 
 
 def format_parsed(parsed: list[Parsed], fmt: str) -> str:

@@ -702,3 +702,32 @@ def test_output_never_replaces_the_input_it_reads_as_standard_input_or_the_run_r
     result = CliRunner().invoke(app, ["parse", str(text), "-f", "ptb", "-o", str(record)])
     assert result.exit_code == 2 and "will not overwrite a file this command reads" in result.stderr
     assert record.read_bytes() == before
+
+
+def test_running_out_of_memory_names_the_longest_sentence(runs, tmp_path, monkeypatch):
+    """A grammar has no length limit, and a 2,000-word line ended in the allocator's
+    traceback (a chart grows with the cube of the length): one line naming it now."""
+    import induce
+    from induce.data.errors import InputError
+
+    loaded = induce.load(str(runs["udgn"]), device="cpu")
+
+    def exhausted(*args, **kwargs):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] . DefaultCPUAllocator: "
+            "can't allocate memory: you tried to allocate 64000000000 bytes."
+        )
+        yield  # a generator, as the readers' scores are
+
+    monkeypatch.setattr(loaded.parser.reader, "scores", exhausted)
+    with pytest.raises(InputError) as err:
+        loaded.parse(["a b", "a b c d e", "c"])
+    assert str(err.value).startswith("<python>:2: out of memory parsing sentences of up to 5")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("x")
+        yield
+
+    monkeypatch.setattr(loaded.parser.reader, "scores", broken)
+    with pytest.raises(RuntimeError, match="^x$"):  # any other error is no input's fault
+        loaded.parse(["a b"])

@@ -54,16 +54,10 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
         return
     lines = _named_lines(iter_lines(path), name)
     if sniff or kind == "conllu":
-        # up to the first line that is not blank; the blank ones before it are text's empty
-        # sentences (a line of output each), which the sniffing must not swallow
-        head = list(_through_first_text(lines))
-        # comments may begin CoNLL-U, and text too ("#1 hit song"): the line after them tells
-        while head and head[-1][1].startswith("#") and (more := list(_through_first_text(lines))):
-            head += more
-        if kind == "conllu" or _looks_like_conllu(head[-1][1] if head else ""):
-            yield from _conllu_sentences(itertools.chain(head, lines), name)
+        conllu, lines = _sniff(lines, kind == "conllu")
+        if conllu:
+            yield from _conllu_sentences(lines, name)
             return
-        lines = itertools.chain(head, lines)
     tokenize = str.split
     if kind == "text":
         from nltk.tokenize import TreebankWordTokenizer
@@ -72,6 +66,28 @@ def iter_sentences(path: str, kind: InputKind, sniff: bool = False) -> Iterator[
     normalized = kind == "normalized"
     for number, line in lines:
         yield Sentence(tokenize(line), number, line.strip(), normalized=normalized)
+
+
+def _sniff(
+    lines: Iterator[tuple[int, str]], conllu: bool
+) -> tuple[bool, Iterator[tuple[int, str]]]:
+    """Whether the input is CoNLL-U (``conllu``: it is), and its lines from the first.
+
+    Text is told at its first line where it can be: a blank line (an empty sentence: no
+    CoNLL-U begins so) or a ``#`` before a word (``#metoo is trending``; CoNLL-U's comments
+    are ``# ...``), so that a coprocess's first line is answered before it writes a second.
+    Comments may begin either, and the first line after them tells."""
+    head = list(itertools.islice(lines, 1))
+    first = head[0][1] if head else ""
+    blank = bool(head) and not first.strip()
+    if not conllu and (blank or not head or first[:1] == "#" and first[1:2].strip()):
+        return False, itertools.chain(head, lines)
+    if blank:  # CoNLL-U named, after blank lines: up to its first line of text
+        head += _through_first_text(lines)
+    while head and head[-1][1].startswith("#") and (more := list(_through_first_text(lines))):
+        head += more
+    found = conllu or _looks_like_conllu(head[-1][1] if head else "")
+    return found, itertools.chain(head, lines)
 
 
 def _through_first_text(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:

@@ -120,7 +120,7 @@ def parse(
     parser.check_options(punct, scores)
     sentences, pending = _input(input_path, kind)
     source = "<stdin>" if input_path == "-" else input_path
-    meter = _Progress(quiet)
+    meter = _Progress(quiet, (output or "-") == "-" and sys.stdout.isatty())
     empty = 0
     head, tail = page_frame(fmt, source, run)
     with open_output(output or "-") as out:
@@ -168,12 +168,13 @@ def _regular_file(stream: IO[Any]) -> bool:
 
 class _Progress:
     """Sentences parsed and sentences/s on stderr: one line updated in place on a terminal,
-    a log line every 30 s otherwise; nothing with ``--quiet``."""
+    a log line every 30 s otherwise; nothing with ``--quiet``.  ``shared``: the trees go
+    to the same terminal, where a line updated in place would run into the next tree."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, shared: bool = False) -> None:
         import time
 
-        self.quiet, self.tty = quiet, sys.stderr.isatty()
+        self.quiet, self.tty = quiet, sys.stderr.isatty() and not shared
         self.began = self.logged = time.perf_counter()
         self.done = 0
 

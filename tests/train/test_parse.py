@@ -739,3 +739,25 @@ def test_running_out_of_memory_names_the_longest_sentence(runs, tmp_path, monkey
     monkeypatch.setattr(loaded.parser.reader, "scores", broken)
     with pytest.raises(RuntimeError, match="^x$"):  # any other error is no input's fault
         loaded.parse(["a b"])
+
+
+def test_progress_is_never_written_in_place_among_the_trees(monkeypatch, capsys):
+    """On a terminal showing the trees too, the progress line updated in place (no line end)
+    ran into the next tree: ``\\rparsed 4 sentences, 20 sentences/s(X (X x))``."""
+    import sys
+
+    from induce.cli.parse import _Progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shared = _Progress(quiet=False, shared=True)
+    shared.update(4)  # a log line every 30 s, each ended: none yet
+    shared.logged -= 31
+    shared.update(8)
+    shared.close()
+    alone = _Progress(quiet=False)
+    alone.update(4)
+    alone.close()
+    err = capsys.readouterr().err
+    first, second = err.split("\n", 1)
+    assert first.startswith("parsed 8 sentences") and "\r" not in first
+    assert second.startswith("\rparsed 4 sentences") and second.endswith("\n")

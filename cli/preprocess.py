@@ -115,6 +115,7 @@ def ptb(
     sections = preset_sections(preset)
     subwords = subword_tokenizer(tokenizer, tokenizer_files, space_first_word, not keep_case)
     fixed = fixed_vocab(vocab, min_freq, max_vocab, subwords)
+    own = fixed is None and subwords is None  # a vocabulary of words built here
     # a value given, even empty, is the user's (an empty one is refused as such)
     options = PtbOptions(
         train=_given(train, sections["train"]),
@@ -126,8 +127,10 @@ def ptb(
             keep_digits,
             _given(numbers, str(sections.get("numbers", "runs"))),
         ),
-        min_freq=_given(min_freq, int(sections.get("min_freq", 1))),
-        max_vocab=_given(max_vocab, None if fixed is not None else sections.get("max_vocab")),
+        # the preset's vocabulary settings build words' vocabularies: not a given one's, nor
+        # a subword tokenizer's (used whole)
+        min_freq=_given(min_freq, int(sections.get("min_freq", 1)) if own else 1),
+        max_vocab=_given(max_vocab, sections.get("max_vocab") if own else None),
         skip_bad=skip_bad,
         workers=workers,
         parse_test=_given(parse_test, sections.get("parse_test")),

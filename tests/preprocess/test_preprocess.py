@@ -437,6 +437,15 @@ def test_subwords_refuse_the_settings_of_a_vocabulary_of_words(ptb, tmp_path, op
             "whole\n"
         )
         assert not (tmp_path / "out").exists()
+    # a preset's own vocabulary settings (udgn's words seen 5 times, pcfg's 10,003 entries)
+    # are for words: with subwords they are not the user's, and the tokenizer's is used
+    for preset in ("udgn", "pcfg"):
+        out = tmp_path / preset
+        args = ["-t", str(ptb), "--preset", preset, "--train", "02", "--valid", "22"]
+        args += ["--test", "23", "--parse-test", "23", "-o", str(out), *subwords[:4]]
+        result = run("preprocess", "ptb", *args)
+        assert result.exit_code == 0, result.output
+        assert load_dataset(out).manifest["tokens"]["kind"] == "gpt2-bpe"
 
 
 # The fast treebank reader accepts exactly what the full reader accepts in LDC mode (several

@@ -6,6 +6,7 @@ HEAD/DEPREL to be filled in) or treebank trees (their words and tags)."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -75,12 +76,14 @@ def _sniff(
 
     Text is told at its first line where it can be: a blank line (an empty sentence: no
     CoNLL-U begins so) or a ``#`` before a word (``#metoo is trending``; CoNLL-U's comments
-    are ``# ...``), so that a coprocess's first line is answered before it writes a second.
-    Comments may begin either, and the first line after them tells."""
+    are ``# ...``, or metadata such as ``#sent_id=1`` and ``#newdoc``), so that a coprocess's
+    first line is answered before it writes a second.  Comments may begin either, and the
+    first line after them tells."""
     head = list(itertools.islice(lines, 1))
     first = head[0][1] if head else ""
     blank = bool(head) and not first.strip()
-    if not conllu and (blank or not head or first[:1] == "#" and first[1:2].strip()):
+    hashtag = first[:1] == "#" and first[1:2].strip() and not _METADATA.match(first)
+    if not conllu and (blank or not head or hashtag):
         return False, itertools.chain(head, lines)
     if blank:  # CoNLL-U named, after blank lines: up to its first line of text
         head += _through_first_text(lines)
@@ -88,6 +91,10 @@ def _sniff(
         head += more
     found = conllu or _looks_like_conllu(head[-1][1] if head else "")
     return found, itertools.chain(head, lines)
+
+
+# a CoNLL-U comment that holds metadata, even without a space after its "#"
+_METADATA = re.compile(r"#\s*(?:newdoc|newpar)\b|#\s*[\w.:-]+\s*=")
 
 
 def _through_first_text(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:

@@ -392,6 +392,17 @@ def test_stdin_text_whose_first_line_begins_with_a_hash_is_text(runs):
     result = CliRunner().invoke(app, args, input="#1 hit song\n# 2 more\nthe dog\n")
     assert result.exit_code == 0, result.output
     assert len(result.stdout.splitlines()) == 3 and "(X hit)" in result.stdout
+    # CoNLL-U whose metadata has no space after its "#" is still CoNLL-U
+    row = "1\tThe\t_\tDET\tDT\t_\t0\t_\t_\t_\n2\tbill\t_\tNOUN\tNN\t_\t0\t_\t_\t_\n\n"
+    for comment in ("#sent_id=1", "#newdoc"):
+        result = CliRunner().invoke(app, args, input=f"{comment}\n{row}")
+        assert result.exit_code == 0 and result.stdout.split() == [
+            "(X",
+            "(X",
+            "The)",
+            "(X",
+            "bill))",
+        ]
 
 
 def test_stdin_conllu_is_recognised_and_brackets_are_escaped(runs):

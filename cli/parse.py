@@ -198,11 +198,16 @@ class _Progress:
 def _latest_run(advice: str = "train one (induce train --arch udgn) or give --model RUN") -> str:
     """The most recent run, said on stderr; without one, an error with ``advice``."""
     from induce.data.errors import InputError
+    from induce.data.files import cache_dir, remember_input
     from induce.runs import latest_run
+    from induce.runs.directory import LATEST
 
     try:
         model = str(latest_run())
     except InputError as err:
         raise InputError(f"{err.reason}: {advice}", err.path) from None
+    # an input of this command (not in latest_run: a script's later remember_run may replace
+    # the record, and the library's memory of inputs lasts as long as its process)
+    remember_input(str(cache_dir() / LATEST))
     typer.echo(f"no --model: using the most recent run, {model}", err=True)
     return model

@@ -384,7 +384,6 @@ def latest_run() -> Path:
     record = cache_dir() / LATEST
     if not record.is_file():
         raise InputError("no run yet", str(record))
-    remember_input(str(record))  # no output of this command may replace it
     path = Path(record.read_text(encoding="utf-8").strip())
     if not (path / CONFIG).is_file():
         raise InputError(f"the most recent run {path} is gone", str(record))

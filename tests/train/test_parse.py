@@ -721,6 +721,14 @@ def test_output_never_replaces_the_input_it_reads_as_standard_input_or_the_run_r
     result = CliRunner().invoke(app, ["parse", str(text), "-f", "ptb", "-o", str(record)])
     assert result.exit_code == 2 and "will not overwrite a file this command reads" in result.stderr
     assert record.read_bytes() == before
+    # the library's latest_run reads it without holding it: a script may record another run
+    from induce.data.files import forget_inputs
+    from induce.runs import latest_run
+
+    forget_inputs()
+    assert latest_run() == runs["udgn"]
+    remember_run(str(runs["structformer"]))
+    assert latest_run() == runs["structformer"]
 
 
 def test_running_out_of_memory_names_the_longest_sentence(runs, tmp_path, monkeypatch):

@@ -116,12 +116,14 @@ def _sentence(
     """Sentence ``k`` (0-based) of :meth:`LoadedRun.parse`, its tokens and tags checked."""
     try:
         tokens = sentence.split() if isinstance(sentence, str) else list(sentence)
-        words_tags = None if tags is None else list(tags)
     except TypeError:  # None, a number: not a sentence
-        what = "sentence" if tags is None or isinstance(sentence, str) else "sentence or its tags"
         raise InputError(
-            f"a {what} that is neither text nor a list of tokens", PYTHON, k + 1
+            "a sentence that is neither text nor a list of tokens", PYTHON, k + 1
         ) from None
+    try:
+        words_tags = None if tags is None else list(tags)
+    except TypeError:
+        raise InputError("tags that are not a list of tags", PYTHON, k + 1) from None
     if not all(isinstance(token, str) for token in tokens):
         raise InputError("a token that is not text", PYTHON, k + 1)
     if any(not token.strip() for token in tokens):  # an empty word would write "(X )"

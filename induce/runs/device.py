@@ -19,19 +19,20 @@ def pick_device(spec: str, local_rank: int | None = None) -> torch.device:
         spec = "cuda" if torch.cuda.is_available() else "cpu"
     if not isinstance(spec, str) or spec != "cpu" and not _CUDA.fullmatch(spec):
         raise ConfigError(f"must be auto, cpu, cuda or cuda:N, got {spec!r}", setting="device")
-    if spec.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ConfigError(f"{spec}: CUDA is not available on this machine", setting="device")
-        count = torch.cuda.device_count()
-        if spec != "cuda" and int(spec[5:]) >= count:
-            raise ConfigError(
-                f"{spec}: this machine has {count} CUDA device{'s' * (count != 1)} "
-                f"(cuda:0 to cuda:{count - 1})",
-                setting="device",
-            )
-        if spec == "cuda" and local_rank is not None:
-            spec = f"cuda:{local_rank}"
-    return torch.device(spec)
+    if spec == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError(f"{spec}: CUDA is not available on this machine", setting="device")
+    if spec == "cuda":
+        return torch.device("cuda") if local_rank is None else torch.device("cuda", local_rank)
+    index, count = int(spec[5:]), torch.cuda.device_count()  # cuda:01 is cuda:1, as torch
+    if index >= count:  # cannot read it
+        raise ConfigError(
+            f"{spec}: this machine has {count} CUDA device{'s' * (count != 1)} "
+            f"(cuda:0 to cuda:{count - 1})",
+            setting="device",
+        )
+    return torch.device("cuda", index)
 
 
 _CUDA = re.compile(r"cuda(:[0-9]+)?", re.ASCII)

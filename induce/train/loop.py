@@ -92,10 +92,8 @@ class Trainer(CheckpointedRun):
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event: Callback = on_event or (lambda kind, record: None)
         self.stop_requested = False
-        cuda = options.device.startswith("cuda") or (
-            options.device == "auto" and torch.cuda.is_available()
-        )
-        self.world = dd.start("cuda" if cuda else "cpu")
+        chosen = pick_device(options.device)  # a bad one refused before any process group
+        self.world = dd.start(chosen.type)
         self.device = pick_device(
             options.device, self.world.local_rank if self.world.size > 1 else None
         )

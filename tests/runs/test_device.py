@@ -67,4 +67,5 @@ def test_a_cuda_device_the_machine_lacks(monkeypatch):
     with pytest.raises(ConfigError, match=r"^device cuda:1: this machine has 1 CUDA device \("):
         device.pick_device("cuda:1")
     assert device.pick_device("cuda:0") == torch.device("cuda:0")
+    assert device.pick_device("cuda:00") == torch.device("cuda:0")  # torch's own text refused it
     assert device.pick_device("cuda", local_rank=0) == torch.device("cuda:0")

@@ -151,8 +151,9 @@ class Parser:
             longest = max(sentences, key=lambda s: len(s.tokens))
             raise InputError(
                 f"out of memory parsing sentences of up to {len(longest.tokens)} tokens (the "
-                "longest here; a grammar's chart grows with the cube of the length): give a "
-                "smaller --batch-tokens, or leave the longest sentences out",
+                "longest of those parsed together, here; a grammar's chart grows with the "
+                "cube of the length): parse fewer tokens at a time, or leave the longest "
+                "sentences out",
                 source,
                 longest.line,
             ) from None

@@ -68,6 +68,7 @@ class SubwordTokenizer:
                 raise ConfigError("is for GPT-2 subwords, not WordPiece", setting="space_first")
             self._wordpiece(Path(folder), lowercase)
             self.folder, self.space_first = Path(folder), False
+            self._check_ids()
             return
         try:
             from tokenizers import Tokenizer, decoders, pre_tokenizers
@@ -100,6 +101,18 @@ class SubwordTokenizer:
             raise InputError(f"cannot read the tokenizer: {err}", str(base)) from None
         self.folder = base
         self.space_first = space_first
+        self._check_ids()
+
+    def _check_ids(self) -> None:
+        """The tokenizer's ids run 0, 1, 2, ...: they are the vocabulary's rows, which
+        :meth:`vocabulary` lists in id order.  Checked as it is read, before any corpus is."""
+        ids = sorted(self._tok.get_vocab(with_added_tokens=True).values())
+        if ids != list(range(len(ids))):
+            raise InputError(
+                "the tokenizer's ids do not run 0, 1, 2, ... (a token listed twice?): the "
+                "vocabulary would not keep them",
+                str(self.source[0]),
+            )
 
     def _wordpiece(self, base: Path, lowercase: bool) -> None:
         from tokenizers import Tokenizer, normalizers, pre_tokenizers
@@ -144,12 +157,6 @@ class SubwordTokenizer:
         """The tokenizer's tokens in id order (BERT's specials under our names), then the
         specials a masked LM needs that it lacks."""
         vocab = self._tok.get_vocab(with_added_tokens=True)
-        if sorted(vocab.values()) != list(range(len(vocab))):  # ids are the rows: no gap
-            raise InputError(
-                "the tokenizer's ids do not run 0, 1, 2, ... (a token listed twice?): the "
-                "vocabulary would not keep them",
-                str(self.source[0]),
-            )
         tokens = [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])]
         if self.kind == "wordpiece":
             tokens = [_BERT_SPECIALS.get(t, t) for t in tokens]

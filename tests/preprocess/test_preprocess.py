@@ -585,7 +585,7 @@ def test_a_wordpiece_vocabulary_listing_a_token_twice_is_refused_at_its_line(tmp
     with pytest.raises(InputError) as err:
         SubwordTokenizer(bert, kind="wordpiece")
     assert str(err.value) == f"{vocab}:8: the WordPiece vocabulary lists 'the' twice"
-    # a tokenizer.json whose ids leave a gap: refused when its vocabulary is made
+    # a tokenizer.json whose ids leave a gap: refused as it is read, before any corpus
     from tokenizers import Tokenizer
     from tokenizers.models import WordPiece
 
@@ -593,7 +593,7 @@ def test_a_wordpiece_vocabulary_listing_a_token_twice_is_refused_at_its_line(tmp
     vocab.unlink()
     Tokenizer(WordPiece(ids, unk_token="[UNK]")).save(str(bert / "tokenizer.json"))
     with pytest.raises(InputError, match=r"tokenizer.json: the tokenizer's ids do not run 0"):
-        SubwordTokenizer(bert, kind="wordpiece").vocabulary()
+        SubwordTokenizer(bert, kind="wordpiece")
 
 
 def test_a_word_holding_another_space_is_counted_as_the_readers_read_it(tmp_path):

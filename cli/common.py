@@ -276,17 +276,21 @@ def _named_path(value: str) -> str | None:
 
 def _stdin_file() -> str | None:
     """The path of the file on disk that standard input is (``induce parse - -o FILE <
-    FILE`` would otherwise replace its own input), read from ``/proc``; ``None`` for a
-    terminal or a pipe, or where the system does not say."""
+    FILE`` would otherwise replace its own input), read from ``/proc``, else ``/dev/stdin``
+    (which the output guard compares by device and inode); ``None`` for a terminal or a
+    pipe."""
     import stat
 
     try:
         descriptor = sys.stdin.fileno()
-        if stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return os.readlink(f"/proc/self/fd/{descriptor}")
-    except (OSError, ValueError):  # no descriptor (a test's stream), or no /proc
-        pass
-    return None
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+    except (OSError, ValueError):  # no descriptor: a test's stream
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{descriptor}")
+    except OSError:  # no /proc (macOS): /dev/stdin stats as the file itself
+        return "/dev/stdin" if descriptor == 0 and os.path.exists("/dev/stdin") else None
 
 
 def _check_folder_output(folder: str, read: list[str]) -> None:

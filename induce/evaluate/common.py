@@ -88,7 +88,9 @@ def match_counts(
     skipped = set(wordless()) if wordless is not None and count < gold_count else set()
     if skipped and count == gold_count - len(skipped):
         kept = iter(range(count))
-        return [None if k in skipped else next(kept) for k in range(gold_count)]
+        index = [None if k in skipped else next(kept) for k in range(gold_count)]
+        if _astray(gold, pred, index) is None:  # else a sentence with words was lost too
+            return index
     note = f" ({empty} of them empty lines, read as failed parses as EVALB does)" if empty else ""
     raise InputError(
         f"{gold_count} sentences in the gold file {gold.path} but {count} in the prediction"
@@ -104,12 +106,12 @@ def _first_astray(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> str:
     A prediction holds its gold sentence's words, or those of them a convention keeps, so a
     word the gold sentence lacks is where the two files part.  Where every sentence agrees as
     far as the shorter file goes, the sentences past its end are named instead."""
-    for k, (g, p) in enumerate(zip(_word_lists(gold), _word_lists(pred))):
-        if p is not None and g is not None and not {_key(w) for w in p} <= {_key(w) for w in g}:
-            return (
-                "; the first sentence with words its gold sentence lacks is sentence "
-                f"{k + 1} (line {_line(pred, k)}; gold line {_line(gold, k)})"
-            )
+    k = _astray(gold, pred, list(range(min(len(gold), len(pred)))))
+    if k is not None:
+        return (
+            "; the first sentence with words its gold sentence lacks is sentence "
+            f"{k + 1} (line {_line(pred, k)}; gold line {_line(gold, k)})"
+        )
     first, last = min(len(pred), len(gold)) + 1, max(len(pred), len(gold))
     if first == 1:
         return ""  # an empty file: the counts say it all
@@ -125,6 +127,19 @@ def _first_astray(gold: TreeFile | DepFile, pred: TreeFile | DepFile) -> str:
         f"; the prediction agrees with every gold sentence, and its {past} "
         f"(from line {_line(pred, first - 1)}) {has} no gold sentence"
     )
+
+
+def _astray(
+    gold: TreeFile | DepFile, pred: TreeFile | DepFile, index: Sequence[int | None]
+) -> int | None:
+    """The first gold sentence ``k`` whose prediction sentence ``index[k]`` has a word it
+    lacks (normalised as :func:`align_tokens` compares them), else ``None``."""
+    golds, preds = _word_lists(gold), _word_lists(pred)
+    for k, j in enumerate(index):
+        g, p = golds[k], None if j is None else preds[j]
+        if p is not None and g is not None and not {_key(w) for w in p} <= {_key(w) for w in g}:
+            return k
+    return None
 
 
 def _line(sentences: TreeFile | DepFile, index: int) -> str:

@@ -135,6 +135,11 @@ def test_a_words_only_prediction_may_lack_the_wordless_sentences(write):
         == {"no_words": 2, "too_short": 0, "too_long": 0}
     )
     assert lacking["sentence_f1"] == blank["sentence_f1"] and lacking["sentences"] == 3
+    # a sentence with words lost and a wordless one kept, as many as the wordless: the
+    # pairing would put "prices" against "--"; the count error names where the files part
+    odd = write("odd.txt", f"{words}\n(X (X --) (X .))\n{prices}\n")  # "go home" lost
+    with pytest.raises(InputError, match="but 3 in the prediction.* is sentence 2 "):
+        evaluate_unsupervised(gold, odd)
     # a sentence with words dropped as well: no pairing, the error names where
     short = write("short.txt", f"{words}\n{prices}\n")
     with pytest.raises(InputError, match="2 in the prediction; the first sentence with words"):

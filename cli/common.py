@@ -10,7 +10,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
 import typer
 
@@ -279,18 +279,24 @@ def _stdin_file() -> str | None:
     FILE`` would otherwise replace its own input), read from ``/proc``, else ``/dev/stdin``
     (which the output guard compares by device and inode); ``None`` for a terminal or a
     pipe."""
-    import stat
-
-    try:
-        descriptor = sys.stdin.fileno()
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-    except (OSError, ValueError):  # no descriptor: a test's stream
+    if not regular_file(sys.stdin):
         return None
+    descriptor = sys.stdin.fileno()
     try:
         return os.readlink(f"/proc/self/fd/{descriptor}")
     except OSError:  # no /proc (macOS): /dev/stdin stats as the file itself
         return "/dev/stdin" if descriptor == 0 and os.path.exists("/dev/stdin") else None
+
+
+def regular_file(stream: IO[Any]) -> bool:
+    """Whether ``stream`` is a file on disk (all there, read at the disk's pace), not a
+    terminal or a pipe whose lines come as they are written."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):  # no descriptor: a test's stream
+        return False
 
 
 def _check_folder_output(folder: str, read: list[str]) -> None:

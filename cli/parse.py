@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from typing import IO, Any
 
 import typer
 
-from induce.cli.common import check_weights, handle_errors, warn
+from induce.cli.common import check_weights, handle_errors, regular_file, warn
 from induce.data.architectures import decoder_help
 from induce.parse import Format, InputKind, Punct, Sentence
 
@@ -148,22 +147,10 @@ def _input(path: str, kind: InputKind) -> tuple[Iterable[Sentence], Callable[[],
 
     sniff = path == "-" and kind == "text"  # CoNLL-U on stdin, as a .conllu file
     sentences = iter_sentences(path, kind, sniff=sniff)
-    if path != "-" or _regular_file(sys.stdin):
+    if path != "-" or regular_file(sys.stdin):
         return sentences, None
     ahead = Prefetched(sentences)
     return ahead, ahead.pending
-
-
-def _regular_file(stream: IO[Any]) -> bool:
-    """Whether ``stream`` is a file on disk (all there, read at the disk's pace), not a
-    terminal or a pipe whose lines come as they are written."""
-    import os
-    import stat
-
-    try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
-    except (OSError, ValueError):  # no descriptor: a test's stream
-        return False
 
 
 class _Progress:

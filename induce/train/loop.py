@@ -92,11 +92,10 @@ class Trainer(CheckpointedRun):
     def __init__(self, options: TrainOptions, on_event: Callback | None = None) -> None:
         self.on_event: Callback = on_event or (lambda kind, record: None)
         self.stop_requested = False
-        chosen = pick_device(options.device)  # a bad one refused before any process group
-        self.world = dd.start(chosen.type)
-        self.device = pick_device(
-            options.device, self.world.local_rank if self.world.size > 1 else None
-        )
+        self.device = pick_device(options.device)  # a bad one refused before a process group
+        self.world = dd.start(self.device.type)
+        if self.world.size > 1:  # under torchrun, plain cuda is this process's own GPU
+            self.device = pick_device(options.device, self.world.local_rank)
         self.path = Path(options.out)
         self.lock = FileLock(self.path / LOCK, "the run directory")
         self.config, data = self._settings(options)
